@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kvstore's build, tests and benchmarks need.
+# Idempotent and non-interactive: only missing packages are installed.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config   # toolchain
+  libgtest-dev                                   # unit and end-to-end tests
+  libfabric-dev                                  # RDMA data plane (transport/)
+  redis-server redis-tools                       # oracle, interop peer, benchmark baseline
+  python3                                        # benchmark drivers under bench/
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo -n"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The Debian package may start a system redis-server on 6379; kvstore's tests never use that
+# port, but `make run` does, so stop it when the package installed one.
+if command -v service >/dev/null 2>&1; then $SUDO service redis-server stop >/dev/null 2>&1 || true; fi

@@ -1,0 +1,117 @@
+#include "cmd/command.h"
+
+#include <cctype>
+
+#include "cmd/errors.h"
+#include "common/strutil.h"
+
+namespace kv::cmd {
+
+std::vector<std::string_view> FlagNames(uint32_t flags) {
+  static const std::pair<Flag, std::string_view> kNames[] = {
+      {kWrite, "write"},         {kReadOnly, "readonly"},   {kDenyOom, "denyoom"},
+      {kAdmin, "admin"},         {kPubSub, "pubsub"},       {kNoScript, "noscript"},
+      {kBlocking, "blocking"},   {kLoading, "loading"},     {kStale, "stale"},
+      {kSkipMonitor, "skip_monitor"}, {kSkipSlowlog, "skip_slowlog"}, {kFast, "fast"},
+      {kNoAuth, "no_auth"},      {kNoMulti, "no_multi"},    {kAllowBusy, "allow_busy"},
+  };
+  std::vector<std::string_view> out;
+  for (const auto& [f, n] : kNames) {
+    if (flags & f) out.push_back(n);
+  }
+  return out;
+}
+
+std::vector<int> CommandSpec::KeyIndexes(int argc) const {
+  std::vector<int> keys;
+  if (first_key <= 0) return keys;
+  int last = last_key < 0 ? argc + last_key : last_key;
+  int step = key_step > 0 ? key_step : 1;
+  for (int i = first_key; i <= last && i < argc; i += step) keys.push_back(i);
+  return keys;
+}
+
+CommandSpec* CommandSpec::FindSub(std::string_view sub) const {
+  for (const auto& s : subcommands) {
+    std::string_view n = s->name;
+    n = n.substr(n.find('|') + 1);
+    if (EqualsIgnoreCase(n, sub)) return s.get();
+  }
+  return nullptr;
+}
+
+CommandSpec* CommandTable::Add(CommandSpec spec) {
+  auto owned = std::make_unique<CommandSpec>(std::move(spec));
+  CommandSpec* p = owned.get();
+  by_name_[p->name] = p;
+  all_.push_back(p);
+  owned_.push_back(std::move(owned));
+  return p;
+}
+
+CommandSpec* CommandTable::AddSub(CommandSpec* parent, CommandSpec spec) {
+  spec.name = parent->name + "|" + spec.name;
+  auto owned = std::make_unique<CommandSpec>(std::move(spec));
+  owned->parent = parent;
+  CommandSpec* p = owned.get();
+  parent->subcommands.push_back(std::move(owned));
+  return p;
+}
+
+CommandSpec* CommandTable::Find(std::string_view name) const {
+  char buf[64];
+  if (name.size() > sizeof(buf)) return nullptr;
+  for (size_t i = 0; i < name.size(); i++) buf[i] = static_cast<char>(tolower(name[i]));
+  auto it = by_name_.find(std::string_view(buf, name.size()));
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+bool CommandTable::Rename(std::string_view from, std::string_view to) {
+  auto it = by_name_.find(ToLower(from));
+  if (it == by_name_.end()) return false;
+  CommandSpec* spec = it->second;
+  by_name_.erase(it);
+  if (!to.empty()) by_name_[ToLower(to)] = spec;
+  return true;
+}
+
+void CommandTable::ResetStats() {
+  for (CommandSpec* c : all_) {
+    c->stats = {};
+    for (auto& s : c->subcommands) s->stats = {};
+  }
+}
+
+}  // namespace kv::cmd
+
+namespace kv::cmd {
+
+namespace {
+bool ArityOk(int arity, size_t argc) {
+  return arity > 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
+}
+}  // namespace
+
+const CommandSpec* ResolveCommand(const CommandTable& table,
+                                  std::span<const std::string_view> args, std::string* error) {
+  const CommandSpec* spec = table.Find(args[0]);
+  if (!spec) {
+    *error = UnknownCommand(args[0], args);
+    return nullptr;
+  }
+  if (!spec->subcommands.empty() && args.size() >= 2) {
+    const CommandSpec* sub = spec->FindSub(args[1]);
+    if (!sub) {
+      *error = UnknownSubcommand(args[1], spec->name);
+      return nullptr;
+    }
+    spec = sub;
+  }
+  if (!ArityOk(spec->arity, args.size())) {
+    *error = WrongArity(spec->name);
+    return nullptr;
+  }
+  return spec;
+}
+
+}  // namespace kv::cmd

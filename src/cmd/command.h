@@ -1,0 +1,103 @@
+// The command table. Each command is data: name, arity, flags and key positions beside its
+// handler. The dispatcher, COMMAND, INFO commandstats and replication read the flags instead of
+// special-casing names.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace kv::cmd {
+
+class Context;
+using Handler = void (*)(Context&);
+
+// Command flags, named as in Redis' COMMAND INFO.
+enum Flag : uint32_t {
+  kWrite = 1u << 0,        // may modify the keyspace
+  kReadOnly = 1u << 1,     // never modifies the keyspace
+  kAdmin = 1u << 2,        // administrative
+  kFast = 1u << 3,         // O(1) or O(log n)
+  kPubSub = 1u << 4,       // pub/sub related
+  kNoScript = 1u << 5,     // not allowed in scripts
+  kLoading = 1u << 6,      // allowed while loading the dataset
+  kStale = 1u << 7,        // allowed on a replica with stale data
+  kNoAuth = 1u << 8,       // allowed before authentication
+  kDenyOom = 1u << 9,      // refused when over maxmemory
+  kSkipMonitor = 1u << 10, // not shown to MONITOR
+  kSkipSlowlog = 1u << 11, // not logged in SLOWLOG
+  kNoMulti = 1u << 12,     // not allowed inside MULTI
+  kBlocking = 1u << 13,    // may block the client
+  kNoPropagate = 1u << 14, // never replicated even if it changed data
+  kAllowBusy = 1u << 15,   // allowed while the server is busy
+};
+
+// Names of the flags set in `flags`, in Redis' order, for COMMAND INFO.
+std::vector<std::string_view> FlagNames(uint32_t flags);
+
+struct CommandStats {
+  uint64_t calls = 0;
+  uint64_t usec = 0;
+  uint64_t rejected_calls = 0;
+  uint64_t failed_calls = 0;
+};
+
+struct CommandSpec {
+  std::string name;    // lower case; subcommands are "parent|sub"
+  int arity = 0;       // >0 exact argument count (with the name), <0 at least -arity
+  uint32_t flags = 0;
+  int first_key = 0;   // 0: no keys
+  int last_key = 0;    // negative counts from the end (-1: last argument)
+  int key_step = 0;
+  Handler handler = nullptr;
+  std::string group;   // "string", "keyspace", "connection", "server", ...
+  std::string summary; // one line, for COMMAND DOCS
+  std::string since;   // version the command appeared in Redis
+  std::vector<std::unique_ptr<CommandSpec>> subcommands;
+  CommandSpec* parent = nullptr;
+  CommandStats stats;  // updated under the keyspace lock
+
+  bool IsWrite() const { return flags & kWrite; }
+  // Key argument indexes for a concrete invocation with argc arguments.
+  std::vector<int> KeyIndexes(int argc) const;
+  CommandSpec* FindSub(std::string_view name) const;
+};
+
+class CommandTable {
+ public:
+  // Adds a command; returns it so subcommands can be attached.
+  CommandSpec* Add(CommandSpec spec);
+  CommandSpec* AddSub(CommandSpec* parent, CommandSpec spec);
+  // Case-insensitive lookup of a top-level command by the name clients use (after renames).
+  CommandSpec* Find(std::string_view name) const;
+  // rename-command: `to` empty disables the command. Returns false if `from` is unknown.
+  bool Rename(std::string_view from, std::string_view to);
+  // Every top-level command, by original name.
+  const std::vector<CommandSpec*>& all() const { return all_; }
+  // Resets every command's statistics (CONFIG RESETSTAT).
+  void ResetStats();
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::vector<std::unique_ptr<CommandSpec>> owned_;
+  std::vector<CommandSpec*> all_;
+  std::unordered_map<std::string, CommandSpec*, Hash, std::equal_to<>> by_name_;
+};
+
+}  // namespace kv::cmd
+
+namespace kv::cmd {
+
+// Resolves args to the command (or subcommand) to run and checks its arity. On failure returns
+// nullptr and sets *error to Redis' message (unknown command, unknown subcommand, arity).
+const CommandSpec* ResolveCommand(const CommandTable& table,
+                                  std::span<const std::string_view> args, std::string* error);
+
+}  // namespace kv::cmd

@@ -1,0 +1,33 @@
+#include "cmd/command_test_util.h"
+
+#include "cmd/registry.h"
+#include "common/clock.h"
+
+namespace kv::cmd {
+
+CommandRunner::CommandRunner() {
+  RegisterDataCommands(table);
+  session.authenticated = true;
+}
+
+std::string CommandRunner::Run(std::vector<std::string> args) {
+  std::vector<std::string_view> views(args.begin(), args.end());
+  std::string out;
+  resp::ReplyWriter w(&out, session.resp);
+  std::string error;
+  const CommandSpec* spec = ResolveCommand(table, views, &error);
+  if (!spec) {
+    w.Error(error);
+    return out;
+  }
+  Context ctx(views, w, ks, session, hooks, stats, fixed_now_ms_ >= 0 ? fixed_now_ms_ : WallMs());
+  ctx.spec = spec;
+  spec->handler(ctx);
+  propagated_.clear();
+  if (spec->IsWrite() && ctx.dirty > 0) {
+    propagated_ = ctx.rewrite ? *ctx.rewrite : args;
+  }
+  return out;
+}
+
+}  // namespace kv::cmd

@@ -1,0 +1,62 @@
+#include "cmd/context.h"
+
+#include "common/strutil.h"
+
+namespace kv::cmd {
+
+store::Entry* Context::LookupRead(std::string_view key) {
+  store::Entry* e = ks.Lookup(session.db, key, now_ms);
+  if (e) {
+    stats.keyspace_hits++;
+    ks.Touch(e);
+  } else {
+    stats.keyspace_misses++;
+    Notify(kNotifyKeyMiss, "keymiss", key);
+  }
+  return e;
+}
+
+store::Entry* Context::LookupWrite(std::string_view key) {
+  store::Entry* e = ks.Lookup(session.db, key, now_ms);
+  if (e) ks.Touch(e);
+  return e;
+}
+
+store::Entry* Context::LookupReadOfType(std::string_view key, store::ObjType type,
+                                        bool* wrongtype) {
+  store::Entry* e = LookupRead(key);
+  *wrongtype = e && e->value.type() != type;
+  if (*wrongtype) {
+    Error(OpStatus::kWrongType);
+    return nullptr;
+  }
+  return e;
+}
+
+void Context::Changed(std::string_view key, int klass, std::string_view event) {
+  dirty++;
+  hooks.KeyModified(session.db, key);
+  if (!event.empty()) Notify(klass, event, key);
+}
+
+bool Context::ParseInt(std::string_view s, int64_t* v, OpStatus err) {
+  auto r = kv::ParseInt64(s);
+  if (!r) {
+    Error(err);
+    return false;
+  }
+  *v = *r;
+  return true;
+}
+
+bool Context::ParseDouble(std::string_view s, double* v) {
+  auto r = kv::ParseDouble(s);
+  if (!r) {
+    Error(OpStatus::kNotFloat);
+    return false;
+  }
+  *v = *r;
+  return true;
+}
+
+}  // namespace kv::cmd

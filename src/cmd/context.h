@@ -1,0 +1,125 @@
+// What a command handler sees: its arguments, the reply writer, the keyspace, the calling
+// connection's session state, and hooks into the server for effects beyond the keyspace
+// (keyspace notifications, WATCH invalidation, replication rewrites).
+//
+// A Context lives for one command and is used on one thread, with the keyspace lock held.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cmd/errors.h"
+#include "resp/writer.h"
+#include "store/keyspace.h"
+
+namespace kv::cmd {
+
+struct CommandSpec;
+
+// Keyspace notification classes, Redis' NOTIFY_* bits.
+enum NotifyClass : int {
+  kNotifyKeyspace = 1 << 0,   // K
+  kNotifyKeyevent = 1 << 1,   // E
+  kNotifyGeneric = 1 << 2,    // g
+  kNotifyString = 1 << 3,     // $
+  kNotifyList = 1 << 4,       // l
+  kNotifySet = 1 << 5,        // s
+  kNotifyHash = 1 << 6,       // h
+  kNotifyZset = 1 << 7,       // z
+  kNotifyExpired = 1 << 8,    // x
+  kNotifyEvicted = 1 << 9,    // e
+  kNotifyStream = 1 << 10,    // t
+  kNotifyKeyMiss = 1 << 11,   // m
+  kNotifyLoaded = 1 << 12,    // module only
+  kNotifyModule = 1 << 13,    // d
+  kNotifyNew = 1 << 14,       // n
+};
+
+enum class ReplyMode { kOn, kOff, kSkip };
+
+// Per-connection state that commands read and change.
+struct Session {
+  uint64_t id = 0;
+  int db = 0;
+  int resp = 2;
+  bool authenticated = false;
+  std::string user = "default";
+  std::string name;
+  std::string lib_name, lib_ver;
+  bool no_evict = false;
+  ReplyMode reply_mode = ReplyMode::kOn;
+  bool close_after_reply = false;  // QUIT, or an error that ends the connection
+};
+
+// The server's side of the contract, implemented in server/. Data commands call these for
+// effects that reach beyond the keyspace.
+class ServerHooks {
+ public:
+  virtual ~ServerHooks() = default;
+  // A key's value changed (WATCH invalidation, client-side caching).
+  virtual void KeyModified(int db, std::string_view key) = 0;
+  // Fires a keyspace notification if notify-keyspace-events enables its class.
+  virtual void Notify(int klass, std::string_view event, std::string_view key, int db) = 0;
+  // proto-max-bulk-len, for commands that grow strings.
+  virtual int64_t MaxBulkLen() const = 0;
+};
+
+// Counters the dispatcher folds into INFO stats.
+struct ExecStats {
+  uint64_t keyspace_hits = 0;
+  uint64_t keyspace_misses = 0;
+};
+
+class Context {
+ public:
+  Context(std::span<const std::string_view> args, resp::ReplyWriter& out, store::Keyspace& ks,
+          Session& session, ServerHooks& hooks, ExecStats& stats, int64_t now_ms)
+      : args(args), out(out), ks(ks), session(session), hooks(hooks), stats(stats),
+        now_ms(now_ms) {}
+
+  std::span<const std::string_view> args;  // args[0] is the command name as sent
+  resp::ReplyWriter& out;
+  store::Keyspace& ks;
+  Session& session;
+  ServerHooks& hooks;
+  ExecStats& stats;
+  const int64_t now_ms;  // one wall-clock reading for the whole command, as Redis does
+  const CommandSpec* spec = nullptr;
+
+  // Number of keyspace changes made (Redis' server.dirty delta); a write command that changed
+  // nothing is not propagated.
+  uint64_t dirty = 0;
+  // When set, replication and MONITOR-free consumers see this argv instead of the original
+  // (SET with EX becomes SET with PXAT, ...).
+  std::optional<std::vector<std::string>> rewrite;
+
+  size_t argc() const { return args.size(); }
+  std::string_view arg(size_t i) const { return args[i]; }
+  store::Db& db() { return ks.db(session.db); }
+
+  // Lookup for reading: counts hits/misses and updates the access clock.
+  store::Entry* LookupRead(std::string_view key);
+  // Lookup for writing: no hit/miss counting.
+  store::Entry* LookupWrite(std::string_view key);
+  // Both lookups with a type check: on mismatch they answer WRONGTYPE and set *wrongtype.
+  store::Entry* LookupReadOfType(std::string_view key, store::ObjType type, bool* wrongtype);
+
+  // Records a change to `key` (dirty count, WATCH, notification).
+  void Changed(std::string_view key, int klass, std::string_view event);
+  void Notify(int klass, std::string_view event, std::string_view key) {
+    hooks.Notify(klass, event, key, session.db);
+  }
+
+  void Error(OpStatus s) { ReplyError(out, s); }
+  void Error(std::string_view msg) { out.Error(msg); }
+
+  // Argument parsing helpers: on failure they answer the Redis error and return false.
+  bool ParseInt(std::string_view s, int64_t* v, OpStatus err = OpStatus::kNotInteger);
+  bool ParseDouble(std::string_view s, double* v);
+};
+
+}  // namespace kv::cmd

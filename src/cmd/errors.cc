@@ -1,0 +1,58 @@
+#include "cmd/errors.h"
+
+#include <algorithm>
+
+#include "common/strutil.h"
+
+namespace kv::cmd {
+
+std::string_view ErrorText(OpStatus s) {
+  switch (s) {
+    case OpStatus::kOk: return "";
+    case OpStatus::kWrongType:
+      return "-WRONGTYPE Operation against a key holding the wrong kind of value";
+    case OpStatus::kSyntax: return "syntax error";
+    case OpStatus::kNotInteger: return "value is not an integer or out of range";
+    case OpStatus::kNotFloat: return "value is not a valid float";
+    case OpStatus::kOverflow: return "increment or decrement would overflow";
+    case OpStatus::kNoSuchKey: return "no such key";
+    case OpStatus::kOutOfRange: return "index out of range";
+    case OpStatus::kDbIndex: return "DB index is out of range";
+    case OpStatus::kNanOrInf: return "increment would produce NaN or Infinity";
+    case OpStatus::kStringTooLong: return "string exceeds maximum allowed size (proto-max-bulk-len)";
+    case OpStatus::kNoAuth: return "-NOAUTH Authentication required.";
+    case OpStatus::kInvalidCursor: return "invalid cursor";
+    case OpStatus::kTimeoutNotInt: return "timeout is not an integer or out of range";
+    case OpStatus::kNegativeTimeout: return "timeout is negative";
+    case OpStatus::kBusyKey: return "-BUSYKEY Target key name already exists.";
+    case OpStatus::kPositive: return "value is out of range, must be positive";
+  }
+  return "internal error";
+}
+
+void ReplyError(resp::ReplyWriter& out, OpStatus s) { out.Error(ErrorText(s)); }
+
+std::string WrongArity(std::string_view cmd_fullname) {
+  return "wrong number of arguments for '" + std::string(cmd_fullname) + "' command";
+}
+
+std::string UnknownCommand(std::string_view name, std::span<const std::string_view> args) {
+  std::string list;
+  for (size_t i = 1; i < args.size() && list.size() < 128; i++) {
+    size_t room = 128 - list.size();
+    list += "'" + std::string(args[i].substr(0, room)) + "' ";
+  }
+  return "unknown command '" + std::string(name.substr(0, 128)) +
+         "', with args beginning with: " + list;
+}
+
+std::string UnknownSubcommand(std::string_view sub, std::string_view parent) {
+  return "unknown subcommand '" + std::string(sub.substr(0, 128)) + "'. Try " +
+         ToUpper(parent) + " HELP.";
+}
+
+std::string InvalidExpireTime(std::string_view cmd) {
+  return "invalid expire time in '" + std::string(cmd) + "' command";
+}
+
+}  // namespace kv::cmd

@@ -1,0 +1,15 @@
+// Registration of the data command families. Each family file defines its Register function.
+#pragma once
+
+#include "cmd/command.h"
+
+namespace kv::cmd {
+
+void RegisterConnectionCommands(CommandTable& table);  // connection.cc: PING ECHO SELECT
+void RegisterKeyCommands(CommandTable& table);         // keys.cc
+void RegisterStringCommands(CommandTable& table);      // strings.cc
+
+// All of the above.
+void RegisterDataCommands(CommandTable& table);
+
+}  // namespace kv::cmd

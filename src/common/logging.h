@@ -1,0 +1,31 @@
+// Process-wide logging in Redis' format: "pid:R dd Mon yyyy hh:mm:ss.mmm * message".
+// Thread-safe; any thread may log. Levels follow Redis' `loglevel` names.
+#pragma once
+
+#include <cstdarg>
+#include <string>
+
+namespace kv {
+
+enum class LogLevel { kDebug = 0, kVerbose = 1, kNotice = 2, kWarning = 3 };
+
+// Configures the sink: an empty path means stdout. Returns false if the file cannot be opened.
+bool SetLogFile(const std::string& path);
+void SetLogLevel(LogLevel level);
+LogLevel GetLogLevel();
+// The role character in each line: 'M' primary, 'S' replica, 'C' child.
+void SetLogRole(char role);
+
+void Log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+}  // namespace kv
+
+#define KV_LOG(level, ...)                                     \
+  do {                                                         \
+    if (static_cast<int>(level) >= static_cast<int>(::kv::GetLogLevel())) \
+      ::kv::Log(level, __VA_ARGS__);                           \
+  } while (0)
+#define LOG_DEBUG(...) KV_LOG(::kv::LogLevel::kDebug, __VA_ARGS__)
+#define LOG_VERBOSE(...) KV_LOG(::kv::LogLevel::kVerbose, __VA_ARGS__)
+#define LOG_NOTICE(...) KV_LOG(::kv::LogLevel::kNotice, __VA_ARGS__)
+#define LOG_WARNING(...) KV_LOG(::kv::LogLevel::kWarning, __VA_ARGS__)

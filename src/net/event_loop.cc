@@ -1,0 +1,143 @@
+#include "net/event_loop.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cassert>
+#include <climits>
+
+#include "common/clock.h"
+#include "common/logging.h"
+
+namespace kv::net {
+
+class EventLoop::Waker : public FdHandler {
+ public:
+  explicit Waker(EventLoop* loop) : loop_(loop) {}
+  void OnEvents(uint32_t) override {
+    uint64_t v;
+    while (read(loop_->wake_fd_, &v, sizeof(v)) > 0) {
+    }
+    loop_->RunPosted();
+  }
+
+ private:
+  EventLoop* loop_;
+};
+
+EventLoop::EventLoop() : thread_id_(std::this_thread::get_id()) {
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  waker_ = std::make_unique<Waker>(this);
+  if (!poller_.valid() || wake_fd_ < 0 || !AddFd(wake_fd_, kReadable, waker_.get()).ok()) {
+    LOG_WARNING("event loop: cannot create epoll/eventfd");
+    abort();
+  }
+}
+
+EventLoop::~EventLoop() {
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+Status EventLoop::AddFd(int fd, uint32_t events, FdHandler* handler) {
+  return poller_.Add(fd, events, handler);
+}
+
+Status EventLoop::ModifyFd(int fd, uint32_t events, FdHandler* handler) {
+  return poller_.Modify(fd, events, handler);
+}
+
+void EventLoop::RemoveFd(int fd, FdHandler* handler) {
+  poller_.Remove(fd);
+  for (size_t i = batch_pos_; i < batch_.size(); i++) {
+    if (batch_[i].data.ptr == handler) batch_[i].data.ptr = nullptr;
+  }
+}
+
+EventLoop::TimerId EventLoop::AddTimer(int64_t delay_ms, TimerFn fn) {
+  TimerId id = next_timer_id_++;
+  int64_t due = MonoMs() + delay_ms;
+  timers_.emplace(due, Timer{id, std::move(fn)});
+  timer_due_[id] = due;
+  return id;
+}
+
+void EventLoop::CancelTimer(TimerId id) {
+  auto it = timer_due_.find(id);
+  if (it == timer_due_.end()) return;
+  auto range = timers_.equal_range(it->second);
+  for (auto t = range.first; t != range.second; ++t) {
+    if (t->second.id == id) {
+      timers_.erase(t);
+      break;
+    }
+  }
+  timer_due_.erase(it);
+}
+
+void EventLoop::Post(std::function<void()> fn) {
+  bool need_wake;
+  {
+    std::lock_guard lock(post_mu_);
+    posted_.push_back(std::move(fn));
+    need_wake = !wake_pending_;
+    wake_pending_ = true;
+  }
+  if (need_wake) {
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
+  }
+}
+
+void EventLoop::RunPosted() {
+  std::vector<std::function<void()>> tasks;
+  {
+    std::lock_guard lock(post_mu_);
+    tasks.swap(posted_);
+    wake_pending_ = false;
+  }
+  for (auto& t : tasks) t();
+}
+
+void EventLoop::Stop() {
+  stop_ = true;
+  Post([] {});
+}
+
+int EventLoop::NextTimeoutMs() const {
+  if (timers_.empty()) return -1;
+  int64_t wait = timers_.begin()->first - MonoMs();
+  if (wait < 0) return 0;
+  return wait > INT_MAX ? INT_MAX : static_cast<int>(wait);
+}
+
+void EventLoop::RunTimers() {
+  int64_t now = MonoMs();
+  while (!timers_.empty() && timers_.begin()->first <= now) {
+    auto node = timers_.extract(timers_.begin());
+    Timer t = std::move(node.mapped());
+    timer_due_.erase(t.id);
+    int64_t again = t.fn();
+    if (again >= 0) {
+      int64_t due = MonoMs() + again;
+      timer_due_[t.id] = due;
+      timers_.emplace(due, std::move(t));
+    }
+  }
+}
+
+void EventLoop::Run() {
+  thread_id_ = std::this_thread::get_id();
+  while (!stop_) {
+    batch_ = poller_.Wait(NextTimeoutMs());
+    for (batch_pos_ = 0; batch_pos_ < batch_.size(); batch_pos_++) {
+      epoll_event ev = batch_[batch_pos_];
+      if (ev.data.ptr) static_cast<FdHandler*>(ev.data.ptr)->OnEvents(ev.events);
+    }
+    batch_ = {};
+    batch_pos_ = 0;
+    RunTimers();
+  }
+  RunPosted();
+}
+
+}  // namespace kv::net

@@ -1,0 +1,91 @@
+// A small epoll reactor: fd readiness callbacks, timers, and tasks posted from other threads.
+//
+// Threading: one loop per thread. Post() and Stop() may be called from any thread; everything
+// else only from the loop's own thread (after Run() started, or before it on the creating thread).
+#pragma once
+
+#include <sys/epoll.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "net/epoll_poller.h"
+
+namespace kv::net {
+
+// Receives readiness events for one fd. Owned by whoever registered it.
+class FdHandler {
+ public:
+  virtual ~FdHandler() = default;
+  virtual void OnEvents(uint32_t events) = 0;
+};
+
+class EventLoop {
+ public:
+  static constexpr uint32_t kReadable = EPOLLIN;
+  static constexpr uint32_t kWritable = EPOLLOUT;
+
+  // A timer callback returns the delay in ms until it runs again, or a negative value to stop.
+  using TimerFn = std::function<int64_t()>;
+  using TimerId = uint64_t;
+
+  EventLoop();
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  Status AddFd(int fd, uint32_t events, FdHandler* handler);
+  Status ModifyFd(int fd, uint32_t events, FdHandler* handler);
+  // After RemoveFd returns, the handler receives no more events, even ones already collected
+  // in the current batch, so it may be destroyed right away.
+  void RemoveFd(int fd, FdHandler* handler);
+
+  TimerId AddTimer(int64_t delay_ms, TimerFn fn);
+  void CancelTimer(TimerId id);
+
+  // Runs fn on the loop thread soon. Thread-safe.
+  void Post(std::function<void()> fn);
+  // Runs the loop until Stop(). The calling thread becomes the loop thread.
+  void Run();
+  // Asks the loop to return from Run(). Thread-safe.
+  void Stop();
+  bool InLoopThread() const { return std::this_thread::get_id() == thread_id_; }
+
+ private:
+  struct Timer {
+    TimerId id;
+    TimerFn fn;
+  };
+  class Waker;
+
+  int NextTimeoutMs() const;
+  void RunTimers();
+  void RunPosted();
+
+  EpollPoller poller_;
+  int wake_fd_ = -1;  // eventfd; readable when tasks are posted
+  std::unique_ptr<Waker> waker_;
+  std::atomic<bool> stop_{false};
+  std::thread::id thread_id_;
+
+  std::multimap<int64_t, Timer> timers_;             // by due time (monotonic ms)
+  std::unordered_map<TimerId, int64_t> timer_due_;   // for cancellation
+  TimerId next_timer_id_ = 1;
+
+  std::span<epoll_event> batch_;  // events being dispatched; RemoveFd scrubs them
+  size_t batch_pos_ = 0;
+
+  std::mutex post_mu_;
+  std::vector<std::function<void()>> posted_;  // guarded by post_mu_
+  bool wake_pending_ = false;                  // guarded by post_mu_
+};
+
+}  // namespace kv::net

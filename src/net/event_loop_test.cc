@@ -1,0 +1,88 @@
+#include "net/event_loop.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "common/clock.h"
+#include "net/socket.h"
+
+namespace kv::net {
+namespace {
+
+TEST(EventLoop, TimersFireInOrderAndRepeat) {
+  EventLoop loop;
+  std::vector<int> order;
+  int repeats = 0;
+  loop.AddTimer(20, [&] { order.push_back(2); return -1; });
+  loop.AddTimer(5, [&] { order.push_back(1); return -1; });
+  loop.AddTimer(1, [&] { return ++repeats < 3 ? 1 : -1; });
+  auto cancelled = loop.AddTimer(10, [&] { order.push_back(99); return -1; });
+  loop.CancelTimer(cancelled);
+  loop.AddTimer(40, [&] { loop.Stop(); return -1; });
+  loop.Run();
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+  EXPECT_EQ(repeats, 3);
+}
+
+TEST(EventLoop, PostFromAnotherThreadWakesTheLoop) {
+  EventLoop loop;
+  std::atomic<int> ran{0};
+  std::thread t([&] {
+    for (int i = 0; i < 1000; i++) loop.Post([&] { ran++; });
+    loop.Post([&] { loop.Stop(); });
+  });
+  loop.Run();
+  t.join();
+  EXPECT_EQ(ran.load(), 1000);
+}
+
+class Reader : public FdHandler {
+ public:
+  Reader(EventLoop* loop, int fd) : loop_(loop), fd_(fd) {}
+  void OnEvents(uint32_t) override {
+    char buf[64];
+    ssize_t n = read(fd_, buf, sizeof(buf));
+    if (n > 0) got.append(buf, n);
+    if (got.size() >= 5) loop_->Stop();
+  }
+  std::string got;
+
+ private:
+  EventLoop* loop_;
+  int fd_;
+};
+
+TEST(EventLoop, FdReadiness) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+  Fd a(sv[0]), b(sv[1]);
+  EventLoop loop;
+  Reader r(&loop, b.get());
+  ASSERT_TRUE(loop.AddFd(b.get(), EventLoop::kReadable, &r).ok());
+  loop.AddTimer(1, [&] { (void)!write(a.get(), "hello", 5); return -1; });
+  loop.Run();
+  EXPECT_EQ(r.got, "hello");
+  loop.RemoveFd(b.get(), &r);
+}
+
+TEST(Socket, ListenOnFreePortAndConnect) {
+  auto l = ListenTcp("127.0.0.1", 0, 16);
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  int port = LocalPort(l->get());
+  EXPECT_GT(port, 0);
+  auto c = ConnectTcp("127.0.0.1", port, 1000);
+  ASSERT_TRUE(c.ok());
+  Result<Fd> a = Status(Code::kAgain, "");
+  for (int i = 0; i < 100 && !a.ok(); i++) {
+    a = AcceptTcp(l->get());
+    if (!a.ok()) usleep(1000);
+  }
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(PeerName(a->get()), SockName(c->get()));
+}
+
+}  // namespace
+}  // namespace kv::net

@@ -1,0 +1,162 @@
+#include "net/socket.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace kv::net {
+
+void Fd::Reset() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
+Status SetNonBlocking(int fd) {
+  int flags = fcntl(fd, F_GETFL, 0);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+    return Status::FromErrno("fcntl", errno);
+  return Status::Ok();
+}
+
+void SetNoDelay(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+void SetKeepAlive(int fd, int interval_s) {
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  if (interval_s > 0) {
+    int idle = interval_s, intvl = std::max(1, interval_s / 3), cnt = 3;
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+  }
+}
+
+Result<Fd> ListenTcp(const std::string& addr, int port, int backlog) {
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+  std::string host = addr;
+  if (host == "*" || host.empty()) host = "0.0.0.0";
+  if (!host.empty() && host[0] == '-') host = host.substr(1);  // "-::1": optional address
+  std::string port_s = std::to_string(port);
+  int rc = getaddrinfo(host.c_str(), port_s.c_str(), &hints, &res);
+  if (rc != 0) return Status::Invalid("invalid bind address '" + addr + "': " + gai_strerror(rc));
+  Status last = Status::IoError("no address");
+  for (addrinfo* p = res; p; p = p->ai_next) {
+    Fd fd(socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC, p->ai_protocol));
+    if (!fd.valid()) {
+      last = Status::FromErrno("socket", errno);
+      continue;
+    }
+    int one = 1;
+    setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (p->ai_family == AF_INET6) setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd.get(), p->ai_addr, p->ai_addrlen) != 0 || listen(fd.get(), backlog) != 0) {
+      last = Status::FromErrno("bind " + host + ":" + port_s, errno);
+      continue;
+    }
+    Status s = SetNonBlocking(fd.get());
+    if (!s.ok()) {
+      last = s;
+      continue;
+    }
+    freeaddrinfo(res);
+    return fd;
+  }
+  freeaddrinfo(res);
+  return last;
+}
+
+Result<Fd> ConnectTcp(const std::string& host, int port, int timeout_ms) {
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  std::string port_s = std::to_string(port);
+  int rc = getaddrinfo(host.c_str(), port_s.c_str(), &hints, &res);
+  if (rc != 0) return Status::Invalid("cannot resolve '" + host + "': " + gai_strerror(rc));
+  Status last = Status::IoError("no address");
+  for (addrinfo* p = res; p; p = p->ai_next) {
+    Fd fd(socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, p->ai_protocol));
+    if (!fd.valid()) continue;
+    if (connect(fd.get(), p->ai_addr, p->ai_addrlen) != 0 && errno != EINPROGRESS) {
+      last = Status::FromErrno("connect", errno);
+      continue;
+    }
+    pollfd pfd{fd.get(), POLLOUT, 0};
+    if (poll(&pfd, 1, timeout_ms) != 1) {
+      last = Status::IoError("connect timeout");
+      continue;
+    }
+    int err = 0;
+    socklen_t len = sizeof(err);
+    getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) {
+      last = Status::FromErrno("connect", err);
+      continue;
+    }
+    freeaddrinfo(res);
+    return fd;
+  }
+  freeaddrinfo(res);
+  return last;
+}
+
+Result<Fd> AcceptTcp(int listen_fd) {
+  int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (fd < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+      return Status(Code::kAgain, "no pending connection");
+    return Status::FromErrno("accept", errno);
+  }
+  return Fd(fd);
+}
+
+namespace {
+std::string FormatAddr(const sockaddr_storage& ss) {
+  char ip[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (ss.ss_family == AF_INET) {
+    auto* a = reinterpret_cast<const sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+    port = ntohs(a->sin_port);
+  } else if (ss.ss_family == AF_INET6) {
+    auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+    port = ntohs(a->sin6_port);
+  }
+  return std::string(ip) + ":" + std::to_string(port);
+}
+}  // namespace
+
+std::string PeerName(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?:0";
+  return FormatAddr(ss);
+}
+
+std::string SockName(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?:0";
+  return FormatAddr(ss);
+}
+
+int LocalPort(int fd) {
+  std::string n = SockName(fd);
+  return std::stoi(n.substr(n.rfind(':') + 1));
+}
+
+}  // namespace kv::net

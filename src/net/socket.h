@@ -1,0 +1,53 @@
+// TCP sockets: an owning fd wrapper and the few calls the server needs.
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include "common/status.h"
+
+namespace kv::net {
+
+// Owns a file descriptor; closes it on destruction.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { Reset(); }
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  void Reset();
+  int Release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_ = -1;
+};
+
+// Listens on addr:port ("*" or "" for any IPv4 address, "::" / "::1" for IPv6), non-blocking,
+// SO_REUSEADDR. port 0 picks a free port.
+Result<Fd> ListenTcp(const std::string& addr, int port, int backlog);
+// Connects (blocking, with a timeout) to host:port.
+Result<Fd> ConnectTcp(const std::string& host, int port, int timeout_ms);
+// Accepts one connection, non-blocking. kAgain when none is pending.
+Result<Fd> AcceptTcp(int listen_fd);
+
+Status SetNonBlocking(int fd);
+void SetNoDelay(int fd);
+void SetKeepAlive(int fd, int interval_s);
+// "ip:port" of the peer or of the local end.
+std::string PeerName(int fd);
+std::string SockName(int fd);
+int LocalPort(int fd);
+
+}  // namespace kv::net

@@ -1,0 +1,60 @@
+// Incremental RESP request parser.
+//
+// The caller keeps the bytes of the current request, from its first byte, in one contiguous
+// buffer and calls Parse() each time more bytes arrive; the parser remembers how far it got, so a
+// request is scanned once however it is split. On kComplete, args() holds slices into that buffer
+// (or into the parser, for inline commands) valid until the buffer changes or Parse() is called
+// again; request_size() says how many bytes the request took.
+//
+// Limits and error texts follow Redis 7.0 (networking.c): "Protocol error: ..." replies, after
+// which the connection is closed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kv::resp {
+
+struct ParserLimits {
+  int64_t max_bulk_len = 512LL * 1024 * 1024;  // proto-max-bulk-len
+  bool authenticated = true;                    // unauthenticated clients get tighter limits
+};
+
+class RequestParser {
+ public:
+  enum Result { kComplete, kIncomplete, kError };
+
+  static constexpr size_t kInlineMax = 64 * 1024;  // PROTO_INLINE_MAX_SIZE
+
+  // Parses the request starting at buf[0]. `len` is all the bytes available so far.
+  Result Parse(const char* buf, size_t len, const ParserLimits& limits);
+
+  const std::vector<std::string_view>& args() const { return args_; }
+  size_t request_size() const { return request_size_; }
+  // The protocol error, without the leading "-ERR ".
+  const std::string& error() const { return error_; }
+  // While inside a bulk payload: how many more bytes the current request needs at least.
+  // Lets the caller size its read buffer for big values in one step.
+  size_t BytesWanted() const;
+  // True when the parser holds state from a partially received request.
+  bool InProgress() const { return pos_ != 0; }
+
+ private:
+  Result ParseInline(const char* buf, size_t len);
+  Result Fail(std::string msg);
+  void Reset();
+
+  size_t pos_ = 0;              // next byte to look at, relative to the request start
+  int64_t multibulk_left_ = -1;  // args still to read; -1: header not read yet
+  int64_t bulk_len_ = -1;        // length of the bulk being read; -1: its header not read yet
+  std::vector<std::pair<size_t, size_t>> offsets_;  // (offset, length) of each argument
+  std::vector<std::string_view> args_;
+  std::vector<std::string> inline_args_;
+  size_t request_size_ = 0;
+  std::string error_;
+};
+
+}  // namespace kv::resp

@@ -1,0 +1,67 @@
+// One numbered database: the key table plus the index of keys that carry a TTL.
+//
+// The TTL index is a dense array of (entry, expire time); each volatile entry stores its slot.
+// That makes TTL lookups O(1), removal O(1) (swap with the last slot) and lets active expiry
+// sample volatile keys uniformly at random, which converges faster than bucket sampling.
+// Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "store/key_table.h"
+
+namespace kv::store {
+
+class Db {
+ public:
+  Db() = default;
+  Db(Db&&) = default;
+  Db& operator=(Db&&) = default;
+
+  // Raw lookup: ignores TTLs. Most callers want Keyspace::Lookup.
+  Entry* Find(std::string_view key) { return keys_.Find(key); }
+  // Adds a new key (must be absent) without a TTL.
+  Entry* Add(std::string_view key, Value value);
+  // Removes the key with its TTL and returns the entry (owned by the caller), or nullptr.
+  Entry* Unlink(std::string_view key);
+  bool Delete(std::string_view key);
+  // Re-adds an entry that was unlinked (MOVE, RENAME); its TTL is not kept.
+  void Adopt(Entry* e);
+  void Clear();
+
+  size_t size() const { return keys_.size(); }
+  size_t expires_size() const { return ttl_.size(); }
+  KeyTable& table() { return keys_; }
+
+  // Milliseconds since the epoch, or -1 when the key has no TTL.
+  int64_t GetExpire(const Entry* e) const {
+    return e->has_expire() ? ttl_[e->expire_slot].when_ms : -1;
+  }
+  void SetExpire(Entry* e, int64_t when_ms);
+  bool RemoveExpire(Entry* e);
+  bool IsExpired(const Entry* e, int64_t now_ms) const {
+    return e->has_expire() && ttl_[e->expire_slot].when_ms <= now_ms;
+  }
+
+  // Picks up to `samples` random volatile keys and removes the expired ones, calling
+  // on_expire(key) before each removal. Returns the number removed.
+  size_t ExpireSample(size_t samples, int64_t now_ms,
+                      const std::function<void(std::string_view)>& on_expire);
+  // Average remaining TTL of a sample of volatile keys, in ms (INFO keyspace avg_ttl).
+  int64_t AvgTtlSample(int64_t now_ms) const;
+
+ private:
+  struct TtlSlot {
+    Entry* entry;
+    int64_t when_ms;
+  };
+  void DropTtlSlot(Entry* e);
+
+  KeyTable keys_;
+  std::vector<TtlSlot> ttl_;
+};
+
+}  // namespace kv::store

@@ -1,0 +1,32 @@
+// One key of a database: the key bytes, its value and per-key metadata, in a single allocation.
+// Entries are linked into a KeyTable bucket chain through `next`.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "store/value.h"
+
+namespace kv::store {
+
+struct Entry {
+  static constexpr uint32_t kNoExpire = UINT32_MAX;
+
+  Entry* next = nullptr;
+  Value value;
+  uint32_t access = 0;          // LRU clock (seconds) or LFU state, see Keyspace::Touch
+  uint32_t expire_slot = kNoExpire;  // index in the Db's TTL index, or kNoExpire
+  uint32_t key_len = 0;
+  // The key bytes follow the struct.
+
+  std::string_view key() const {
+    return std::string_view(reinterpret_cast<const char*>(this) + sizeof(Entry), key_len);
+  }
+  bool has_expire() const { return expire_slot != kNoExpire; }
+
+  static Entry* Create(std::string_view key, Value value);
+  static void Destroy(Entry* e);
+  size_t MemoryUsage() const;
+};
+
+}  // namespace kv::store

@@ -1,0 +1,118 @@
+#include "store/key_table.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+namespace kv::store {
+namespace {
+
+std::string K(int i) { return "key:" + std::to_string(i); }
+
+TEST(KeyTable, InsertFindUnlinkAcrossGrowth) {
+  KeyTable t;
+  bool saw_rehash = false;
+  for (int i = 0; i < 10000; i++) {
+    t.Insert(Entry::Create(K(i), Value::Int(i)));
+    saw_rehash |= t.rehashing();
+    // Every key inserted so far stays findable while the table is mid-rehash.
+    if (i % 97 == 0) {
+      for (int j = 0; j <= i; j += 13) ASSERT_NE(t.Find(K(j)), nullptr) << j;
+    }
+  }
+  EXPECT_TRUE(saw_rehash);
+  EXPECT_EQ(t.size(), 10000u);
+  for (int i = 0; i < 10000; i += 2) {
+    Entry* e = t.Unlink(K(i));
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->value.IntValue(), i);
+    Entry::Destroy(e);
+  }
+  EXPECT_EQ(t.size(), 5000u);
+  for (int i = 0; i < 10000; i++) EXPECT_EQ(t.Find(K(i)) != nullptr, i % 2 == 1);
+  EXPECT_EQ(t.Unlink("missing"), nullptr);
+}
+
+TEST(KeyTable, NoStopTheWorldResize) {
+  // Each insert moves at most a bounded number of buckets: after the table starts growing
+  // from N to 2N buckets, it is still rehashing a few inserts later.
+  KeyTable t;
+  for (int i = 0; i < 4096; i++) t.Insert(Entry::Create(K(i), Value::Int(i)));
+  while (t.rehashing()) t.RehashSteps(1000);
+  t.Insert(Entry::Create(K(4096), Value::Int(0)));  // triggers growth to 8192 buckets
+  ASSERT_TRUE(t.rehashing());
+  for (int i = 4097; i < 4110; i++) t.Insert(Entry::Create(K(i), Value::Int(0)));
+  EXPECT_TRUE(t.rehashing());
+}
+
+TEST(KeyTable, ShrinksFromCron) {
+  KeyTable t;
+  for (int i = 0; i < 5000; i++) t.Insert(Entry::Create(K(i), Value::Int(i)));
+  for (int i = 0; i < 4990; i++) Entry::Destroy(t.Unlink(K(i)));
+  while (t.rehashing()) t.RehashSteps(100);
+  size_t before = t.bucket_count();
+  t.Cron(100000);
+  while (t.rehashing()) t.Cron(100000);
+  EXPECT_LT(t.bucket_count(), before);
+  for (int i = 4990; i < 5000; i++) EXPECT_NE(t.Find(K(i)), nullptr);
+}
+
+std::multiset<std::string> ScanAll(KeyTable& t, const std::function<void()>& between) {
+  std::multiset<std::string> seen;
+  uint64_t cursor = 0;
+  do {
+    cursor = t.Scan(cursor, [&](Entry* e) { seen.insert(std::string(e->key())); });
+    between();
+  } while (cursor != 0);
+  return seen;
+}
+
+TEST(KeyTable, ScanReturnsEveryKeyOnce) {
+  KeyTable t;
+  for (int i = 0; i < 1000; i++) t.Insert(Entry::Create(K(i), Value::Int(i)));
+  while (t.rehashing()) t.RehashSteps(100);
+  auto seen = ScanAll(t, [] {});
+  EXPECT_EQ(seen.size(), 1000u);
+  EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), 1000u);
+}
+
+TEST(KeyTable, ScanGuaranteeWhileGrowing) {
+  // Keys present for the whole scan are returned at least once while the table grows
+  // (and is rehashed) between cursor calls.
+  KeyTable t;
+  for (int i = 0; i < 500; i++) t.Insert(Entry::Create(K(i), Value::Int(i)));
+  int next = 500;
+  // Grow to 8x while the scan runs (bounded, or the scan would chase the growth forever).
+  auto seen = ScanAll(t, [&] {
+    for (int j = 0; j < 40 && next < 4000; j++, next++) {
+      t.Insert(Entry::Create(K(next), Value::Int(0)));
+    }
+  });
+  for (int i = 0; i < 500; i++) EXPECT_TRUE(seen.count(K(i))) << i;
+}
+
+TEST(KeyTable, ScanGuaranteeWhileShrinking) {
+  KeyTable t;
+  for (int i = 0; i < 4000; i++) t.Insert(Entry::Create(K(i), Value::Int(i)));
+  while (t.rehashing()) t.RehashSteps(100);
+  int del = 100;  // keys 0..99 stay for the whole scan
+  auto seen = ScanAll(t, [&] {
+    for (int j = 0; j < 200 && del < 4000; j++, del++) Entry::Destroy(t.Unlink(K(del)));
+    t.Cron(50);
+  });
+  for (int i = 0; i < 100; i++) EXPECT_TRUE(seen.count(K(i))) << i;
+}
+
+TEST(KeyTable, RandomCoversTheTable) {
+  KeyTable t;
+  for (int i = 0; i < 50; i++) t.Insert(Entry::Create(K(i), Value::Int(i)));
+  std::set<std::string> seen;
+  for (int i = 0; i < 5000; i++) seen.insert(std::string(t.Random()->key()));
+  EXPECT_EQ(seen.size(), 50u);
+  KeyTable empty;
+  EXPECT_EQ(empty.Random(), nullptr);
+}
+
+}  // namespace
+}  // namespace kv::store

@@ -1,0 +1,128 @@
+#include "store/keyspace.h"
+
+#include <cmath>
+
+#include "common/clock.h"
+#include "common/hash.h"
+
+namespace kv::store {
+
+namespace {
+constexpr size_t kExpireSamples = 20;     // ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP
+constexpr int kLfuInit = 5;               // LFU_INIT_VAL
+
+uint32_t NowSeconds() { return static_cast<uint32_t>(WallMs() / 1000); }
+uint32_t NowMinutes16() { return static_cast<uint32_t>(WallMs() / 60000) & 0xFFFF; }
+}  // namespace
+
+Keyspace::Keyspace(int num_dbs) : dbs_(num_dbs) {}
+
+Entry* Keyspace::Lookup(int dbi, std::string_view key, int64_t now_ms) {
+  Db& d = dbs_[dbi];
+  Entry* e = d.Find(key);
+  if (!e || !d.IsExpired(e, now_ms)) return e;
+  if (!expire_deletes_) return nullptr;
+  if (observer_) observer_->OnKeyExpired(dbi, key);
+  expired_keys_++;
+  d.Delete(key);
+  return nullptr;
+}
+
+Entry* Keyspace::Set(int dbi, std::string_view key, Value value, bool keep_ttl) {
+  Db& d = dbs_[dbi];
+  Entry* e = d.Find(key);
+  if (e) {
+    e->value = std::move(value);
+    if (!keep_ttl) d.RemoveExpire(e);
+    return e;
+  }
+  e = d.Add(key, std::move(value));
+  InitAccess(e);
+  return e;
+}
+
+void Keyspace::FlushAll() {
+  for (auto& d : dbs_) d.Clear();
+}
+
+size_t Keyspace::TotalKeys() const {
+  size_t n = 0;
+  for (const auto& d : dbs_) n += d.size();
+  return n;
+}
+
+ExpireCycleStats Keyspace::ActiveExpireCycle(int64_t budget_us, int64_t now_ms) {
+  ExpireCycleStats st;
+  if (!expire_deletes_) return st;
+  int64_t start = MonoUs();
+  for (size_t n = 0; n < dbs_.size(); n++) {
+    int dbi = static_cast<int>(expire_db_cursor_++ % dbs_.size());
+    Db& d = dbs_[dbi];
+    auto on_expire = [&](std::string_view key) {
+      if (observer_) observer_->OnKeyExpired(dbi, key);
+    };
+    while (d.expires_size() > 0) {
+      size_t sample = std::min(kExpireSamples, d.expires_size());
+      size_t removed = d.ExpireSample(sample, now_ms, on_expire);
+      st.sampled += sample;
+      st.expired += removed;
+      expired_keys_ += removed;
+      if (MonoUs() - start > budget_us) {
+        st.timed_out = true;
+        return st;
+      }
+      if (removed * 4 <= sample) break;  // under 25% stale: move on
+    }
+  }
+  return st;
+}
+
+void Keyspace::Cron(int64_t budget_us) {
+  for (auto& d : dbs_) d.table().Cron(budget_us / static_cast<int64_t>(dbs_.size()) + 1);
+}
+
+void Keyspace::SetResizeAllowed(bool allowed) {
+  for (auto& d : dbs_) d.table().set_resize_allowed(allowed);
+}
+
+void Keyspace::set_lfu(bool on, int log_factor, int decay_minutes) {
+  lfu_ = on;
+  lfu_log_factor_ = log_factor;
+  lfu_decay_minutes_ = decay_minutes;
+}
+
+void Keyspace::InitAccess(Entry* e) {
+  e->access = lfu_ ? (NowMinutes16() << 8) | kLfuInit : NowSeconds();
+}
+
+int Keyspace::LfuFrequency(const Entry* e) const {
+  uint32_t counter = e->access & 0xFF;
+  uint32_t last = (e->access >> 8) & 0xFFFF;
+  uint32_t now = NowMinutes16();
+  uint32_t elapsed = now >= last ? now - last : 65535 - last + now;
+  uint32_t periods = lfu_decay_minutes_ ? elapsed / lfu_decay_minutes_ : 0;
+  return periods > counter ? 0 : static_cast<int>(counter - periods);
+}
+
+void Keyspace::Touch(Entry* e) {
+  if (!lfu_) {
+    e->access = NowSeconds();
+    return;
+  }
+  // Redis' LFULogIncr: the counter grows logarithmically with accesses.
+  uint32_t counter = static_cast<uint32_t>(LfuFrequency(e));
+  if (counter < 255) {
+    double r = static_cast<double>(RandomU64() >> 11) / 9007199254740992.0;
+    double base = counter > kLfuInit ? counter - kLfuInit : 0;
+    double p = 1.0 / (base * lfu_log_factor_ + 1);
+    if (r < p) counter++;
+  }
+  e->access = (NowMinutes16() << 8) | counter;
+}
+
+int64_t Keyspace::IdleSeconds(const Entry* e) const {
+  int64_t now = NowSeconds();
+  return now > e->access ? now - e->access : 0;
+}
+
+}  // namespace kv::store

@@ -1,0 +1,81 @@
+// The databases and the keyspace-wide rules: TTL semantics on lookup (lazy expiry), active
+// expiry, access tracking for OBJECT IDLETIME/FREQ, and the observer that learns of keys the
+// keyspace removes on its own (so the server can propagate DEL and fire notifications).
+// Not thread-safe: the server calls it under its keyspace lock.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "store/db.h"
+
+namespace kv::store {
+
+class KeyspaceObserver {
+ public:
+  virtual ~KeyspaceObserver() = default;
+  // A key is about to be removed because its TTL passed (lazily or actively).
+  virtual void OnKeyExpired(int db, std::string_view key) = 0;
+};
+
+struct ExpireCycleStats {
+  size_t sampled = 0;
+  size_t expired = 0;
+  bool timed_out = false;
+};
+
+class Keyspace {
+ public:
+  explicit Keyspace(int num_dbs);
+
+  int num_dbs() const { return static_cast<int>(dbs_.size()); }
+  Db& db(int i) { return dbs_[i]; }
+
+  // Looks a key up, honouring its TTL. An expired key is removed (and reported to the observer)
+  // unless expiry is owned elsewhere (a replica: the key is only hidden).
+  Entry* Lookup(int db, std::string_view key, int64_t now_ms);
+  // Adds or replaces a key's value. The TTL is dropped unless keep_ttl.
+  Entry* Set(int db, std::string_view key, Value value, bool keep_ttl = false);
+  bool Delete(int db, std::string_view key) { return dbs_[db].Delete(key); }
+
+  void SwapDb(int a, int b) { std::swap(dbs_[a], dbs_[b]); }
+  void FlushAll();
+  size_t TotalKeys() const;
+
+  // Redis' active expiry: sample volatile keys of each db, up to `budget_us`, repeating a db
+  // while more than a quarter of its sample was expired.
+  ExpireCycleStats ActiveExpireCycle(int64_t budget_us, int64_t now_ms);
+  // Incremental rehash upkeep for every table.
+  void Cron(int64_t budget_us);
+  void SetResizeAllowed(bool allowed);
+
+  // Access tracking (LRU seconds, or Redis' LFU log counter when lfu is on).
+  void Touch(Entry* e);
+  void set_lfu(bool on, int log_factor, int decay_minutes);
+  bool lfu() const { return lfu_; }
+  // Seconds since last access (LRU mode).
+  int64_t IdleSeconds(const Entry* e) const;
+  // The LFU counter after decay (LFU mode).
+  int LfuFrequency(const Entry* e) const;
+  // Records creation time for a new entry (LFU starts at 5, like Redis' LFU_INIT_VAL).
+  void InitAccess(Entry* e);
+
+  void set_observer(KeyspaceObserver* o) { observer_ = o; }
+  // When false (a replica) expired keys are hidden by Lookup but not removed.
+  void set_expire_deletes(bool on) { expire_deletes_ = on; }
+  uint64_t expired_keys() const { return expired_keys_; }
+  void ResetStats() { expired_keys_ = 0; }
+
+ private:
+  std::vector<Db> dbs_;
+  KeyspaceObserver* observer_ = nullptr;
+  bool expire_deletes_ = true;
+  uint64_t expired_keys_ = 0;
+  size_t expire_db_cursor_ = 0;
+  bool lfu_ = false;
+  int lfu_log_factor_ = 10;
+  int lfu_decay_minutes_ = 1;
+};
+
+}  // namespace kv::store
