@@ -1,1 +1,83 @@
-int main() { return 0; }
+// kvstore-server [config-file] [--name value ...]
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+
+#include "common/config_parser.h"
+#include "common/logging.h"
+#include "server/config.h"
+#include "server/server.h"
+
+namespace {
+constexpr const char* kVersion = "7.0.15";
+
+void Usage() {
+  fprintf(stderr,
+          "Usage: kvstore-server [/path/to/kvstore.conf] [--name value ...]\n"
+          "       kvstore-server --version\n\n"
+          "Examples:\n"
+          "       kvstore-server --port 7000 --dir ./data2\n"
+          "       kvstore-server /etc/kvstore.conf --loglevel verbose\n");
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-v"))) {
+    printf("kvstore server v=%s (Redis-compatible) bits=64\n", kVersion);
+    return 0;
+  }
+  if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    Usage();
+    return 0;
+  }
+  auto directives = kv::ParseCommandLine(argc, argv);
+  if (!directives.ok()) {
+    fprintf(stderr, "%s\n", directives.status().message().c_str());
+    Usage();
+    return 1;
+  }
+  auto config = std::make_unique<kv::server::Config>();
+  kv::Status s = config->Load(*directives);
+  if (!s.ok()) {
+    fprintf(stderr, "\n%s\n", s.message().c_str());
+    return 1;
+  }
+  if (argc > 1 && strncmp(argv[1], "--", 2) != 0) {
+    // Absolute, because the server changes into `dir` next and CONFIG REWRITE needs the file.
+    char* abs = realpath(argv[1], nullptr);
+    config->set_config_file(abs ? abs : argv[1]);
+    free(abs);
+  }
+  std::string logfile = config->GetString("logfile");
+  if (!logfile.empty() && !kv::SetLogFile(logfile)) {
+    fprintf(stderr, "Can't open the log file: %s\n", logfile.c_str());
+    return 1;
+  }
+  std::string dir = config->GetString("dir");
+  if (chdir(dir.c_str()) != 0) {
+    fprintf(stderr, "Can't chdir to '%s': %s\n", dir.c_str(), strerror(errno));
+    return 1;
+  }
+
+  // Signals are taken synchronously by WaitForShutdown; every thread inherits this mask.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  LOG_NOTICE("kvstore %s (Redis %s compatible) starting, pid=%d", "0.1.0", kVersion,
+             static_cast<int>(getpid()));
+  kv::server::Server server(std::move(config));
+  s = server.Start();
+  if (!s.ok()) {
+    LOG_WARNING("%s", s.message().c_str());
+    return 1;
+  }
+  server.WaitForShutdown();
+  return 0;
+}

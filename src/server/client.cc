@@ -1,0 +1,237 @@
+#include "server/client.h"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "common/clock.h"
+#include "common/logging.h"
+#include "server/poll_group.h"
+#include "server/server.h"
+
+namespace kv::server {
+
+namespace {
+constexpr size_t kReadChunk = 16 * 1024;
+// Backpressure: a client whose unread replies pass this is not read from until they drain, so a
+// peer that pipelines without reading cannot grow the server's memory without bound.
+constexpr size_t kPauseReadingAt = 64 * 1024 * 1024;
+constexpr size_t kResumeReadingAt = 4 * 1024 * 1024;
+}  // namespace
+
+Client::Client(Server& server, PollGroup& group, net::Fd fd, uint64_t id)
+    : server_(server), group_(group), fd_(std::move(fd)) {
+  session_.id = id;
+  peer_ = net::PeerName(fd_.get());
+  local_ = net::SockName(fd_.get());
+  created_ms_ = MonoMs();
+  last_interaction_ms_ = created_ms_;
+  session_.authenticated = !server.auth_required();
+}
+
+Client::~Client() = default;
+
+void Client::Start() {
+  net::SetNoDelay(fd_.get());
+  {
+    std::lock_guard lock(server_.mu());
+    server_.RegisterClient(this);
+  }
+  Status s = group_.loop().AddFd(fd_.get(), net::EventLoop::kReadable, this);
+  if (!s.ok()) Close("cannot register: " + s.message());
+}
+
+void Client::Close(const std::string& reason) {
+  if (closed_) return;
+  closed_ = true;
+  LOG_VERBOSE("Client id=%llu addr=%s closed: %s", static_cast<unsigned long long>(id()),
+              peer_.c_str(), reason.c_str());
+  {
+    std::lock_guard lock(server_.mu());
+    server_.UnregisterClient(this);
+  }
+  group_.loop().RemoveFd(fd_.get(), this);
+  fd_.Reset();
+  group_.Retire(id());
+}
+
+void Client::OnEvents(uint32_t events) {
+  if (closed_) return;
+  if (events & (EPOLLERR | EPOLLHUP)) {
+    if (!(events & EPOLLIN)) {
+      Close("connection error");
+      return;
+    }
+  }
+  if (events & EPOLLOUT) {
+    if (!Flush()) return;
+    if (reading_paused_ && out_.size() - out_sent_ < kResumeReadingAt) {
+      reading_paused_ = false;
+      ProcessInput();  // input that arrived while paused
+      if (closed_) return;
+      UpdateInterest();
+    }
+  }
+  if ((events & EPOLLIN) && !reading_paused_) HandleReadable();
+}
+
+void Client::HandleReadable() {
+  size_t want = std::max(kReadChunk, parser_.BytesWanted());
+  // Big bulk arguments are read in as few calls as possible.
+  if (want > kReadChunk && in_.size() < want) want = want - in_.size();
+  char* tail = in_.WritableTail(want);
+  ssize_t n = read(fd_.get(), tail, in_.tail_room());
+  if (n == 0) {
+    Close("client closed connection");
+    return;
+  }
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EINTR) return;
+    Close(std::string("read error: ") + strerror(errno));
+    return;
+  }
+  in_.Commit(static_cast<size_t>(n));
+  server_.stats().net_input_bytes.fetch_add(n, std::memory_order_relaxed);
+  last_interaction_ms_.store(MonoMs(), std::memory_order_relaxed);
+  if (in_.size() > static_cast<size_t>(server_.query_buffer_limit())) {
+    LOG_WARNING("Closing client that reached max query buffer length: id=%llu addr=%s qbuf=%zu",
+                static_cast<unsigned long long>(id()), peer_.c_str(), in_.size());
+    Close("query buffer limit");
+    return;
+  }
+  ProcessInput();
+  if (closed_) return;
+  if (!Flush()) return;
+  UpdateInterest();
+}
+
+void Client::ProcessInput() {
+  std::unique_lock<std::mutex> lock(server_.mu(), std::defer_lock);
+  resp::ParserLimits limits;
+  limits.max_bulk_len = server_.max_bulk_len();
+  while (!in_.empty() && !session_.close_after_reply) {
+    limits.authenticated = session_.authenticated;
+    auto r = parser_.Parse(in_.data(), in_.size(), limits);
+    if (r == resp::RequestParser::kIncomplete) break;
+    if (r == resp::RequestParser::kError) {
+      LOG_VERBOSE("Protocol error (%s) from client id=%llu addr=%s", parser_.error().c_str(),
+                  static_cast<unsigned long long>(id()), peer_.c_str());
+      resp::ReplyWriter(&out_).Error(parser_.error());
+      session_.close_after_reply = true;
+      in_.Clear();
+      break;
+    }
+    if (!parser_.args().empty()) {
+      if (!lock.owns_lock()) lock.lock();
+      server_.Execute(*this, parser_.args());
+    }
+    in_.Consume(parser_.request_size());
+    if (out_.size() - out_sent_ >= kPauseReadingAt) {
+      reading_paused_ = true;
+      break;
+    }
+  }
+  in_pending_.store(in_.size(), std::memory_order_relaxed);
+  in_cap_.store(in_.capacity(), std::memory_order_relaxed);
+}
+
+bool Client::Flush() {
+  while (out_sent_ < out_.size()) {
+    ssize_t n = write(fd_.get(), out_.data() + out_sent_, out_.size() - out_sent_);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) break;
+      Close(std::string("write error: ") + strerror(errno));
+      return false;
+    }
+    out_sent_ += static_cast<size_t>(n);
+    server_.stats().net_output_bytes.fetch_add(n, std::memory_order_relaxed);
+  }
+  if (out_sent_ == out_.size()) {
+    out_sent_ = 0;
+    if (out_.capacity() > 1024 * 1024) std::string().swap(out_);
+    else out_.clear();
+    if (session_.close_after_reply) {
+      Close("closed after reply");
+      return false;
+    }
+  } else if (out_sent_ > 1024 * 1024 && out_sent_ * 2 > out_.size()) {
+    out_.erase(0, out_sent_);
+    out_sent_ = 0;
+  }
+  out_pending_.store(out_.size() - out_sent_, std::memory_order_relaxed);
+  return true;
+}
+
+void Client::UpdateInterest() {
+  bool need_write = out_sent_ < out_.size();
+  uint32_t ev = (reading_paused_ ? 0 : net::EventLoop::kReadable) |
+                (need_write ? net::EventLoop::kWritable : 0);
+  if (need_write == want_write_ && !reading_paused_ && ev_reading_) return;
+  group_.loop().ModifyFd(fd_.get(), ev, this);
+  want_write_ = need_write;
+  ev_reading_ = !reading_paused_;
+}
+
+void Client::Push(std::string_view data) {
+  std::lock_guard lock(push_mu_);
+  pushed_.append(data);
+  if (push_scheduled_) return;
+  push_scheduled_ = true;
+  PollGroup* g = &group_;
+  uint64_t cid = id();
+  g->loop().Post([g, cid] {
+    if (Client* c = g->Find(cid)) c->DrainPushed();
+  });
+}
+
+void Client::DrainPushed() {
+  {
+    std::lock_guard lock(push_mu_);
+    out_.append(pushed_);
+    pushed_.clear();
+    push_scheduled_ = false;
+  }
+  if (closed_) return;
+  if (Flush()) UpdateInterest();
+}
+
+void Client::RequestClose() {
+  close_requested_ = true;
+  PollGroup* g = &group_;
+  uint64_t cid = id();
+  g->loop().Post([g, cid] {
+    if (Client* c = g->Find(cid)) c->Close("killed by CLIENT KILL");
+  });
+}
+
+std::string Client::Describe(int64_t now_mono_ms) const {
+  std::string flags;
+  if (flags_ & kMaster) flags += 'M';
+  if (flags_ & kReplica) flags += 'S';
+  if (flags_ & kMonitor) flags += 'O';
+  if (flags_ & kPubSub) flags += 'P';
+  if (flags_ & kMulti) flags += 'x';
+  if (session_.no_evict) flags += 'e';
+  if (close_requested_ || session_.close_after_reply) flags += 'A';
+  if (flags.empty()) flags = "N";
+  size_t qbuf = in_pending_.load(std::memory_order_relaxed);
+  size_t omem = out_pending_.load(std::memory_order_relaxed);
+  size_t rbs = in_cap_.load(std::memory_order_relaxed);
+  char buf[1024];
+  snprintf(buf, sizeof(buf),
+           "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 "
+           "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 "
+           "oll=0 omem=%zu tot-mem=%zu events=r%s cmd=%s user=%s redir=-1 resp=%d lib-name=%s "
+           "lib-ver=%s",
+           static_cast<unsigned long long>(session_.id), peer_.c_str(), local_.c_str(),
+           fd_.get(), session_.name.c_str(),
+           static_cast<long long>((now_mono_ms - created_ms_) / 1000),
+           static_cast<long long>((now_mono_ms - last_interaction_ms()) / 1000), flags.c_str(),
+           session_.db, qbuf, rbs > qbuf ? rbs - qbuf : 0, rbs, omem, rbs + omem + sizeof(Client), omem ? "w" : "",
+           last_cmd_ ? last_cmd_->c_str() : "NULL", session_.user.c_str(), session_.resp,
+           session_.lib_name.c_str(), session_.lib_ver.c_str());
+  return buf;
+}
+
+}  // namespace kv::server

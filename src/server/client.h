@@ -1,0 +1,104 @@
+// One client connection: reads and parses requests, runs them through the dispatcher with the
+// keyspace lock held (run-to-completion, in order), and writes replies.
+//
+// Threading: a Client belongs to one poll group and is driven only by that group's loop thread,
+// except the methods marked otherwise. Fields that commands on other threads read (CLIENT LIST)
+// are either changed only under the keyspace lock or atomic.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "cmd/context.h"
+#include "net/event_loop.h"
+#include "net/socket.h"
+#include "resp/parser.h"
+#include "server/io_buffer.h"
+
+namespace kv::server {
+
+class Server;
+class PollGroup;
+
+class Client : public net::FdHandler {
+ public:
+  // Client flags shown by CLIENT LIST ("flags=").
+  enum Flag : uint32_t {
+    kMonitor = 1u << 0,
+    kPubSub = 1u << 1,
+    kMulti = 1u << 2,
+    kMaster = 1u << 3,
+    kReplica = 1u << 4,
+  };
+
+  Client(Server& server, PollGroup& group, net::Fd fd, uint64_t id);
+  ~Client() override;
+
+  // Registers with the loop and the server. Loop thread.
+  void Start();
+  void OnEvents(uint32_t events) override;
+  // Closes the connection now and hands the object to the poll group for deletion.
+  void Close(const std::string& reason);
+
+  // Queues bytes produced by another client's command (MONITOR lines, pub/sub messages).
+  // Any thread, keyspace lock held.
+  void Push(std::string_view data);
+  // Asks the owning loop to close this client (CLIENT KILL). Any thread, keyspace lock held.
+  void RequestClose();
+
+  // CLIENT LIST / CLIENT INFO line, without the trailing newline. Keyspace lock held.
+  std::string Describe(int64_t now_ms) const;
+
+  uint64_t id() const { return session_.id; }
+  cmd::Session& session() { return session_; }
+  int session_db() const { return session_.db; }
+  const std::string& peer() const { return peer_; }
+  const std::string& local() const { return local_; }
+  uint32_t flags() const { return flags_; }
+  void set_flag(Flag f, bool on) { flags_ = on ? flags_ | f : flags_ & ~f; }
+  PollGroup& group() { return group_; }
+  // The full name of the last command ("client|list"), for CLIENT LIST cmd=.
+  void set_last_command(const std::string* name) { last_cmd_ = name; }
+  int64_t last_interaction_ms() const { return last_interaction_ms_.load(std::memory_order_relaxed); }
+  size_t output_pending() const { return out_pending_.load(std::memory_order_relaxed); }
+  // The reply buffer commands append to. Loop thread, during dispatch.
+  std::string& out() { return out_; }
+
+ private:
+  void HandleReadable();
+  void ProcessInput();
+  // Writes what it can; arms EPOLLOUT when the socket is full. Returns false if closed.
+  bool Flush();
+  void UpdateInterest();
+  void DrainPushed();
+
+  Server& server_;
+  PollGroup& group_;
+  net::Fd fd_;
+  std::string peer_, local_;
+  int64_t created_ms_;
+  std::atomic<int64_t> last_interaction_ms_;
+
+  IoBuffer in_;
+  resp::RequestParser parser_;
+  std::string out_;        // replies not yet written
+  size_t out_sent_ = 0;    // bytes of out_ already written
+  std::atomic<size_t> in_pending_{0}, in_cap_{0}, out_pending_{0};  // for CLIENT LIST
+  bool want_write_ = false;
+  bool ev_reading_ = true;       // EPOLLIN is armed
+  bool reading_paused_ = false;  // backpressure: the peer is not reading its replies
+  bool closed_ = false;
+
+  cmd::Session session_;
+  uint32_t flags_ = 0;                    // keyspace lock
+  const std::string* last_cmd_ = nullptr; // keyspace lock
+
+  std::mutex push_mu_;
+  std::string pushed_;          // guarded by push_mu_
+  bool push_scheduled_ = false; // guarded by push_mu_
+  std::atomic<bool> close_requested_{false};
+};
+
+}  // namespace kv::server

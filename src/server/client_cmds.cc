@@ -1,0 +1,257 @@
+// CLIENT and its subcommands.
+#include "cmd/context.h"
+#include "common/clock.h"
+#include "common/strutil.h"
+#include "server/client.h"
+#include "server/server.h"
+
+namespace kv::server {
+namespace {
+
+using cmd::Context;
+
+bool ValidName(std::string_view n) {
+  for (unsigned char ch : n) {
+    if (ch < '!' || ch > '~') return false;
+  }
+  return true;
+}
+
+// The client type CLIENT LIST TYPE / CLIENT KILL TYPE filter on.
+std::string_view TypeOf(const Client& cl) {
+  if (cl.flags() & Client::kMaster) return "master";
+  if (cl.flags() & Client::kReplica) return "replica";
+  if (cl.flags() & Client::kPubSub) return "pubsub";
+  return "normal";
+}
+
+bool ParseType(std::string_view t, std::string* out) {
+  std::string l = ToLower(t);
+  if (l == "slave") l = "replica";
+  if (l != "normal" && l != "master" && l != "replica" && l != "pubsub") return false;
+  *out = l;
+  return true;
+}
+
+void ClientId(Context& c) { c.out.Int(static_cast<int64_t>(c.session.id)); }
+
+void ClientGetName(Context& c) {
+  if (c.session.name.empty()) c.out.Null();
+  else c.out.Bulk(c.session.name);
+}
+
+void ClientSetName(Context& c) {
+  if (!ValidName(c.arg(2))) {
+    c.Error("Client names cannot contain spaces, newlines or special characters.");
+    return;
+  }
+  c.session.name = std::string(c.arg(2));
+  c.out.Ok();
+}
+
+void ClientInfo(Context& c) {
+  Server& s = ServerOf(c);
+  c.out.Verbatim(s.current_client().Describe(MonoMs()) + "\n");
+}
+
+void ClientList(Context& c) {
+  Server& s = ServerOf(c);
+  std::string type;
+  std::vector<uint64_t> ids;
+  for (size_t i = 2; i < c.argc(); i++) {
+    if (EqualsIgnoreCase(c.arg(i), "TYPE") && i + 1 < c.argc()) {
+      if (!ParseType(c.arg(++i), &type)) {
+        c.Error("Unknown client type '" + std::string(c.arg(i)) + "'");
+        return;
+      }
+    } else if (EqualsIgnoreCase(c.arg(i), "ID") && i + 1 < c.argc()) {
+      for (i++; i < c.argc(); i++) {
+        auto id = ParseInt64(c.arg(i));
+        if (!id || *id <= 0) {
+          c.Error("Invalid client ID");
+          return;
+        }
+        ids.push_back(static_cast<uint64_t>(*id));
+      }
+    } else {
+      c.Error(cmd::OpStatus::kSyntax);
+      return;
+    }
+  }
+  std::string out;
+  int64_t now = MonoMs();
+  for (const auto& [id, cl] : s.clients()) {
+    if (!type.empty() && TypeOf(*cl) != type) continue;
+    if (!ids.empty() && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
+    out += cl->Describe(now);
+    out += '\n';
+  }
+  c.out.Verbatim(out);
+}
+
+struct KillFilter {
+  int64_t id = 0;
+  std::string type, user, addr, laddr;
+  bool skipme = true;
+};
+
+// Parses the new-style CLIENT KILL filters; answers the error and returns false on failure.
+bool ParseKillFilter(Context& c, KillFilter* f) {
+  if ((c.argc() - 2) % 2 != 0) {
+    c.Error(cmd::OpStatus::kSyntax);
+    return false;
+  }
+  for (size_t i = 2; i < c.argc(); i += 2) {
+    std::string_view opt = c.arg(i), val = c.arg(i + 1);
+    if (EqualsIgnoreCase(opt, "ID")) {
+      auto id = ParseInt64(val);
+      if (!id || *id <= 0) {
+        c.Error("client-id should be greater than 0");
+        return false;
+      }
+      f->id = *id;
+    } else if (EqualsIgnoreCase(opt, "TYPE")) {
+      if (!ParseType(val, &f->type)) {
+        c.Error("Unknown client type '" + std::string(val) + "'");
+        return false;
+      }
+    } else if (EqualsIgnoreCase(opt, "USER")) {
+      f->user = std::string(val);
+    } else if (EqualsIgnoreCase(opt, "ADDR")) {
+      f->addr = std::string(val);
+    } else if (EqualsIgnoreCase(opt, "LADDR")) {
+      f->laddr = std::string(val);
+    } else if (EqualsIgnoreCase(opt, "SKIPME")) {
+      if (EqualsIgnoreCase(val, "yes")) f->skipme = true;
+      else if (EqualsIgnoreCase(val, "no")) f->skipme = false;
+      else {
+        c.Error(cmd::OpStatus::kSyntax);
+        return false;
+      }
+    } else {
+      c.Error(cmd::OpStatus::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+void ClientKill(Context& c) {
+  Server& s = ServerOf(c);
+  Client& me = s.current_client();
+  KillFilter f;
+  bool old_style = c.argc() == 3;
+  if (old_style) {
+    f.addr = std::string(c.arg(2));
+    f.skipme = false;
+  } else if (!ParseKillFilter(c, &f)) {
+    return;
+  }
+  int64_t killed = 0;
+  for (const auto& [id, cl] : s.clients()) {
+    if (f.id && static_cast<int64_t>(id) != f.id) continue;
+    if (!f.type.empty() && TypeOf(*cl) != f.type) continue;
+    if (!f.user.empty() && cl->session().user != f.user) continue;
+    if (!f.addr.empty() && cl->peer() != f.addr) continue;
+    if (!f.laddr.empty() && cl->local() != f.laddr) continue;
+    if (cl == &me) {
+      if (f.skipme) continue;
+      c.session.close_after_reply = true;  // answer first, then close
+    } else {
+      cl->RequestClose();
+    }
+    killed++;
+  }
+  if (old_style) {
+    if (killed == 0) c.Error("No such client");
+    else c.out.Ok();
+    return;
+  }
+  c.out.Int(killed);
+}
+
+void ClientSetInfo(Context& c) {
+  std::string_view attr = c.arg(2), val = c.arg(3);
+  bool is_name = EqualsIgnoreCase(attr, "LIB-NAME");
+  if (!is_name && !EqualsIgnoreCase(attr, "LIB-VER")) {
+    c.Error("Unrecognized option '" + std::string(attr) + "'");
+    return;
+  }
+  if (!ValidName(val)) {
+    c.Error(std::string(is_name ? "lib-name" : "lib-ver") +
+            " cannot contain spaces, newlines or special characters.");
+    return;
+  }
+  (is_name ? c.session.lib_name : c.session.lib_ver) = std::string(val);
+  c.out.Ok();
+}
+
+void ClientNoEvict(Context& c) {
+  if (EqualsIgnoreCase(c.arg(2), "ON")) c.session.no_evict = true;
+  else if (EqualsIgnoreCase(c.arg(2), "OFF")) c.session.no_evict = false;
+  else {
+    c.Error(cmd::OpStatus::kSyntax);
+    return;
+  }
+  c.out.Ok();
+}
+
+void ClientReply(Context& c) {
+  if (EqualsIgnoreCase(c.arg(2), "ON")) {
+    c.session.reply_mode = cmd::ReplyMode::kOn;
+    c.out.Ok();
+  } else if (EqualsIgnoreCase(c.arg(2), "OFF")) {
+    c.session.reply_mode = cmd::ReplyMode::kOff;
+  } else if (EqualsIgnoreCase(c.arg(2), "SKIP")) {
+    if (c.session.reply_mode == cmd::ReplyMode::kOn) c.session.reply_mode = cmd::ReplyMode::kSkip;
+  } else {
+    c.Error(cmd::OpStatus::kSyntax);
+  }
+}
+
+void ClientHelp(Context& c) {
+  static const char* kLines[] = {
+      "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GETNAME", "    Return the name of the current connection.",
+      "ID", "    Return the ID of the current connection.",
+      "INFO", "    Return information about the current client connection.",
+      "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+      "KILL <option> <value> [<option> <value> [...]]",
+      "    Kill connections. Options are: ID <client-id>, TYPE (NORMAL|MASTER|REPLICA|PUBSUB),",
+      "    USER <username>, ADDR <ip:port>, LADDR <ip:port>, SKIPME (YES|NO).",
+      "LIST [options ...]", "    Return information about client connections. Options:",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "    * ID <client-id> [<client-id> ...]",
+      "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+      "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
+      "SETNAME <name>", "    Assign the name <name> to the current connection.",
+      "SETINFO <option> <value>", "    Set client meta attributes: LIB-NAME or LIB-VER.",
+      "HELP", "    Print this help.",
+  };
+  c.out.Array(std::size(kLines));
+  for (const char* l : kLines) c.out.Simple(l);
+}
+
+}  // namespace
+
+void RegisterClientCommands(cmd::CommandTable& t) {
+  using namespace cmd;
+  CommandSpec* client = t.Add({.name = "client", .arity = -2, .group = "connection",
+                               .summary = "A container for client connection commands",
+                               .since = "2.4.0"});
+  auto sub = [&](const char* name, int arity, uint32_t flags, Handler h, const char* summary) {
+    t.AddSub(client, {.name = name, .arity = arity, .flags = flags | kNoScript | kLoading | kStale,
+                      .handler = h, .group = "connection", .summary = summary});
+  };
+  sub("id", 2, 0, ClientId, "Returns the client ID for the current connection");
+  sub("getname", 2, 0, ClientGetName, "Returns the name of the current connection");
+  sub("setname", 3, 0, ClientSetName, "Sets the current connection name");
+  sub("info", 2, 0, ClientInfo, "Returns information about the current client connection");
+  sub("list", -2, kAdmin, ClientList, "Lists open connections");
+  sub("kill", -3, kAdmin, ClientKill, "Terminates open connections");
+  sub("setinfo", 4, 0, ClientSetInfo, "Sets information specific to the client or connection");
+  sub("no-evict", 3, kAdmin, ClientNoEvict, "Sets the client eviction mode");
+  sub("reply", 3, 0, ClientReply, "Instructs the server whether to reply to commands");
+  sub("help", 2, 0, ClientHelp, "Show helpful text about the different subcommands");
+}
+
+}  // namespace kv::server

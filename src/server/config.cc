@@ -1,0 +1,289 @@
+#include "server/config.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "common/strutil.h"
+
+namespace kv::server {
+
+namespace {
+std::string Join(const std::vector<std::string>& v) {
+  std::string r;
+  for (size_t i = 0; i < v.size(); i++) {
+    if (i) r += ' ';
+    r += v[i];
+  }
+  return r;
+}
+
+// client-output-buffer-limit: "<class> <hard> <soft> <seconds>" groups, merged by class.
+Result<std::string> MergeOutputLimits(const std::string& current,
+                                      const std::vector<std::string>& args) {
+  std::vector<std::string> words = args;
+  if (words.size() == 1) words = SplitArgs(words[0]).value_or(std::vector<std::string>{});
+  if (words.empty() || words.size() % 4 != 0) return Status::Invalid("Wrong number of arguments in buffer limit configuration.");
+  auto cur = SplitArgs(current).value_or(std::vector<std::string>{});
+  std::map<std::string, std::vector<std::string>> by_class;
+  std::vector<std::string> order = {"normal", "slave", "pubsub"};
+  for (size_t i = 0; i + 3 < cur.size(); i += 4) by_class[cur[i]] = {cur[i + 1], cur[i + 2], cur[i + 3]};
+  for (size_t i = 0; i < words.size(); i += 4) {
+    std::string cls = ToLower(words[i]);
+    if (cls == "replica") cls = "slave";
+    if (cls != "normal" && cls != "slave" && cls != "pubsub")
+      return Status::Invalid("Invalid client class specified in buffer limit configuration.");
+    auto hard = ParseMemory(words[i + 1]);
+    auto soft = ParseMemory(words[i + 2]);
+    auto secs = ParseInt64(words[i + 3]);
+    if (!hard || !soft || !secs || *hard < 0 || *soft < 0 || *secs < 0)
+      return Status::Invalid("Error in hard, soft or soft_seconds setting in buffer limit configuration.");
+    by_class[cls] = {std::to_string(*hard), std::to_string(*soft), std::to_string(*secs)};
+  }
+  std::vector<std::string> out;
+  for (const auto& c : order) {
+    out.push_back(c);
+    for (const auto& v : by_class[c]) out.push_back(v);
+  }
+  return Join(out);
+}
+}  // namespace
+
+Config::Config() {
+  for (auto& spec : DefaultParams()) {
+    std::string name = spec.name;
+    if (!spec.alias.empty()) aliases_[spec.alias] = name;
+    Param p{spec, spec.default_value, nullptr};
+    params_.emplace(name, std::move(p));
+  }
+}
+
+Config::Param* Config::Find(const std::string& name) {
+  std::string n = ToLower(name);
+  auto a = aliases_.find(n);
+  if (a != aliases_.end()) n = a->second;
+  auto it = params_.find(n);
+  return it == params_.end() ? nullptr : &it->second;
+}
+
+const Config::Param* Config::Find(const std::string& name) const {
+  return const_cast<Config*>(this)->Find(name);
+}
+
+Result<std::string> Config::Canonical(const Param& p, const std::vector<std::string>& args) const {
+  const ParamSpec& s = p.spec;
+  if (s.type == ParamType::kMultiArg) {
+    if (s.name == "client-output-buffer-limit") return MergeOutputLimits(p.value, args);
+    return Join(args);
+  }
+  if (args.size() != 1) return Status::Invalid("wrong number of arguments");
+  const std::string& v = args[0];
+  switch (s.type) {
+    case ParamType::kBool: {
+      std::string l = ToLower(v);
+      if (l != "yes" && l != "no") return Status::Invalid("argument must be 'yes' or 'no'");
+      return l;
+    }
+    case ParamType::kInt:
+    case ParamType::kMemory: {
+      auto n = s.type == ParamType::kInt ? ParseInt64(v) : ParseMemory(v);
+      if (!n) {
+        return Status::Invalid(s.type == ParamType::kInt
+                                   ? "argument couldn't be parsed into an integer"
+                                   : "argument must be a memory value");
+      }
+      if (*n < s.min || *n > s.max) {
+        return Status::Invalid("argument must be between " + std::to_string(s.min) + " and " +
+                               std::to_string(s.max) + " inclusive");
+      }
+      return std::to_string(*n);
+    }
+    case ParamType::kEnum: {
+      std::string l = ToLower(v);
+      for (const auto& e : s.enum_values) {
+        if (e == l) return l;
+      }
+      std::string opts;
+      for (size_t i = 0; i < s.enum_values.size(); i++) opts += (i ? ", " : "") + s.enum_values[i];
+      return Status::Invalid("argument(s) must be one of the following: " + opts);
+    }
+    default:
+      return v;
+  }
+}
+
+Status Config::SetOne(Param& p, const std::vector<std::string>& args, bool startup) {
+  auto canon = Canonical(p, args);
+  if (!canon.ok()) return canon.status();
+  std::string old = p.value;
+  p.value = *canon;
+  if (p.apply && !startup) {
+    Status s = p.apply(p.value);
+    if (!s.ok()) {
+      p.value = old;
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
+Status Config::Load(const std::vector<ConfigDirective>& directives) {
+  std::set<std::string> seen_multi;
+  for (const auto& d : directives) {
+    auto fail = [&](const std::string& why) {
+      std::string line = d.name;
+      for (const auto& a : d.args) line += " " + a;
+      return Status::Invalid("*** FATAL CONFIG FILE ERROR ***\nReading the configuration file, at " +
+                             d.origin + "\n>>> '" + line + "'\n" + why);
+    };
+    if (d.name == "rename-command") {
+      if (d.args.size() != 2) return fail("wrong number of arguments");
+      renames_.emplace_back(d.args[0], d.args[1]);
+      continue;
+    }
+    Param* p = Find(d.name);
+    if (!p) return fail("Bad directive or wrong number of arguments");
+    std::vector<std::string> args = d.args;
+    // Repeated "save" lines accumulate, as in redis.conf; `save ""` clears.
+    if (p->spec.name == "save") {
+      if (seen_multi.count("save") && !(args.size() == 1 && args[0].empty())) {
+        args.insert(args.begin(), p->value);
+      }
+      seen_multi.insert("save");
+      if (args.size() == 1 && args[0].empty()) args.clear();
+    }
+    Status s = SetOne(*p, args, /*startup=*/true);
+    if (!s.ok()) return fail(s.message());
+  }
+  return Status::Ok();
+}
+
+Status Config::SetMany(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  auto failed = [](const std::string& name, const std::string& why) {
+    return Status::Invalid("CONFIG SET failed (possibly related to argument '" + name + "') - " + why);
+  };
+  std::set<std::string> names;
+  for (const auto& [name, value] : pairs) {
+    Param* p = Find(name);
+    if (!p) return Status::Invalid("Unknown option or number of arguments for CONFIG SET - '" + name + "'");
+    if (p->spec.immutable) return failed(name, "can't set immutable config");
+    if (!names.insert(p->spec.name).second) return failed(name, "duplicate parameter");
+  }
+  // Validate everything first, then apply in order, rolling back on an apply failure.
+  std::vector<std::pair<Param*, std::string>> old;
+  for (const auto& [name, value] : pairs) {
+    Param* p = Find(name);
+    std::vector<std::string> args = {value};
+    if (p->spec.type == ParamType::kMultiArg && p->spec.name != "client-output-buffer-limit") {
+      args = SplitArgs(value).value_or(std::vector<std::string>{value});
+    }
+    auto canon = Canonical(*p, args);
+    if (!canon.ok()) return failed(name, canon.status().message());
+  }
+  for (const auto& [name, value] : pairs) {
+    Param* p = Find(name);
+    std::vector<std::string> args = {value};
+    if (p->spec.type == ParamType::kMultiArg && p->spec.name != "client-output-buffer-limit") {
+      args = SplitArgs(value).value_or(std::vector<std::string>{value});
+    }
+    std::string before = p->value;
+    Status s = SetOne(*p, args, /*startup=*/false);
+    if (!s.ok()) {
+      for (auto it = old.rbegin(); it != old.rend(); ++it) {
+        it->first->value = it->second;
+        if (it->first->apply) it->first->apply(it->second);
+      }
+      return failed(name, s.message());
+    }
+    old.emplace_back(p, before);
+  }
+  return Status::Ok();
+}
+
+std::vector<std::pair<std::string, std::string>> Config::Get(
+    const std::vector<std::string>& patterns) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::set<std::string> added;
+  auto add = [&](const std::string& shown, const Param& p) {
+    if (added.insert(shown).second) out.emplace_back(shown, p.value);
+  };
+  for (const auto& pat : patterns) {
+    for (const auto& [name, p] : params_) {
+      if (GlobMatch(pat, name, true)) add(name, p);
+    }
+    for (const auto& [alias, name] : aliases_) {
+      if (GlobMatch(pat, alias, true)) add(alias, params_.at(name));
+    }
+  }
+  return out;
+}
+
+std::string Config::GetString(const std::string& name) const { return Find(name)->value; }
+int64_t Config::GetInt(const std::string& name) const {
+  return ParseInt64(Find(name)->value).value_or(0);
+}
+bool Config::GetBool(const std::string& name) const { return Find(name)->value == "yes"; }
+
+void Config::OnApply(const std::string& name, ApplyFn fn) { Find(name)->apply = std::move(fn); }
+
+Status Config::ApplyAll() {
+  for (auto& [name, p] : params_) {
+    if (!p.apply) continue;
+    Status s = p.apply(p.value);
+    if (!s.ok()) return Status::Invalid("config '" + name + "': " + s.message());
+  }
+  return Status::Ok();
+}
+
+Status Config::Rewrite(const std::string& path) const {
+  std::ifstream in(path);
+  if (!in) return Status::IoError("Rewriting config file: " + path + " cannot be read");
+  std::vector<std::string> lines;
+  std::set<std::string> written;
+  std::string line;
+  auto format = [](const Param& p) {
+    if (p.spec.name == "save" || p.spec.type == ParamType::kMultiArg) {
+      if (p.value.empty()) return p.spec.name + " \"\"";
+      return p.spec.name + " " + p.value;
+    }
+    std::string v = p.value;
+    if (v.empty() || v.find_first_of(" \"'") != std::string::npos) v = QuoteString(v);
+    return p.spec.name + " " + v;
+  };
+  while (std::getline(in, line)) {
+    auto args = SplitArgs(line);
+    size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#' || !args || args->empty()) {
+      lines.push_back(line);
+      continue;
+    }
+    const Param* p = Find((*args)[0]);
+    if (!p) {
+      lines.push_back(line);
+      continue;
+    }
+    // One line per parameter: the first occurrence carries the current value.
+    if (written.insert(p->spec.name).second) lines.push_back(format(*p));
+  }
+  bool header = false;
+  for (const auto& [name, p] : params_) {
+    if (written.count(name) || p.value == p.spec.default_value) continue;
+    if (!header) {
+      lines.push_back("# Generated by CONFIG REWRITE");
+      header = true;
+    }
+    lines.push_back(format(p));
+  }
+  std::string tmp = path + ".tmp-rewrite";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return Status::IoError("Rewriting config file: cannot write " + tmp);
+    for (const auto& l : lines) out << l << "\n";
+    out.flush();
+    if (!out) return Status::IoError("Rewriting config file: write failed");
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) return Status::FromErrno("Rewriting config file", errno);
+  return Status::Ok();
+}
+
+}  // namespace kv::server

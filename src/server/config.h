@@ -1,0 +1,88 @@
+// The server's configuration parameters: Redis 7.0's names, types, defaults and CONFIG GET/SET
+// behaviour. Every parameter is kept as its canonical text; typed getters parse it. Parameters
+// that only tune Redis' internal encodings are accepted and reported back unchanged, so tools
+// that set them keep working. Parameters that kvstore acts on register an apply callback.
+//
+// Threading: the server reads and writes the config under its keyspace lock; values the IO
+// threads need without the lock are mirrored into atomics by apply callbacks (see Server).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/config_parser.h"
+#include "common/status.h"
+
+namespace kv::server {
+
+enum class ParamType { kBool, kInt, kMemory, kString, kEnum, kMultiArg };
+
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::kString;
+  std::string default_value;
+  int64_t min = INT64_MIN;
+  int64_t max = INT64_MAX;
+  std::vector<std::string> enum_values;  // kEnum
+  bool immutable = false;                // only settable at startup
+  bool sensitive = false;                // not shown in logs
+  std::string alias;                     // e.g. "slaveof" for "replicaof"
+};
+
+class Config {
+ public:
+  using ApplyFn = std::function<Status(const std::string& value)>;
+
+  Config();
+
+  // Loads directives from a config file and command line (startup): immutable params allowed.
+  Status Load(const std::vector<ConfigDirective>& directives);
+  // CONFIG SET of several name/value pairs, atomically: all or none are applied.
+  Status SetMany(const std::vector<std::pair<std::string, std::string>>& pairs);
+  // CONFIG GET with glob patterns; returns (name, value) pairs, each parameter once.
+  std::vector<std::pair<std::string, std::string>> Get(const std::vector<std::string>& patterns) const;
+
+  // Typed access to current values (name must exist).
+  std::string GetString(const std::string& name) const;
+  int64_t GetInt(const std::string& name) const;
+  bool GetBool(const std::string& name) const;
+
+  // Registers what to do when `name` changes (also run once by ApplyAll at startup).
+  void OnApply(const std::string& name, ApplyFn fn);
+  Status ApplyAll();
+
+  // CONFIG REWRITE: rewrites `path` keeping its comments and unknown lines, updating or
+  // appending every parameter whose value differs from its default.
+  Status Rewrite(const std::string& path) const;
+
+  // rename-command directives collected at startup: (from, to).
+  const std::vector<std::pair<std::string, std::string>>& renames() const { return renames_; }
+  const std::string& config_file() const { return config_file_; }
+  void set_config_file(std::string p) { config_file_ = std::move(p); }
+
+ private:
+  struct Param {
+    ParamSpec spec;
+    std::string value;
+    ApplyFn apply;
+  };
+  Param* Find(const std::string& name);
+  const Param* Find(const std::string& name) const;
+  // Validates and canonicalises a value; returns the canonical text or an error message.
+  Result<std::string> Canonical(const Param& p, const std::vector<std::string>& args) const;
+  Status SetOne(Param& p, const std::vector<std::string>& args, bool startup);
+
+  std::map<std::string, Param> params_;
+  std::map<std::string, std::string> aliases_;  // alias -> name
+  std::vector<std::pair<std::string, std::string>> renames_;
+  std::string config_file_;
+};
+
+// The parameter table (config_table.cc).
+std::vector<ParamSpec> DefaultParams();
+
+}  // namespace kv::server

@@ -1,0 +1,193 @@
+// Redis 7.0's configuration parameters with their defaults. Those kvstore acts on are wired
+// up in server.cc; the rest tune Redis' internal encodings or features kvstore does not have
+// and are accepted and reported back unchanged.
+#include <climits>
+
+#include "server/config.h"
+
+namespace kv::server {
+namespace {
+
+ParamSpec B(std::string n, bool def, bool immutable = false) {
+  return {.name = std::move(n), .type = ParamType::kBool, .default_value = def ? "yes" : "no",
+          .immutable = immutable};
+}
+ParamSpec I(std::string n, int64_t def, int64_t min, int64_t max, bool immutable = false) {
+  return {.name = std::move(n), .type = ParamType::kInt, .default_value = std::to_string(def),
+          .min = min, .max = max, .immutable = immutable};
+}
+ParamSpec M(std::string n, int64_t def, int64_t min = 0, int64_t max = LLONG_MAX) {
+  return {.name = std::move(n), .type = ParamType::kMemory, .default_value = std::to_string(def),
+          .min = min, .max = max};
+}
+ParamSpec S(std::string n, std::string def, bool immutable = false, bool sensitive = false) {
+  return {.name = std::move(n), .type = ParamType::kString, .default_value = std::move(def),
+          .immutable = immutable, .sensitive = sensitive};
+}
+ParamSpec E(std::string n, std::string def, std::vector<std::string> values,
+            bool immutable = false) {
+  return {.name = std::move(n), .type = ParamType::kEnum, .default_value = std::move(def),
+          .enum_values = std::move(values), .immutable = immutable};
+}
+ParamSpec Multi(std::string n, std::string def, bool immutable = false) {
+  return {.name = std::move(n), .type = ParamType::kMultiArg, .default_value = std::move(def),
+          .immutable = immutable};
+}
+ParamSpec Alias(ParamSpec p, std::string alias) {
+  p.alias = std::move(alias);
+  return p;
+}
+
+}  // namespace
+
+std::vector<ParamSpec> DefaultParams() {
+  const int64_t kMax = LLONG_MAX;
+  return {
+      // Network and clients.
+      Multi("bind", "127.0.0.1 -::1"),
+      I("port", 6379, 0, 65535, true),
+      I("tcp-backlog", 511, 0, INT_MAX, true),
+      I("timeout", 0, 0, INT_MAX),
+      I("tcp-keepalive", 300, 0, INT_MAX),
+      B("protected-mode", true),
+      I("maxclients", 10000, 1, INT_MAX),
+      M("client-query-buffer-limit", 1024LL * 1024 * 1024, 1024 * 1024),
+      M("proto-max-bulk-len", 512LL * 1024 * 1024, 1024 * 1024),
+      Multi("client-output-buffer-limit",
+            "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+      I("io-threads", 0, 0, 128, true),  // 0: one per core
+      B("io-threads-do-reads", false, true),
+      S("unixsocket", "", true),
+      I("unixsocketperm", 0, 0, 0777, true),
+      I("tls-port", 0, 0, 65535, true),
+      S("bind-source-addr", ""),
+      B("set-proc-title", true, true),
+      S("proc-title-template", "{title} {listen-addr} {server-mode}"),
+      // General.
+      B("daemonize", false, true),
+      S("pidfile", "", true),
+      E("loglevel", "notice", {"debug", "verbose", "notice", "warning"}),
+      S("logfile", "", true),
+      B("syslog-enabled", false, true),
+      S("syslog-ident", "redis", true),
+      E("syslog-facility", "local0", {"user", "local0", "local1", "local2", "local3", "local4",
+                                      "local5", "local6", "local7"}, true),
+      I("databases", 16, 1, INT_MAX, true),
+      B("always-show-logo", false, true),
+      I("hz", 10, 0, INT_MAX),
+      B("dynamic-hz", true),
+      E("supervised", "no", {"upstart", "systemd", "auto", "no"}, true),
+      B("crash-log-enabled", true),
+      B("crash-memcheck-enabled", true),
+      B("enable-debug-command", true, true),
+      E("enable-protected-configs", "no", {"no", "yes", "local"}, true),
+      E("enable-module-command", "no", {"no", "yes", "local"}, true),
+      // Security.
+      S("requirepass", "", false, true),
+      S("masterauth", "", false, true),
+      S("masteruser", ""),
+      S("aclfile", "", true),
+      I("acllog-max-len", 128, 0, kMax),
+      E("acl-pubsub-default", "resetchannels", {"allchannels", "resetchannels"}),
+      // Snapshotting.
+      Multi("save", "3600 1 300 100 60 10000"),
+      B("stop-writes-on-bgsave-error", true),
+      B("rdbcompression", true),
+      B("rdbchecksum", true),
+      S("dbfilename", "dump.rdb"),
+      S("dir", "./"),
+      B("rdb-del-sync-files", false),
+      B("rdb-save-incremental-fsync", true),
+      B("sanitize-dump-payload", false),
+      // Replication.
+      Alias(S("replicaof", ""), "slaveof"),
+      Alias(B("replica-serve-stale-data", true), "slave-serve-stale-data"),
+      Alias(B("replica-read-only", true), "slave-read-only"),
+      B("repl-diskless-sync", true),
+      I("repl-diskless-sync-delay", 5, 0, INT_MAX),
+      I("repl-diskless-sync-max-replicas", 0, 0, INT_MAX),
+      E("repl-diskless-load", "disabled", {"disabled", "on-empty-db", "swapdb"}),
+      Alias(I("repl-ping-replica-period", 10, 1, INT_MAX), "repl-ping-slave-period"),
+      I("repl-timeout", 60, 1, INT_MAX),
+      B("repl-disable-tcp-nodelay", false),
+      M("repl-backlog-size", 1024 * 1024, 1),
+      I("repl-backlog-ttl", 3600, 0, INT_MAX),
+      Alias(I("replica-priority", 100, 0, INT_MAX), "slave-priority"),
+      Alias(B("replica-announced", true), "slave-announced"),
+      Alias(I("min-replicas-to-write", 0, 0, INT_MAX), "min-slaves-to-write"),
+      Alias(I("min-replicas-max-lag", 10, 0, INT_MAX), "min-slaves-max-lag"),
+      Alias(S("replica-announce-ip", ""), "slave-announce-ip"),
+      Alias(I("replica-announce-port", 0, 0, 65535), "slave-announce-port"),
+      Alias(B("replica-ignore-maxmemory", true), "slave-ignore-maxmemory"),
+      Alias(B("replica-lazy-flush", false), "slave-lazy-flush"),
+      // Memory.
+      M("maxmemory", 0),
+      E("maxmemory-policy", "noeviction",
+        {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru",
+         "allkeys-lfu", "allkeys-random", "noeviction"}),
+      I("maxmemory-samples", 5, 1, 64),
+      I("maxmemory-eviction-tenacity", 10, 0, 100),
+      M("maxmemory-clients", 0),
+      I("lfu-log-factor", 10, 0, INT_MAX),
+      I("lfu-decay-time", 1, 0, INT_MAX),
+      B("lazyfree-lazy-eviction", false),
+      B("lazyfree-lazy-expire", false),
+      B("lazyfree-lazy-server-del", false),
+      B("lazyfree-lazy-user-del", false),
+      B("lazyfree-lazy-user-flush", false),
+      I("active-expire-effort", 1, 1, 10),
+      // Append only file (accepted; kvstore persists by RDB snapshots).
+      B("appendonly", false),
+      S("appendfilename", "appendonly.aof", true),
+      S("appenddirname", "appendonlydir", true),
+      E("appendfsync", "everysec", {"always", "everysec", "no"}),
+      B("no-appendfsync-on-rewrite", false),
+      I("auto-aof-rewrite-percentage", 100, 0, INT_MAX),
+      M("auto-aof-rewrite-min-size", 64 * 1024 * 1024),
+      B("aof-load-truncated", true),
+      B("aof-use-rdb-preamble", true),
+      B("aof-rewrite-incremental-fsync", true),
+      B("aof-timestamp-enabled", false),
+      // Scripting, cluster (accepted).
+      I("lua-time-limit", 5000, 0, kMax),
+      I("busy-reply-threshold", 5000, 0, kMax),
+      B("cluster-enabled", false, true),
+      S("cluster-config-file", "nodes.conf", true),
+      I("cluster-node-timeout", 15000, 0, kMax),
+      // Logs and monitoring.
+      I("slowlog-log-slower-than", 10000, -1, kMax),
+      I("slowlog-max-len", 128, 0, kMax),
+      I("latency-monitor-threshold", 0, 0, kMax),
+      B("latency-tracking", true),
+      Multi("latency-tracking-info-percentiles", "50 99 99.9"),
+      S("notify-keyspace-events", ""),
+      // Encodings of small collections (tuned by clients; kvstore picks its own).
+      Alias(M("hash-max-listpack-entries", 128), "hash-max-ziplist-entries"),
+      Alias(M("hash-max-listpack-value", 64), "hash-max-ziplist-value"),
+      Alias(I("list-max-listpack-size", -2, INT_MIN, INT_MAX), "list-max-ziplist-size"),
+      I("list-compress-depth", 0, 0, INT_MAX),
+      M("set-max-intset-entries", 512),
+      Alias(M("zset-max-listpack-entries", 128), "zset-max-ziplist-entries"),
+      Alias(M("zset-max-listpack-value", 64), "zset-max-ziplist-value"),
+      M("hll-sparse-max-bytes", 3000),
+      M("stream-node-max-bytes", 4096),
+      I("stream-node-max-entries", 100, 0, kMax),
+      B("activerehashing", true),
+      B("activedefrag", false),
+      M("active-defrag-ignore-bytes", 100 * 1024 * 1024),
+      I("active-defrag-threshold-lower", 10, 0, 1000),
+      I("active-defrag-threshold-upper", 100, 0, 1000),
+      I("active-defrag-cycle-min", 1, 1, 99),
+      I("active-defrag-cycle-max", 25, 1, 99),
+      I("active-defrag-max-scan-fields", 1000, 1, kMax),
+      B("jemalloc-bg-thread", true),
+      Multi("oom-score-adj-values", "0 200 800"),
+      E("oom-score-adj", "no", {"no", "yes", "relative", "absolute"}),
+      B("disable-thp", true),
+      I("tracking-table-max-keys", 1000000, 0, kMax),
+      // kvstore's own.
+      E("repl-transport", "auto", {"auto", "tcp", "rdma"}),
+  };
+}
+
+}  // namespace kv::server

@@ -1,0 +1,78 @@
+#include "server/config.h"
+
+#include <gtest/gtest.h>
+
+namespace kv::server {
+namespace {
+
+TEST(Config, DefaultsMatchRedis) {
+  Config c;
+  EXPECT_EQ(c.GetInt("port"), 6379);
+  EXPECT_EQ(c.GetString("bind"), "127.0.0.1 -::1");
+  EXPECT_EQ(c.GetInt("proto-max-bulk-len"), 512LL * 1024 * 1024);
+  EXPECT_EQ(c.GetInt("databases"), 16);
+  EXPECT_EQ(c.GetString("save"), "3600 1 300 100 60 10000");
+}
+
+TEST(Config, SetManyIsAtomic) {
+  Config c;
+  EXPECT_TRUE(c.SetMany({{"maxclients", "100"}, {"timeout", "5"}}).ok());
+  EXPECT_EQ(c.GetInt("maxclients"), 100);
+  Status s = c.SetMany({{"timeout", "7"}, {"maxclients", "nope"}});
+  EXPECT_EQ(s.message(), "CONFIG SET failed (possibly related to argument 'maxclients') - "
+                         "argument couldn't be parsed into an integer");
+  EXPECT_EQ(c.GetInt("timeout"), 5);  // nothing applied
+  EXPECT_EQ(c.SetMany({{"nosuch", "1"}}).message(),
+            "Unknown option or number of arguments for CONFIG SET - 'nosuch'");
+  EXPECT_EQ(c.SetMany({{"port", "1"}}).message(),
+            "CONFIG SET failed (possibly related to argument 'port') - can't set immutable config");
+}
+
+TEST(Config, TypesAreCanonicalised) {
+  Config c;
+  ASSERT_TRUE(c.SetMany({{"maxmemory", "1gb"}, {"appendonly", "YES"},
+                         {"maxmemory-policy", "ALLKEYS-LRU"}})
+                  .ok());
+  EXPECT_EQ(c.GetString("maxmemory"), "1073741824");
+  EXPECT_EQ(c.GetString("appendonly"), "yes");
+  EXPECT_EQ(c.GetString("maxmemory-policy"), "allkeys-lru");
+  EXPECT_FALSE(c.SetMany({{"maxmemory-policy", "sometimes"}}).ok());
+  EXPECT_FALSE(c.SetMany({{"maxclients", "0"}}).ok());
+}
+
+TEST(Config, GetMatchesGlobsAndAliases) {
+  Config c;
+  auto r = c.Get({"maxmemory*"});
+  EXPECT_GE(r.size(), 5u);
+  auto a = c.Get({"slave-read-only"});
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].second, "yes");
+  auto z = c.Get({"hash-max-ziplist-entries"});
+  ASSERT_EQ(z.size(), 1u);
+  EXPECT_EQ(z[0].second, "128");
+}
+
+TEST(Config, LoadAccumulatesSaveAndRejectsUnknown) {
+  Config c;
+  auto d = ParseConfigText("save 900 1\nsave 300 10\nrename-command FLUSHALL \"\"\n", "t");
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE(c.Load(*d).ok());
+  EXPECT_EQ(c.GetString("save"), "900 1 300 10");
+  ASSERT_EQ(c.renames().size(), 1u);
+  Config c2;
+  auto bad = ParseConfigText("port seventy\n", "f.conf");
+  Status s = c2.Load(*bad);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("f.conf:1"), std::string::npos);
+  EXPECT_NE(s.message().find("argument couldn't be parsed into an integer"), std::string::npos);
+}
+
+TEST(Config, OutputBufferLimitsMergeByClass) {
+  Config c;
+  ASSERT_TRUE(c.SetMany({{"client-output-buffer-limit", "pubsub 64mb 16mb 90"}}).ok());
+  EXPECT_EQ(c.GetString("client-output-buffer-limit"),
+            "normal 0 0 0 slave 268435456 67108864 60 pubsub 67108864 16777216 90");
+}
+
+}  // namespace
+}  // namespace kv::server

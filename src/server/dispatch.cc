@@ -1,0 +1,117 @@
+// The dispatcher: resolves a parsed request to its command, checks arity and authentication,
+// runs it, and does the bookkeeping every command shares (statistics, slowlog, latency monitor,
+// MONITOR feed, CLIENT REPLY modes).
+#include <algorithm>
+
+#include "common/clock.h"
+#include "common/strutil.h"
+#include "server/client.h"
+#include "server/server.h"
+
+namespace kv::server {
+
+void Server::Execute(Client& c, std::span<const std::string_view> args) {
+  cmd::Session& session = c.session();
+  std::string& out = c.out();
+  size_t out_mark = out.size();
+  resp::ReplyWriter w(&out, session.resp);
+  current_client_ = &c;
+  stats_.total_commands++;
+
+  std::string error;
+  const cmd::CommandSpec* spec = cmd::ResolveCommand(commands_, args, &error);
+  if (!spec) {
+    w.Error(error);
+    if (const cmd::CommandSpec* known = commands_.Find(args[0])) {
+      const_cast<cmd::CommandSpec*>(known)->stats.rejected_calls++;
+    }
+    stats_.total_error_replies++;
+    return;
+  }
+  auto* mspec = const_cast<cmd::CommandSpec*>(spec);
+  uint32_t flags = spec->parent ? spec->parent->flags | spec->flags : spec->flags;
+  if (!session.authenticated && !(flags & cmd::kNoAuth)) {
+    cmd::ReplyError(w, cmd::OpStatus::kNoAuth);
+    mspec->stats.rejected_calls++;
+    stats_.total_error_replies++;
+    return;
+  }
+
+  c.set_last_command(&spec->name);
+  cmd::ReplyMode mode = session.reply_mode;
+  int64_t start_us = MonoUs();
+  cmd::Context ctx(args, w, *keyspace_, session, *this, stats_.exec, WallMs());
+  ctx.spec = spec;
+  spec->handler(ctx);
+  int64_t dur_us = MonoUs() - start_us;
+
+  mspec->stats.calls++;
+  mspec->stats.usec += static_cast<uint64_t>(dur_us);
+  if (w.errors()) {
+    mspec->stats.failed_calls++;
+    stats_.total_error_replies += w.errors();
+  }
+  stats_.dirty += ctx.dirty;
+
+  if (!(flags & (cmd::kSkipMonitor | cmd::kAdmin)) && !monitors_.empty()) {
+    FeedMonitors(c, args, WallUs());
+  }
+  if (!(flags & cmd::kSkipSlowlog)) MaybeSlowlog(c, args, dur_us);
+  if (latency_threshold_ms_ > 0 && dur_us / 1000 >= latency_threshold_ms_) {
+    RecordLatency(spec->IsWrite() ? "command" : "fast-command", dur_us / 1000);
+  }
+  // CLIENT REPLY OFF/SKIP: drop what this command wrote (the mode that was in force when it
+  // started, so "CLIENT REPLY ON" itself is answered).
+  if (mode == cmd::ReplyMode::kOff || mode == cmd::ReplyMode::kSkip) {
+    out.resize(out_mark);
+    if (mode == cmd::ReplyMode::kSkip && session.reply_mode == cmd::ReplyMode::kSkip) {
+      session.reply_mode = cmd::ReplyMode::kOn;
+    }
+  }
+}
+
+void Server::FeedMonitors(const Client& c, std::span<const std::string_view> args,
+                          int64_t now_us) {
+  char head[128];
+  snprintf(head, sizeof(head), "+%lld.%06lld [%d %s]", static_cast<long long>(now_us / 1000000),
+           static_cast<long long>(now_us % 1000000), c.session_db(), c.peer().c_str());
+  std::string line = head;
+  for (auto a : args) {
+    line += ' ';
+    line += QuoteString(a);
+  }
+  line += "\r\n";
+  for (Client* m : monitors_) {
+    if (m != &c) m->Push(line);
+  }
+}
+
+void Server::MaybeSlowlog(const Client& c, std::span<const std::string_view> args,
+                          int64_t dur_us) {
+  if (slowlog_slower_than_us_ < 0 || dur_us < slowlog_slower_than_us_) return;
+  SlowlogEntry e;
+  e.id = slowlog_next_id_++;
+  e.time_s = WallMs() / 1000;
+  e.duration_us = dur_us;
+  // Redis keeps at most 32 arguments of at most 128 bytes each.
+  size_t n = std::min<size_t>(args.size(), 32);
+  for (size_t i = 0; i < n; i++) {
+    if (n == 32 && i == 31 && args.size() > 32) {
+      e.args.push_back("... (" + std::to_string(args.size() - 31) + " more arguments)");
+      break;
+    }
+    std::string_view a = args[i];
+    if (a.size() > 128) {
+      e.args.push_back(std::string(a.substr(0, 128)) + "... (" + std::to_string(a.size() - 128) +
+                       " more bytes)");
+    } else {
+      e.args.emplace_back(a);
+    }
+  }
+  e.peer = c.peer();
+  e.name = const_cast<Client&>(c).session().name;
+  slowlog_.push_front(std::move(e));
+  while (slowlog_.size() > static_cast<size_t>(slowlog_max_len_)) slowlog_.pop_back();
+}
+
+}  // namespace kv::server

@@ -1,0 +1,71 @@
+// A growable byte buffer with a consumed prefix, for connection input and output.
+#pragma once
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string_view>
+
+namespace kv::server {
+
+class IoBuffer {
+ public:
+  IoBuffer() = default;
+  ~IoBuffer() { free(data_); }
+  IoBuffer(const IoBuffer&) = delete;
+  IoBuffer& operator=(const IoBuffer&) = delete;
+
+  const char* data() const { return data_ + start_; }
+  size_t size() const { return end_ - start_; }
+  bool empty() const { return end_ == start_; }
+  size_t capacity() const { return cap_; }
+  std::string_view view() const { return {data(), size()}; }
+
+  // Returns space for at least `min_free` bytes after the data; Commit() what was written.
+  char* WritableTail(size_t min_free);
+  size_t tail_room() const { return cap_ - end_; }
+  void Commit(size_t n) { end_ += n; }
+  void Consume(size_t n);
+  void Clear() { start_ = end_ = 0; }
+  // Gives memory back when a big buffer is idle.
+  void ShrinkIfIdle(size_t keep);
+
+ private:
+  char* data_ = nullptr;
+  size_t start_ = 0, end_ = 0, cap_ = 0;
+};
+
+inline char* IoBuffer::WritableTail(size_t min_free) {
+  if (cap_ - end_ >= min_free) return data_ + end_;
+  size_t used = size();
+  if (start_ > 0 && cap_ - used >= min_free && start_ >= used) {
+    memmove(data_, data_ + start_, used);
+  } else {
+    size_t ncap = cap_ ? cap_ : 4096;
+    while (ncap - used < min_free) ncap *= 2;
+    char* n = static_cast<char*>(malloc(ncap));
+    if (used) memcpy(n, data_ + start_, used);
+    free(data_);
+    data_ = n;
+    cap_ = ncap;
+  }
+  start_ = 0;
+  end_ = used;
+  return data_ + end_;
+}
+
+inline void IoBuffer::Consume(size_t n) {
+  start_ += n;
+  if (start_ == end_) start_ = end_ = 0;
+}
+
+inline void IoBuffer::ShrinkIfIdle(size_t keep) {
+  if (empty() && cap_ > keep) {
+    free(data_);
+    data_ = nullptr;
+    cap_ = 0;
+    start_ = end_ = 0;
+  }
+}
+
+}  // namespace kv::server

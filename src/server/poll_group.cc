@@ -1,0 +1,56 @@
+#include "server/poll_group.h"
+
+#include "common/logging.h"
+#include "server/client.h"
+#include "server/server.h"
+
+namespace kv::server {
+
+PollGroup::PollGroup(Server& server, int index) : server_(server), index_(index) {}
+
+PollGroup::~PollGroup() { StopAndJoin(); }
+
+void PollGroup::StartThread() {
+  thread_ = std::thread([this] {
+    loop_.Run();
+    // Close what is left on the loop thread, where clients live.
+    std::vector<uint64_t> ids;
+    for (auto& [id, c] : clients_) ids.push_back(id);
+    for (uint64_t id : ids) {
+      if (Client* c = Find(id)) c->Close("server shutting down");
+    }
+    clients_.clear();
+  });
+}
+
+void PollGroup::StopAndJoin() {
+  if (!thread_.joinable()) return;
+  loop_.Stop();
+  thread_.join();
+}
+
+void PollGroup::Adopt(net::Fd fd, uint64_t client_id) {
+  int raw = fd.Release();
+  loop_.Post([this, raw, client_id] {
+    auto c = std::make_unique<Client>(server_, *this, net::Fd(raw), client_id);
+    Client* p = c.get();
+    clients_.emplace(client_id, std::move(c));
+    p->Start();
+  });
+}
+
+Client* PollGroup::Find(uint64_t id) {
+  auto it = clients_.find(id);
+  return it == clients_.end() ? nullptr : it->second.get();
+}
+
+void PollGroup::Retire(uint64_t id) {
+  auto it = clients_.find(id);
+  if (it == clients_.end()) return;
+  // The client may be on the call stack (closing itself): free it after this event.
+  std::shared_ptr<Client> doomed(it->second.release());
+  clients_.erase(it);
+  loop_.Post([doomed] {});
+}
+
+}  // namespace kv::server

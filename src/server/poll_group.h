@@ -1,0 +1,49 @@
+// A poll group: one IO thread with its own event loop and the connections assigned to it.
+// Connections are handed to groups round-robin at accept time and stay there for their life.
+#pragma once
+
+#include <memory>
+#include <thread>
+#include <unordered_map>
+
+#include "net/event_loop.h"
+#include "net/socket.h"
+
+namespace kv::server {
+
+class Client;
+class Server;
+
+class PollGroup {
+ public:
+  PollGroup(Server& server, int index);
+  ~PollGroup();
+
+  void StartThread();
+  void StopAndJoin();
+
+  net::EventLoop& loop() { return loop_; }
+  int index() const { return index_; }
+
+  // Takes a freshly accepted connection. Any thread.
+  void Adopt(net::Fd fd, uint64_t client_id);
+  // Runs fn with the client if it still exists. Loop thread.
+  Client* Find(uint64_t id);
+  // Destroys a closed client at the end of the current loop iteration. Loop thread.
+  void Retire(uint64_t id);
+  size_t size() const { return clients_.size(); }
+  // Visits the group's clients. Loop thread.
+  template <typename F>
+  void ForEach(F&& f) {
+    for (auto& [id, c] : clients_) f(*c);
+  }
+
+ private:
+  Server& server_;
+  int index_;
+  net::EventLoop loop_;
+  std::thread thread_;
+  std::unordered_map<uint64_t, std::unique_ptr<Client>> clients_;
+};
+
+}  // namespace kv::server

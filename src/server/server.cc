@@ -1,0 +1,284 @@
+#include "server/server.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "cmd/registry.h"
+#include "common/clock.h"
+#include "common/hash.h"
+#include "common/logging.h"
+#include "common/strutil.h"
+#include "server/client.h"
+
+namespace kv::server {
+
+// Accepts connections on one address and deals them out to the poll groups.
+class Server::Listener : public net::FdHandler {
+ public:
+  Listener(Server& s, net::Fd fd) : server_(s), fd_(std::move(fd)) {}
+  int fd() const { return fd_.get(); }
+  void OnEvents(uint32_t) override {
+    for (int i = 0; i < 64; i++) {  // bounded, so one busy listener cannot starve the loop
+      auto r = net::AcceptTcp(fd_.get());
+      if (!r.ok()) {
+        if (r.status().code() != Code::kAgain) LOG_WARNING("accept: %s", r.status().message().c_str());
+        return;
+      }
+      server_.OnAccept(std::move(*r));
+    }
+  }
+
+ private:
+  Server& server_;
+  net::Fd fd_;
+};
+
+Server::Server(std::unique_ptr<Config> config)
+    : config_(std::move(config)), start_time_ms_(WallMs()) {
+  static const char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 40; i++) run_id_ += kHex[RandomBelow(16)];
+  keyspace_ = std::make_unique<store::Keyspace>(static_cast<int>(config_->GetInt("databases")));
+  keyspace_->set_observer(this);
+  cmd::RegisterDataCommands(commands_);
+  RegisterServerCommands(commands_);
+}
+
+Server::~Server() = default;
+
+void Server::WireConfig() {
+  Config& c = *config_;
+  auto int_atomic = [&](const char* name, std::atomic<int64_t>* target) {
+    c.OnApply(name, [target](const std::string& v) {
+      *target = ParseInt64(v).value_or(0);
+      return Status::Ok();
+    });
+  };
+  int_atomic("proto-max-bulk-len", &max_bulk_len_);
+  int_atomic("client-query-buffer-limit", &query_buf_limit_);
+  int_atomic("maxclients", &maxclients_);
+  auto int_field = [&](const char* name, int64_t* target) {
+    c.OnApply(name, [target](const std::string& v) {
+      *target = ParseInt64(v).value_or(0);
+      return Status::Ok();
+    });
+  };
+  int_field("slowlog-log-slower-than", &slowlog_slower_than_us_);
+  int_field("slowlog-max-len", &slowlog_max_len_);
+  int_field("latency-monitor-threshold", &latency_threshold_ms_);
+  c.OnApply("requirepass", [this](const std::string& v) {
+    auth_required_ = !v.empty();
+    return Status::Ok();
+  });
+  c.OnApply("protected-mode", [this](const std::string& v) {
+    protected_mode_ = v == "yes";
+    return Status::Ok();
+  });
+  c.OnApply("hz", [this](const std::string& v) {
+    hz_ = std::clamp<int>(static_cast<int>(ParseInt64(v).value_or(10)), 1, 500);
+    return Status::Ok();
+  });
+  c.OnApply("loglevel", [](const std::string& v) {
+    LogLevel l = v == "debug" ? LogLevel::kDebug
+                 : v == "verbose" ? LogLevel::kVerbose
+                 : v == "warning" ? LogLevel::kWarning : LogLevel::kNotice;
+    SetLogLevel(l);
+    return Status::Ok();
+  });
+  auto lfu = [this](const std::string&) {
+    std::string policy = config_->GetString("maxmemory-policy");
+    keyspace_->set_lfu(policy.find("lfu") != std::string::npos,
+                       static_cast<int>(config_->GetInt("lfu-log-factor")),
+                       static_cast<int>(config_->GetInt("lfu-decay-time")));
+    return Status::Ok();
+  };
+  c.OnApply("maxmemory-policy", lfu);
+  c.OnApply("lfu-log-factor", lfu);
+  c.OnApply("lfu-decay-time", lfu);
+  c.OnApply("notify-keyspace-events", [this](const std::string& v) {
+    int flags = 0;
+    for (char ch : v) {
+      switch (ch) {
+        case 'A': flags |= cmd::kNotifyGeneric | cmd::kNotifyString | cmd::kNotifyList |
+                           cmd::kNotifySet | cmd::kNotifyHash | cmd::kNotifyZset |
+                           cmd::kNotifyExpired | cmd::kNotifyEvicted | cmd::kNotifyStream |
+                           cmd::kNotifyModule; break;
+        case 'g': flags |= cmd::kNotifyGeneric; break;
+        case '$': flags |= cmd::kNotifyString; break;
+        case 'l': flags |= cmd::kNotifyList; break;
+        case 's': flags |= cmd::kNotifySet; break;
+        case 'h': flags |= cmd::kNotifyHash; break;
+        case 'z': flags |= cmd::kNotifyZset; break;
+        case 'x': flags |= cmd::kNotifyExpired; break;
+        case 'e': flags |= cmd::kNotifyEvicted; break;
+        case 'K': flags |= cmd::kNotifyKeyspace; break;
+        case 'E': flags |= cmd::kNotifyKeyevent; break;
+        case 't': flags |= cmd::kNotifyStream; break;
+        case 'm': flags |= cmd::kNotifyKeyMiss; break;
+        case 'd': flags |= cmd::kNotifyModule; break;
+        case 'n': flags |= cmd::kNotifyNew; break;
+        default: return Status::Invalid("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
+      }
+    }
+    notify_flags_ = flags;
+    return Status::Ok();
+  });
+}
+
+Status Server::Start() {
+  WireConfig();
+  Status s = config_->ApplyAll();
+  if (!s.ok()) return s;
+  for (const auto& [from, to] : config_->renames()) {
+    if (!commands_.Rename(from, to)) {
+      return Status::Invalid("rename-command: no such command '" + from + "'");
+    }
+  }
+  int64_t threads = config_->GetInt("io-threads");
+  if (threads <= 0) threads = std::max<unsigned>(1, std::thread::hardware_concurrency());
+  for (int i = 0; i < threads; i++) groups_.push_back(std::make_unique<PollGroup>(*this, i));
+  s = StartListeners();
+  if (!s.ok()) return s;
+  for (auto& g : groups_) g->StartThread();
+  groups_[0]->loop().Post([this] {
+    groups_[0]->loop().AddTimer(1000 / hz_, [this] { return Cron(); });
+  });
+  LOG_NOTICE("Server initialized: %zu poll group(s), %d databases", groups_.size(),
+             keyspace_->num_dbs());
+  LOG_NOTICE("Ready to accept connections tcp on port %d", port_);
+  return Status::Ok();
+}
+
+Status Server::StartListeners() {
+  port_ = static_cast<int>(config_->GetInt("port"));
+  auto addrs = SplitArgs(config_->GetString("bind")).value_or(std::vector<std::string>{});
+  bind_configured_ = config_->GetString("bind") != "127.0.0.1 -::1";
+  int backlog = static_cast<int>(config_->GetInt("tcp-backlog"));
+  for (const auto& a : addrs) {
+    bool optional = !a.empty() && a[0] == '-';
+    auto fd = net::ListenTcp(a, port_, backlog);
+    if (!fd.ok()) {
+      if (optional) continue;  // "-::1": skipped when IPv6 is unavailable
+      return Status::IoError("Failed listening on port " + std::to_string(port_) + " (tcp), " +
+                             fd.status().message());
+    }
+    if (port_ == 0) port_ = net::LocalPort(fd->get());  // `--port 0`: any free port
+    auto l = std::make_unique<Listener>(*this, std::move(*fd));
+    Status s = groups_[0]->loop().AddFd(l->fd(), net::EventLoop::kReadable, l.get());
+    if (!s.ok()) return s;
+    listeners_.push_back(std::move(l));
+  }
+  if (listeners_.empty()) return Status::IoError("no listening socket could be bound");
+  return Status::Ok();
+}
+
+void Server::OnAccept(net::Fd fd) {
+  stats_.total_connections++;
+  const char* reject = nullptr;
+  if (stats_.connected_clients.load() >= static_cast<uint64_t>(maxclients_.load())) {
+    reject = "-ERR max number of clients reached\r\n";
+  } else if (protected_mode_ && !auth_required_ && !bind_configured_) {
+    std::string peer = net::PeerName(fd.get());
+    bool loopback = peer.rfind("127.", 0) == 0 || peer.rfind("::1:", 0) == 0;
+    if (!loopback) {
+      reject =
+          "-DENIED kvstore is running in protected mode because protected mode is enabled and "
+          "no password is set for the default user. In this mode connections are only accepted "
+          "from the loopback interface. Set a password (requirepass), bind to a specific "
+          "address, or disable protected mode (CONFIG SET protected-mode no).\r\n";
+    }
+  }
+  if (reject) {
+    stats_.rejected_connections++;
+    [[maybe_unused]] ssize_t n = write(fd.get(), reject, strlen(reject));
+    return;
+  }
+  stats_.connected_clients++;
+  size_t g = next_group_.fetch_add(1) % groups_.size();
+  groups_[g]->Adopt(std::move(fd), NextClientId());
+}
+
+void Server::RegisterClient(Client* c) { clients_[c->id()] = c; }
+
+void Server::UnregisterClient(Client* c) {
+  if (clients_.erase(c->id())) stats_.connected_clients--;
+  std::erase(monitors_, c);
+  if (current_client_ == c) current_client_ = nullptr;
+}
+
+void Server::AddMonitor(Client* c) {
+  c->set_flag(Client::kMonitor, true);
+  monitors_.push_back(c);
+}
+
+void Server::RemoveMonitor(Client* c) {
+  c->set_flag(Client::kMonitor, false);
+  std::erase(monitors_, c);
+}
+
+int64_t Server::Cron() {
+  std::lock_guard lock(mu_);
+  int64_t period_ms = 1000 / hz_;
+  int64_t now = WallMs();
+  if (active_expire_) keyspace_->ActiveExpireCycle(period_ms * 1000 / 4, now);  // 25% of CPU
+  if (config_->GetBool("activerehashing")) keyspace_->Cron(1000);
+  // Instantaneous metrics.
+  int i = stats_.sample_idx++ % ServerStats::kSamples;
+  stats_.sample_time[i] = MonoMs();
+  stats_.sample_cmds[i] = stats_.total_commands;
+  stats_.sample_in[i] = stats_.net_input_bytes.load();
+  stats_.sample_out[i] = stats_.net_output_bytes.load();
+  // Idle client timeout, checked by each group for its own clients.
+  int64_t timeout_s = config_->GetInt("timeout");
+  if (timeout_s > 0) {
+    int64_t cutoff = MonoMs() - timeout_s * 1000;
+    for (auto& [id, c] : clients_) {
+      if (c->last_interaction_ms() < cutoff && !(c->flags() & (Client::kMonitor | Client::kReplica)))
+        c->RequestClose();
+    }
+  }
+  return period_ms;
+}
+
+void Server::RecordLatency(const std::string& event, int64_t ms) {
+  LatencyEvent& e = latency_events_[event];
+  int64_t now = WallMs() / 1000;
+  if (!e.history.empty() && e.history.back().time_s == now) {
+    e.history.back().latency_ms = std::max(e.history.back().latency_ms, ms);
+  } else {
+    e.history.push_back({now, ms});
+    if (e.history.size() > 160) e.history.pop_front();
+  }
+  e.max_ms = std::max(e.max_ms, ms);
+}
+
+void Server::Notify(int klass, std::string_view event, std::string_view key, int db) {
+  // Delivery needs pub/sub, which is not built yet; the class filter is already honoured.
+  if (!(notify_flags_ & klass)) return;
+}
+
+void Server::OnKeyExpired(int db, std::string_view key) {
+  Notify(cmd::kNotifyExpired, "expired", key, db);
+}
+
+void Server::WaitForShutdown() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  timespec tick{0, 100 * 1000 * 1000};
+  while (!shutdown_requested_) {
+    int sig = sigtimedwait(&set, nullptr, &tick);
+    if (sig == SIGINT || sig == SIGTERM) {
+      LOG_WARNING("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+      break;
+    }
+  }
+  LOG_WARNING("User requested shutdown...");
+  for (auto& g : groups_) g->StopAndJoin();
+  listeners_.clear();
+  LOG_WARNING("kvstore is now ready to exit, bye bye...");
+}
+
+}  // namespace kv::server

@@ -1,0 +1,180 @@
+// The server: wiring of config, keyspace, command table, poll groups and listeners.
+//
+// Locking: one keyspace lock (`mu()`) is taken by a poll group for each batch of parsed
+// commands from one connection, and by the cron. Everything reachable from commands (keyspace,
+// command table, config, client registry, slowlog, stats marked so) is guarded by it. That keeps
+// every command atomic, each pipeline in order, and gives writes one total order, which
+// replication streams. IO (read, parse, write) happens outside the lock.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cmd/command.h"
+#include "cmd/context.h"
+#include "net/event_loop.h"
+#include "net/socket.h"
+#include "server/config.h"
+#include "server/poll_group.h"
+#include "store/keyspace.h"
+
+namespace kv::server {
+
+class Client;
+
+struct SlowlogEntry {
+  uint64_t id;
+  int64_t time_s;
+  int64_t duration_us;
+  std::vector<std::string> args;
+  std::string peer, name;
+};
+
+struct LatencySample {
+  int64_t time_s;
+  int64_t latency_ms;
+};
+
+struct LatencyEvent {
+  std::deque<LatencySample> history;  // at most 160 samples, as Redis
+  int64_t max_ms = 0;
+};
+
+// Counters for INFO. Atomics are touched by IO threads without the lock.
+struct ServerStats {
+  std::atomic<uint64_t> total_connections{0};
+  std::atomic<uint64_t> rejected_connections{0};
+  std::atomic<uint64_t> net_input_bytes{0};
+  std::atomic<uint64_t> net_output_bytes{0};
+  std::atomic<uint64_t> connected_clients{0};
+  // Guarded by the keyspace lock:
+  uint64_t total_commands = 0;
+  uint64_t total_error_replies = 0;
+  uint64_t unexpected_error_replies = 0;
+  uint64_t dirty = 0;  // changes since the last save
+  cmd::ExecStats exec;
+  // Instantaneous metrics: ring of (time, commands) samples taken by the cron.
+  static constexpr int kSamples = 16;
+  int64_t sample_time[kSamples] = {};
+  uint64_t sample_cmds[kSamples] = {}, sample_in[kSamples] = {}, sample_out[kSamples] = {};
+  int sample_idx = 0;
+};
+
+class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
+ public:
+  explicit Server(std::unique_ptr<Config> config);
+  ~Server() override;
+
+  // Binds the listeners and starts the poll groups.
+  Status Start();
+  // Blocks until SIGINT/SIGTERM or SHUTDOWN, then stops the threads. Call from main.
+  void WaitForShutdown();
+  // Asks the server to stop. Any thread.
+  void RequestShutdown() { shutdown_requested_ = true; }
+
+  std::mutex& mu() { return mu_; }
+  store::Keyspace& keyspace() { return *keyspace_; }
+  cmd::CommandTable& commands() { return commands_; }
+  Config& config() { return *config_; }
+  ServerStats& stats() { return stats_; }
+  int port() const { return port_; }
+  int64_t start_time_ms() const { return start_time_ms_; }
+  const std::string& run_id() const { return run_id_; }
+  size_t num_groups() const { return groups_.size(); }
+  PollGroup& group(size_t i) { return *groups_[i]; }
+
+  // Runs one command for a client. Keyspace lock held, client's loop thread.
+  void Execute(Client& c, std::span<const std::string_view> args);
+  // The client whose command is running (server commands use it). Keyspace lock held.
+  Client& current_client() { return *current_client_; }
+
+  // Values the IO threads read without the lock.
+  int64_t max_bulk_len() const { return max_bulk_len_.load(std::memory_order_relaxed); }
+  int64_t query_buffer_limit() const { return query_buf_limit_.load(std::memory_order_relaxed); }
+  bool auth_required() const { return auth_required_.load(std::memory_order_relaxed); }
+
+  // Client registry. Keyspace lock held.
+  void RegisterClient(Client* c);
+  void UnregisterClient(Client* c);
+  const std::map<uint64_t, Client*>& clients() const { return clients_; }
+  uint64_t NextClientId() { return next_client_id_.fetch_add(1); }
+  void AddMonitor(Client* c);
+  void RemoveMonitor(Client* c);
+
+  // Slowlog and latency monitor. Keyspace lock held.
+  std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
+  std::map<std::string, LatencyEvent>& latency_events() { return latency_events_; }
+  void RecordLatency(const std::string& event, int64_t ms);
+
+  // ServerHooks.
+  void KeyModified(int db, std::string_view key) override {}
+  void Notify(int klass, std::string_view event, std::string_view key, int db) override;
+  int64_t MaxBulkLen() const override { return max_bulk_len(); }
+  // KeyspaceObserver.
+  void OnKeyExpired(int db, std::string_view key) override;
+
+  bool active_expire_enabled() const { return active_expire_; }
+  void set_active_expire(bool on) { active_expire_ = on; }
+  int notify_flags() const { return notify_flags_; }
+
+ private:
+  class Listener;
+  void WireConfig();
+  Status StartListeners();
+  void OnAccept(net::Fd fd);
+  // Periodic work (hz times a second): expiry, rehashing, metrics. Keyspace lock taken inside.
+  int64_t Cron();
+  void FeedMonitors(const Client& c, std::span<const std::string_view> args, int64_t now_us);
+  void MaybeSlowlog(const Client& c, std::span<const std::string_view> args, int64_t dur_us);
+
+  std::unique_ptr<Config> config_;
+  std::mutex mu_;
+  std::unique_ptr<store::Keyspace> keyspace_;
+  cmd::CommandTable commands_;
+  ServerStats stats_;
+  std::vector<std::unique_ptr<PollGroup>> groups_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  std::atomic<size_t> next_group_{0};
+  std::atomic<uint64_t> next_client_id_{1};
+  std::atomic<bool> shutdown_requested_{false};
+  int port_ = 0;
+  int64_t start_time_ms_;
+  std::string run_id_;
+
+  std::atomic<int64_t> max_bulk_len_{512LL * 1024 * 1024};
+  std::atomic<int64_t> query_buf_limit_{1024LL * 1024 * 1024};
+  std::atomic<bool> auth_required_{false};
+  std::atomic<int64_t> maxclients_{10000};
+  std::atomic<bool> protected_mode_{true};
+  bool bind_configured_ = false;
+
+  // Guarded by mu_:
+  std::map<uint64_t, Client*> clients_;
+  Client* current_client_ = nullptr;
+  std::vector<Client*> monitors_;
+  std::deque<SlowlogEntry> slowlog_;
+  uint64_t slowlog_next_id_ = 0;
+  std::map<std::string, LatencyEvent> latency_events_;
+  bool active_expire_ = true;
+  int notify_flags_ = 0;
+  int hz_ = 10;
+  // Mirrors of configuration read on every command.
+  int64_t slowlog_slower_than_us_ = 10000;
+  int64_t slowlog_max_len_ = 128;
+  int64_t latency_threshold_ms_ = 0;
+};
+
+// Registration of the server-level command families (connection, admin, introspection).
+void RegisterServerCommands(cmd::CommandTable& table);
+
+// The Server behind a command's hooks (server commands only run inside a Server).
+inline Server& ServerOf(cmd::Context& c) { return static_cast<Server&>(c.hooks); }
+
+}  // namespace kv::server
