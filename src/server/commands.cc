@@ -3,7 +3,13 @@
 namespace kv::server {
 
 void RegisterConnectionServerCommands(cmd::CommandTable& t);  // conn_cmds.cc
+void RegisterInfoCommands(cmd::CommandTable& t);              // info_cmds.cc
+void RegisterAdminCommands(cmd::CommandTable& t);             // admin_cmds.cc
 
-void RegisterServerCommands(cmd::CommandTable& t) { RegisterConnectionServerCommands(t); }
+void RegisterServerCommands(cmd::CommandTable& t) {
+  RegisterConnectionServerCommands(t);
+  RegisterInfoCommands(t);
+  RegisterAdminCommands(t);
+}
 
 }  // namespace kv::server

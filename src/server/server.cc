@@ -45,7 +45,7 @@ Server::Server(std::unique_ptr<Config> config)
   RegisterServerCommands(commands_);
 }
 
-Server::~Server() = default;
+Server::~Server() { Stop(); }
 
 void Server::WireConfig() {
   Config& c = *config_;
@@ -276,9 +276,13 @@ void Server::WaitForShutdown() {
     }
   }
   LOG_WARNING("User requested shutdown...");
+  Stop();
+  LOG_WARNING("kvstore is now ready to exit, bye bye...");
+}
+
+void Server::Stop() {
   for (auto& g : groups_) g->StopAndJoin();
   listeners_.clear();
-  LOG_WARNING("kvstore is now ready to exit, bye bye...");
 }
 
 }  // namespace kv::server

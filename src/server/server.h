@@ -78,6 +78,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void WaitForShutdown();
   // Asks the server to stop. Any thread.
   void RequestShutdown() { shutdown_requested_ = true; }
+  // Stops the poll groups and closes the listeners (WaitForShutdown does this; tests that run a
+  // server in-process call it directly). Not from a poll-group thread.
+  void Stop();
 
   std::mutex& mu() { return mu_; }
   store::Keyspace& keyspace() { return *keyspace_; }

@@ -1,0 +1,142 @@
+#include "tests/support/process.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "net/socket.h"
+#include "tests/support/resp_client.h"
+
+namespace kv::test {
+
+int FreePort() {
+  auto fd = net::ListenTcp("127.0.0.1", 0, 1);
+  if (!fd.ok()) abort();
+  return net::LocalPort(fd->get());
+}
+
+std::string BuildPath(const std::string& name) {
+  const char* dir = getenv("KVSTORE_BUILD_DIR");
+  return std::string(dir ? dir : ".") + "/" + name;
+}
+
+bool HaveRedisServer() { return access("/usr/bin/redis-server", X_OK) == 0; }
+
+namespace {
+bool Answers(int port) {
+  auto fd = net::ConnectTcp("127.0.0.1", port, 200);
+  if (!fd.ok()) return false;
+  const char ping[] = "*1\r\n$4\r\nPING\r\n";
+  if (write(fd->get(), ping, sizeof(ping) - 1) < 0) return false;
+  pollfd p{fd->get(), POLLIN, 0};
+  if (poll(&p, 1, 1000) <= 0) return false;
+  char buf[64];
+  ssize_t n = read(fd->get(), buf, sizeof(buf));
+  // Any reply means the server is serving ("-NOAUTH" when a password is set).
+  return n > 0 && (buf[0] == '+' || buf[0] == '-');
+}
+}  // namespace
+
+ServerProcess::ServerProcess(Kind kind, std::vector<std::string> extra_args) {
+  char tmpl[] = "/tmp/kvstore-test-XXXXXX";
+  dir_ = mkdtemp(tmpl);
+  log_ = dir_ + "/server.log";
+  for (int attempt = 0; attempt < 5; attempt++) {
+    port_ = FreePort();
+    std::vector<std::string> args;
+    if (kind == Kind::kKvstore) {
+      args = {BuildPath("kvstore-server")};
+    } else {
+      args = {"/usr/bin/redis-server", "--appendonly", "no", "--enable-debug-command", "yes"};
+    }
+    std::vector<std::string> base = {"--port", std::to_string(port_), "--dir", dir_,
+                                     "--save", "", "--logfile", log_};
+    args.insert(args.end(), base.begin(), base.end());
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    pid_ = fork();
+    if (pid_ == 0) {
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    for (int i = 0; i < 200; i++) {
+      if (Answers(port_)) return;
+      if (!Alive()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    Stop(1000);
+  }
+  fprintf(stderr, "ServerProcess: could not start %s; log:\n%s\n",
+          kind == Kind::kKvstore ? "kvstore-server" : "redis-server", LogText().c_str());
+  abort();
+}
+
+ServerProcess::~ServerProcess() {
+  Stop();
+  std::string cmd = "rm -rf '" + dir_ + "'";
+  [[maybe_unused]] int rc = system(cmd.c_str());
+}
+
+bool ServerProcess::Alive() {
+  if (pid_ <= 0) return false;
+  int status;
+  if (waitpid(pid_, &status, WNOHANG) == pid_) {
+    pid_ = -1;
+    return false;
+  }
+  return true;
+}
+
+int ServerProcess::Stop(int timeout_ms) {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  for (int waited = 0; waited < timeout_ms; waited += 10) {
+    int status;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+  return -1;
+}
+
+std::string ServerProcess::LogText() const {
+  std::ifstream f(log_);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+InProcessServer::InProcessServer(std::vector<std::pair<std::string, std::string>> overrides) {
+  auto config = std::make_unique<server::Config>();
+  std::vector<ConfigDirective> d = {{"port", {"0"}, "test"}, {"io-threads", {"2"}, "test"}};
+  for (auto& [k, v] : overrides) d.push_back({k, {v}, "test"});
+  Status s = config->Load(d);
+  if (!s.ok()) {
+    fprintf(stderr, "InProcessServer: %s\n", s.message().c_str());
+    abort();
+  }
+  server_ = std::make_unique<server::Server>(std::move(config));
+  s = server_->Start();
+  if (!s.ok()) {
+    fprintf(stderr, "InProcessServer: %s\n", s.message().c_str());
+    abort();
+  }
+}
+
+InProcessServer::~InProcessServer() { server_->Stop(); }
+
+}  // namespace kv::test

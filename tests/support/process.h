@@ -1,0 +1,60 @@
+// Real server processes for end-to-end tests: kvstore-server from the build tree and Debian's
+// redis-server, each started on a free loopback port and stopped when the object goes away.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/server.h"
+
+namespace kv::test {
+
+// A port that was free a moment ago.
+int FreePort();
+// Path of a binary in the build tree (KVSTORE_BUILD_DIR, set by ctest).
+std::string BuildPath(const std::string& name);
+// True when Debian's redis-server is installed (the differential tests need it).
+bool HaveRedisServer();
+
+class ServerProcess {
+ public:
+  enum class Kind { kKvstore, kRedis };
+
+  // Starts the server with extra "--name value" arguments and waits until it answers PING.
+  ServerProcess(Kind kind, std::vector<std::string> extra_args = {});
+  ~ServerProcess();
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  const std::string& dir() const { return dir_; }
+  const std::string& log_path() const { return log_; }
+  // Sends SIGTERM and waits; returns the exit status (or -1 if it had to be killed).
+  int Stop(int timeout_ms = 5000);
+  bool Alive();
+  std::string LogText() const;
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+  std::string dir_, log_;
+};
+
+// A kvstore Server running inside the test process on a free port (faster than a process for
+// testing server commands over real sockets).
+class InProcessServer {
+ public:
+  explicit InProcessServer(std::vector<std::pair<std::string, std::string>> overrides = {});
+  ~InProcessServer();
+  int port() const { return server_->port(); }
+  server::Server& server() { return *server_; }
+
+ private:
+  std::unique_ptr<server::Server> server_;
+};
+
+}  // namespace kv::test
