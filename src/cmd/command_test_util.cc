@@ -14,6 +14,7 @@ std::string CommandRunner::Run(std::vector<std::string> args) {
   std::vector<std::string_view> views(args.begin(), args.end());
   std::string out;
   resp::ReplyWriter w(&out, session.resp);
+  propagated_.clear();
   std::string error;
   const CommandSpec* spec = ResolveCommand(table, views, &error);
   if (!spec) {
@@ -23,7 +24,6 @@ std::string CommandRunner::Run(std::vector<std::string> args) {
   Context ctx(views, w, ks, session, hooks, stats, fixed_now_ms_ >= 0 ? fixed_now_ms_ : WallMs());
   ctx.spec = spec;
   spec->handler(ctx);
-  propagated_.clear();
   if (spec->IsWrite() && ctx.dirty > 0) {
     propagated_ = ctx.rewrite ? *ctx.rewrite : args;
   }

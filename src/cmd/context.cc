@@ -39,6 +39,14 @@ void Context::Changed(std::string_view key, int klass, std::string_view event) {
   if (!event.empty()) Notify(klass, event, key);
 }
 
+void Context::ReplyHelp(std::span<const std::string_view> lines) {
+  out.Array(lines.size() + 3);
+  out.Simple(ToUpper(args[0]) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+  for (std::string_view line : lines) out.Simple(line);
+  out.Simple("HELP");
+  out.Simple("    Print this help.");
+}
+
 bool Context::ParseInt(std::string_view s, int64_t* v, OpStatus err) {
   auto r = kv::ParseInt64(s);
   if (!r) {

@@ -117,6 +117,10 @@ class Context {
   void Error(OpStatus s) { ReplyError(out, s); }
   void Error(std::string_view msg) { out.Error(msg); }
 
+  // Redis' addReplyHelp: "<CMD> <subcommand> ... Subcommands are:", the lines, then the HELP
+  // entry, each a status reply.
+  void ReplyHelp(std::span<const std::string_view> lines);
+
   // Argument parsing helpers: on failure they answer the Redis error and return false.
   bool ParseInt(std::string_view s, int64_t* v, OpStatus err = OpStatus::kNotInteger);
   bool ParseDouble(std::string_view s, double* v);

@@ -71,16 +71,6 @@ void TouchAllKeys(Context& c, store::Db& keys_of, int a, int b) {
   });
 }
 
-// Redis' addReplyHelp: a header naming the command, the lines, then the HELP footer, each
-// line a status reply.
-void ReplyHelp(Context& c, std::span<const std::string_view> lines) {
-  c.out.Array(lines.size() + 3);
-  c.out.Simple(ToUpper(c.arg(0)) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
-  for (std::string_view line : lines) c.out.Simple(line);
-  c.out.Simple("HELP");
-  c.out.Simple("    Print this help.");
-}
-
 // ---- DEL UNLINK EXISTS TYPE TOUCH --------------------------------------------------------
 
 // DEL and UNLINK: deletion is synchronous for both (no lazy-free thread).
@@ -595,7 +585,7 @@ void ObjectHelp(Context& c) {
       "    Return the number of references of the value associated with the specified",
       "    <key>.",
   };
-  ReplyHelp(c, kLines);
+  c.ReplyHelp(kLines);
 }
 
 // The container itself never runs: ResolveCommand dispatches to a subcommand or fails arity.

@@ -210,25 +210,28 @@ void ClientReply(Context& c) {
 }
 
 void ClientHelp(Context& c) {
-  static const char* kLines[] = {
-      "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+  static constexpr std::string_view kLines[] = {
       "GETNAME", "    Return the name of the current connection.",
       "ID", "    Return the ID of the current connection.",
       "INFO", "    Return information about the current client connection.",
       "KILL <ip:port>", "    Kill connection made from <ip:port>.",
       "KILL <option> <value> [<option> <value> [...]]",
-      "    Kill connections. Options are: ID <client-id>, TYPE (NORMAL|MASTER|REPLICA|PUBSUB),",
-      "    USER <username>, ADDR <ip:port>, LADDR <ip:port>, SKIPME (YES|NO).",
+      "    Kill connections. Options are:",
+      "    * ADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made from the specified address",
+      "    * LADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made to specified local address",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Kill connections by type.",
+      "    * USER <username>", "      Kill connections authenticated by <username>.",
+      "    * SKIPME (YES|NO)", "      Skip killing current connection (default: yes).",
+      "    * ID <client-id>", "      Kill connections by client id.",
       "LIST [options ...]", "    Return information about client connections. Options:",
-      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "    * ID <client-id> [<client-id> ...]",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
+      "    * ID <client-id> [<client-id> ...]", "      Return clients of specified IDs only.",
       "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
       "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
       "SETNAME <name>", "    Assign the name <name> to the current connection.",
       "SETINFO <option> <value>", "    Set client meta attributes: LIB-NAME or LIB-VER.",
-      "HELP", "    Print this help.",
   };
-  c.out.Array(std::size(kLines));
-  for (const char* l : kLines) c.out.Simple(l);
+  c.ReplyHelp(kLines);
 }
 
 }  // namespace
