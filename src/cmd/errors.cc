@@ -36,14 +36,21 @@ std::string WrongArity(std::string_view cmd_fullname) {
   return "wrong number of arguments for '" + std::string(cmd_fullname) + "' command";
 }
 
+namespace {
+// Redis formats these with "%.*s", which stops at a NUL byte.
+std::string_view CText(std::string_view s, size_t max) {
+  s = s.substr(0, max);
+  return s.substr(0, s.find('\0'));
+}
+}  // namespace
+
 std::string UnknownCommand(std::string_view name, std::span<const std::string_view> args) {
   std::string list;
   for (size_t i = 1; i < args.size() && list.size() < 128; i++) {
-    size_t room = 128 - list.size();
-    list += "'" + std::string(args[i].substr(0, room)) + "' ";
+    list += "'" + std::string(CText(args[i], 128 - list.size())) + "' ";
   }
-  return "unknown command '" + std::string(name.substr(0, 128)) +
-         "', with args beginning with: " + list;
+  return "unknown command '" + std::string(CText(name, 128)) + "', with args beginning with: " +
+         list;
 }
 
 std::string UnknownSubcommand(std::string_view sub, std::string_view parent) {

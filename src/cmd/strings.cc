@@ -474,7 +474,7 @@ void IncrByFloat(Context& c) {
     return;
   }
   std::string text = LongDoubleToString(next);
-  StoreKeepTtl(c, e, key, Value::String(text));
+  StoreKeepTtl(c, e, key, Value::Embstr(text));
   c.Changed(key, kNotifyString, "incrbyfloat");
   c.out.Bulk(text);
   c.rewrite = Argv({"SET", key, text, "KEEPTTL"});

@@ -31,8 +31,16 @@ Value Value::String(std::string_view s, bool raw) {
   if (!raw && s.size() <= 20) {
     if (auto n = ParseInt64(s)) return Int(*n);
   }
+  return raw ? MakeString(s, StrEnc::kRaw) : Embstr(s);
+}
+
+Value Value::Embstr(std::string_view s) {
+  return MakeString(s, s.size() > kEmbstrMax ? StrEnc::kRaw : StrEnc::kEmbstr);
+}
+
+Value Value::MakeString(std::string_view s, StrEnc enc) {
   Value r;
-  r.enc_ = raw || s.size() > kEmbstrMax ? StrEnc::kRaw : StrEnc::kEmbstr;
+  r.enc_ = enc;
   r.len_ = static_cast<uint32_t>(s.size());
   if (s.size() <= kInlineMax) {
     if (!s.empty()) memcpy(r.u_.inline_str, s.data(), s.size());
@@ -54,7 +62,7 @@ Value Value::Clone() const {
   if (type_ != ObjType::kString) return Object(type_, u_.obj->Clone());
   if (enc_ == StrEnc::kInt) return Int(u_.ival);
   char scratch[24];
-  return String(Str(scratch), enc_ == StrEnc::kRaw);
+  return MakeString(Str(scratch), enc_);
 }
 
 void Value::Release() {

@@ -50,6 +50,9 @@ class Value {
   // A string value. Strings that are canonical integers (and short) are stored as integers,
   // as Redis' tryObjectEncoding does, unless `raw` is set (APPEND/SETRANGE results).
   static Value String(std::string_view s, bool raw = false);
+  // A string never integer-encoded (embstr when short, else raw), as Redis' createStringObject
+  // makes for computed results such as INCRBYFLOAT's.
+  static Value Embstr(std::string_view s);
   static Value Int(int64_t v);
   static Value Object(ObjType type, std::unique_ptr<Collection> obj);
   Value Clone() const;
@@ -73,6 +76,7 @@ class Value {
   size_t MemoryUsage() const;
 
  private:
+  static Value MakeString(std::string_view s, StrEnc enc);
   void Release();
   void MoveFrom(Value& o);
 
