@@ -22,7 +22,7 @@ RequestParser::Result RequestParser::Fail(std::string msg) {
 
 size_t RequestParser::BytesWanted() const {
   if (bulk_len_ < 0) return 0;
-  return static_cast<size_t>(bulk_len_) + 2;
+  return pos_ + static_cast<size_t>(bulk_len_) + 2;
 }
 
 RequestParser::Result RequestParser::ParseInline(const char* buf, size_t len) {

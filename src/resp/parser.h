@@ -36,8 +36,8 @@ class RequestParser {
   size_t request_size() const { return request_size_; }
   // The protocol error, without the leading "-ERR ".
   const std::string& error() const { return error_; }
-  // While inside a bulk payload: how many more bytes the current request needs at least.
-  // Lets the caller size its read buffer for big values in one step.
+  // While inside a bulk payload: how many bytes, counted from the request's first byte, the
+  // request needs at least (0 otherwise). Lets the caller size its read buffer for big values.
   size_t BytesWanted() const;
   // True when the parser holds state from a partially received request.
   bool InProgress() const { return pos_ != 0; }

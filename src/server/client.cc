@@ -77,10 +77,18 @@ void Client::OnEvents(uint32_t events) {
 }
 
 void Client::HandleReadable() {
-  size_t want = std::max(kReadChunk, parser_.BytesWanted());
-  // Big bulk arguments are read in as few calls as possible.
-  if (want > kReadChunk && in_.size() < want) want = want - in_.size();
+  // Big bulk arguments are read in few calls, but the buffer only doubles per read, so a peer
+  // that declares a huge length and sends nothing cannot make the server reserve it up front.
+  size_t want = kReadChunk;
+  size_t needed = parser_.BytesWanted();
+  if (needed > in_.size()) want = std::clamp(needed - in_.size(), kReadChunk, std::max(kReadChunk, in_.capacity()));
   char* tail = in_.WritableTail(want);
+  if (!tail) {
+    LOG_WARNING("Out of memory reading from client id=%llu addr=%s: closing it",
+                static_cast<unsigned long long>(id()), peer_.c_str());
+    Close("out of memory");
+    return;
+  }
   ssize_t n = read(fd_.get(), tail, in_.tail_room());
   if (n == 0) {
     Close("client closed connection");

@@ -22,6 +22,7 @@ class IoBuffer {
   std::string_view view() const { return {data(), size()}; }
 
   // Returns space for at least `min_free` bytes after the data; Commit() what was written.
+  // Returns nullptr when the memory cannot be had (the caller drops the connection).
   char* WritableTail(size_t min_free);
   size_t tail_room() const { return cap_ - end_; }
   void Commit(size_t n) { end_ += n; }
@@ -44,6 +45,7 @@ inline char* IoBuffer::WritableTail(size_t min_free) {
     size_t ncap = cap_ ? cap_ : 4096;
     while (ncap - used < min_free) ncap *= 2;
     char* n = static_cast<char*>(malloc(ncap));
+    if (!n) return nullptr;
     if (used) memcpy(n, data_ + start_, used);
     free(data_);
     data_ = n;
