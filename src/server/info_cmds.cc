@@ -1,6 +1,417 @@
-// INFO, CONFIG, COMMAND and TIME. (Being written.)
+// Introspection commands: CONFIG, COMMAND and TIME (INFO lives in info.cc).
+//
+// COMMAND reads the command table as data: arity, flags and key positions come from each
+// CommandSpec; ACL categories are derived from the flags and the command group the way Redis
+// derives its implicit ones. Command tips and key specs are not recorded in the table, so they
+// are reported as empty.
+#include <algorithm>
+#include <bit>
+
+#include "cmd/context.h"
+#include "common/clock.h"
+#include "common/logging.h"
+#include "common/strutil.h"
 #include "server/server.h"
 
 namespace kv::server {
-void RegisterInfoCommands(cmd::CommandTable& t) {}
+
+void RegisterInfoCommand(cmd::CommandTable& t);  // info.cc
+
+namespace {
+
+using cmd::CommandSpec;
+using cmd::Context;
+
+// ---- CONFIG ------------------------------------------------------------------------------
+
+void ConfigGet(Context& c) {
+  std::vector<std::string> patterns;
+  for (size_t i = 2; i < c.argc(); i++) patterns.emplace_back(c.arg(i));
+  auto pairs = ServerOf(c).config().Get(patterns);
+  c.out.Map(pairs.size());
+  for (const auto& [name, value] : pairs) {
+    c.out.Bulk(name);
+    c.out.Bulk(value);
+  }
+}
+
+void ConfigSet(Context& c) {
+  if (c.argc() % 2 != 0) {
+    c.Error(cmd::OpStatus::kSyntax);
+    return;
+  }
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (size_t i = 2; i + 1 < c.argc(); i += 2) pairs.emplace_back(c.arg(i), c.arg(i + 1));
+  Status s = ServerOf(c).config().SetMany(pairs);
+  if (!s.ok()) {
+    c.Error(s.message());
+    return;
+  }
+  c.out.Ok();
+}
+
+// Redis' resetServerStats plus the command table: everything INFO counts except what describes
+// the present (connected clients, changes since the last save, peak memory).
+void ConfigResetStat(Context& c) {
+  Server& s = ServerOf(c);
+  ServerStats& st = s.stats();
+  st.total_connections = 0;
+  st.rejected_connections = 0;
+  st.net_input_bytes = 0;
+  st.net_output_bytes = 0;
+  st.total_commands = 0;
+  st.total_error_replies = 0;
+  st.unexpected_error_replies = 0;
+  st.exec = {};
+  std::fill(std::begin(st.sample_time), std::end(st.sample_time), 0);
+  std::fill(std::begin(st.sample_cmds), std::end(st.sample_cmds), 0);
+  std::fill(std::begin(st.sample_in), std::end(st.sample_in), 0);
+  std::fill(std::begin(st.sample_out), std::end(st.sample_out), 0);
+  st.sample_idx = 0;
+  s.commands().ResetStats();
+  s.keyspace().ResetStats();
+  c.out.Ok();
+}
+
+void ConfigRewrite(Context& c) {
+  Config& config = ServerOf(c).config();
+  if (config.config_file().empty()) {
+    c.Error("The server is running without a config file");
+    return;
+  }
+  Status s = config.Rewrite(config.config_file());
+  if (!s.ok()) {
+    LOG_WARNING("CONFIG REWRITE failed: %s", s.message().c_str());
+    c.Error(s.message());
+    return;
+  }
+  LOG_NOTICE("CONFIG REWRITE executed with success.");
+  c.out.Ok();
+}
+
+void ConfigHelp(Context& c) {
+  static constexpr std::string_view kLines[] = {
+      "GET <pattern>",
+      "    Return parameters matching the glob-like <pattern> and their values.",
+      "SET <directive> <value>",
+      "    Set the configuration <directive> to <value>.",
+      "RESETSTAT",
+      "    Reset statistics reported by the INFO command.",
+      "REWRITE",
+      "    Rewrite the configuration file.",
+  };
+  c.ReplyHelp(kLines);
+}
+
+// Containers never run themselves: ResolveCommand dispatches to a subcommand or fails arity.
+void Container(Context& c) { c.Error(cmd::UnknownSubcommand(c.arg(1), c.arg(0))); }
+
+// ---- COMMAND -----------------------------------------------------------------------------
+
+// Redis' ACL categories, in its table order (COMMAND INFO lists them in this order).
+enum AclCategory : uint32_t {
+  kCatKeyspace, kCatRead, kCatWrite, kCatSet, kCatSortedSet, kCatList, kCatHash, kCatString,
+  kCatBitmap, kCatHyperLogLog, kCatGeo, kCatStream, kCatPubSub, kCatAdmin, kCatFast, kCatSlow,
+  kCatBlocking, kCatDangerous, kCatConnection, kCatTransaction, kCatScripting, kNumCategories
+};
+constexpr std::string_view kCategoryNames[kNumCategories] = {
+    "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
+    "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
+    "connection", "transaction", "scripting"};
+
+// The category a command group implies ("keyspace" commands are @keyspace, ...), or -1.
+int GroupCategory(std::string_view group) {
+  static const std::pair<std::string_view, AclCategory> kGroups[] = {
+      {"keyspace", kCatKeyspace}, {"generic", kCatKeyspace}, {"string", kCatString},
+      {"list", kCatList},         {"set", kCatSet},           {"sorted-set", kCatSortedSet},
+      {"zset", kCatSortedSet},    {"hash", kCatHash},         {"bitmap", kCatBitmap},
+      {"hyperloglog", kCatHyperLogLog}, {"geo", kCatGeo},     {"stream", kCatStream},
+      {"pubsub", kCatPubSub},     {"connection", kCatConnection},
+      {"transactions", kCatTransaction}, {"scripting", kCatScripting},
+  };
+  for (const auto& [name, cat] : kGroups) {
+    if (name == group) return cat;
+  }
+  return -1;
+}
+
+// A bit per AclCategory. Containers carry only @slow, as in Redis.
+uint32_t Categories(const CommandSpec& c) {
+  uint32_t cats = 0;
+  auto add = [&](AclCategory cat) { cats |= 1u << cat; };
+  if (c.subcommands.empty()) {
+    int g = GroupCategory(c.group);
+    if (g >= 0) add(static_cast<AclCategory>(g));
+  }
+  if (c.flags & cmd::kWrite) add(kCatWrite);
+  if ((c.flags & cmd::kReadOnly) && !(cats & (1u << kCatScripting))) add(kCatRead);
+  if (c.flags & cmd::kAdmin) {
+    add(kCatAdmin);
+    add(kCatDangerous);
+  }
+  if (c.flags & cmd::kPubSub) add(kCatPubSub);
+  if (c.flags & cmd::kFast) add(kCatFast);
+  if (c.flags & cmd::kBlocking) add(kCatBlocking);
+  if (!(cats & (1u << kCatFast))) add(kCatSlow);
+  return cats;
+}
+
+// COMMAND DOCS' group names: kvstore's "keyspace" group is Redis' "generic".
+std::string_view DocsGroup(std::string_view group) {
+  return group == "keyspace" ? std::string_view("generic") : group;
+}
+
+// Looks a command up by its full name, "get" or "config|get" (Redis' lookupCommandBySds).
+const CommandSpec* LookupFullName(const cmd::CommandTable& t, std::string_view name) {
+  size_t bar = name.find('|');
+  const CommandSpec* base = t.Find(name.substr(0, bar));
+  if (!base || bar == std::string_view::npos) return base;
+  std::string_view sub = name.substr(bar + 1);
+  if (sub.find('|') != std::string_view::npos) return nullptr;
+  return base->FindSub(sub);
+}
+
+// One 10-element COMMAND INFO entry.
+void ReplyCommandInfo(Context& c, const CommandSpec& spec) {
+  c.out.Array(10);
+  c.out.Bulk(spec.name);
+  c.out.Int(spec.arity);
+  auto flags = cmd::FlagNames(spec.flags);
+  c.out.Set(flags.size());
+  for (std::string_view f : flags) c.out.Simple(f);
+  c.out.Int(spec.first_key);
+  c.out.Int(spec.last_key);
+  c.out.Int(spec.key_step);
+  uint32_t cats = Categories(spec);
+  c.out.Set(std::popcount(cats));
+  for (int i = 0; i < kNumCategories; i++) {
+    if (cats & (1u << i)) c.out.Simple("@" + std::string(kCategoryNames[i]));
+  }
+  c.out.Set(0);  // tips
+  c.out.Set(0);  // key specs
+  if (spec.subcommands.empty()) {
+    c.out.Set(0);
+    return;
+  }
+  c.out.Array(spec.subcommands.size());
+  for (const auto& sub : spec.subcommands) ReplyCommandInfo(c, *sub);
+}
+
+// One COMMAND DOCS map: summary, since, group and subcommands (what the table records).
+void ReplyCommandDocs(Context& c, const CommandSpec& spec) {
+  size_t fields = 1 + !spec.summary.empty() + !spec.since.empty() + !spec.subcommands.empty();
+  c.out.Map(fields);
+  if (!spec.summary.empty()) {
+    c.out.Bulk("summary");
+    c.out.Bulk(spec.summary);
+  }
+  if (!spec.since.empty()) {
+    c.out.Bulk("since");
+    c.out.Bulk(spec.since);
+  }
+  c.out.Bulk("group");
+  c.out.Bulk(DocsGroup(spec.group));
+  if (spec.subcommands.empty()) return;
+  c.out.Bulk("subcommands");
+  c.out.Map(spec.subcommands.size());
+  for (const auto& sub : spec.subcommands) {
+    c.out.Bulk(sub->name);
+    ReplyCommandDocs(c, *sub);
+  }
+}
+
+void CommandAll(Context& c) {
+  const auto& all = ServerOf(c).commands().all();
+  c.out.Array(all.size());
+  for (const CommandSpec* spec : all) ReplyCommandInfo(c, *spec);
+}
+
+void CommandCount(Context& c) {
+  c.out.Int(static_cast<int64_t>(ServerOf(c).commands().all().size()));
+}
+
+void CommandInfo(Context& c) {
+  if (c.argc() == 2) {
+    CommandAll(c);
+    return;
+  }
+  const cmd::CommandTable& t = ServerOf(c).commands();
+  c.out.Array(c.argc() - 2);
+  for (size_t i = 2; i < c.argc(); i++) {
+    const CommandSpec* spec = LookupFullName(t, c.arg(i));
+    if (spec) ReplyCommandInfo(c, *spec);
+    else c.out.Null();
+  }
+}
+
+void CommandDocs(Context& c) {
+  const cmd::CommandTable& t = ServerOf(c).commands();
+  std::vector<const CommandSpec*> found;
+  if (c.argc() == 2) {
+    found.assign(t.all().begin(), t.all().end());
+  } else {
+    for (size_t i = 2; i < c.argc(); i++) {
+      if (const CommandSpec* spec = LookupFullName(t, c.arg(i))) found.push_back(spec);
+    }
+  }
+  c.out.Map(found.size());
+  for (const CommandSpec* spec : found) {
+    c.out.Bulk(spec->name);
+    ReplyCommandDocs(c, *spec);
+  }
+}
+
+// COMMAND LIST's FILTERBY: kind is "module", "aclcat" or "pattern".
+struct ListFilter {
+  std::string kind, arg;
+
+  bool Keeps(const CommandSpec& spec) const {
+    if (kind.empty()) return true;
+    if (kind == "module") return false;  // no command comes from a module
+    if (kind == "pattern") return GlobMatch(arg, spec.name, /*nocase=*/true);
+    for (int i = 0; i < kNumCategories; i++) {
+      if (EqualsIgnoreCase(arg, kCategoryNames[i])) return Categories(spec) & (1u << i);
+    }
+    return false;  // unknown category: nothing matches
+  }
+};
+
+void CommandList(Context& c) {
+  ListFilter filter;
+  if (c.argc() == 5 && EqualsIgnoreCase(c.arg(2), "FILTERBY")) {
+    filter.kind = ToLower(c.arg(3));
+    filter.arg = std::string(c.arg(4));
+    if (filter.kind != "module" && filter.kind != "aclcat" && filter.kind != "pattern") {
+      c.Error(cmd::OpStatus::kSyntax);
+      return;
+    }
+  } else if (c.argc() != 2) {
+    c.Error(cmd::OpStatus::kSyntax);
+    return;
+  }
+  std::vector<const std::string*> names;
+  for (const CommandSpec* spec : ServerOf(c).commands().all()) {
+    if (filter.Keeps(*spec)) names.push_back(&spec->name);
+    for (const auto& sub : spec->subcommands) {
+      if (filter.Keeps(*sub)) names.push_back(&sub->name);
+    }
+  }
+  c.out.Array(names.size());
+  for (const std::string* n : names) c.out.Bulk(*n);
+}
+
+bool ArityOk(int arity, size_t argc) {
+  return arity > 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
+}
+
+void CommandGetKeys(Context& c) {
+  std::span<const std::string_view> args = c.args.subspan(2);
+  const CommandSpec* spec = ServerOf(c).commands().Find(args[0]);
+  if (spec && !spec->subcommands.empty() && args.size() >= 2) spec = spec->FindSub(args[1]);
+  if (!spec) {
+    c.Error("Invalid command specified");
+    return;
+  }
+  if (spec->first_key <= 0) {
+    c.Error("The command has no key arguments");
+    return;
+  }
+  if (!ArityOk(spec->arity, args.size())) {
+    c.Error("Invalid number of arguments specified for command");
+    return;
+  }
+  std::vector<int> keys = spec->KeyIndexes(static_cast<int>(args.size()));
+  if (keys.empty()) {
+    c.Error("Invalid arguments specified for command");
+    return;
+  }
+  c.out.Array(keys.size());
+  for (int k : keys) c.out.Bulk(args[k]);
+}
+
+void CommandHelp(Context& c) {
+  static constexpr std::string_view kLines[] = {
+      "(no subcommand)",
+      "    Return details about all Redis commands.",
+      "COUNT",
+      "    Return the total number of commands in this Redis server.",
+      "LIST",
+      "    Return a list of all commands in this Redis server.",
+      "INFO [<command-name> ...]",
+      "    Return details about multiple Redis commands.",
+      "    If no command names are given, documentation details for all",
+      "    commands are returned.",
+      "DOCS [<command-name> ...]",
+      "    Return documentation details about multiple Redis commands.",
+      "    If no command names are given, documentation details for all",
+      "    commands are returned.",
+      "GETKEYS <full-command>",
+      "    Return the keys from a full Redis command.",
+  };
+  c.ReplyHelp(kLines);
+}
+
+// ---- TIME --------------------------------------------------------------------------------
+
+void Time(Context& c) {
+  int64_t us = WallUs();
+  c.out.Array(2);
+  c.out.Bulk(std::to_string(us / 1000000));
+  c.out.Bulk(std::to_string(us % 1000000));
+}
+
+// ---- registration ------------------------------------------------------------------------
+
+void RegisterConfigCommand(cmd::CommandTable& t) {
+  using namespace cmd;
+  CommandSpec* config = t.Add({.name = "config", .arity = -2, .handler = Container,
+                               .group = "server",
+                               .summary = "A container for server configuration commands",
+                               .since = "2.0.0"});
+  auto sub = [&](const char* name, int arity, uint32_t flags, Handler h, const char* summary,
+                 const char* since) {
+    t.AddSub(config, {.name = name, .arity = arity, .flags = flags | kLoading | kStale,
+                      .handler = h, .group = "server", .summary = summary, .since = since});
+  };
+  const uint32_t kAdminFlags = kAdmin | kNoScript;
+  sub("get", -3, kAdminFlags, ConfigGet, "Get the values of configuration parameters", "2.0.0");
+  sub("set", -4, kAdminFlags, ConfigSet, "Set configuration parameters to the given values",
+      "2.0.0");
+  sub("resetstat", 2, kAdminFlags, ConfigResetStat, "Reset the stats returned by INFO", "2.0.0");
+  sub("rewrite", 2, kAdminFlags, ConfigRewrite,
+      "Rewrite the configuration file with the in memory configuration", "2.8.0");
+  sub("help", 2, 0, ConfigHelp, "Show helpful text about the different subcommands", "5.0.0");
+}
+
+void RegisterCommandCommand(cmd::CommandTable& t) {
+  using namespace cmd;
+  CommandSpec* command = t.Add({.name = "command", .arity = -1, .flags = kLoading | kStale,
+                                .handler = CommandAll, .group = "server",
+                                .summary = "Get array of Redis command details",
+                                .since = "2.8.13"});
+  auto sub = [&](const char* name, int arity, Handler h, const char* summary,
+                 const char* since) {
+    t.AddSub(command, {.name = name, .arity = arity, .flags = kLoading | kStale, .handler = h,
+                       .group = "server", .summary = summary, .since = since});
+  };
+  sub("count", 2, CommandCount, "Get total number of Redis commands", "2.8.13");
+  sub("docs", -2, CommandDocs, "Get array of specific Redis command documentation", "7.0.0");
+  sub("getkeys", -4, CommandGetKeys, "Extract keys given a full Redis command", "2.8.13");
+  sub("info", -2, CommandInfo,
+      "Get array of specific Redis command details, or all when no argument is given", "2.8.13");
+  sub("list", -2, CommandList, "Get an array of Redis command names", "7.0.0");
+  sub("help", 2, CommandHelp, "Show helpful text about the different subcommands", "5.0.0");
+}
+
+}  // namespace
+
+void RegisterInfoCommands(cmd::CommandTable& t) {
+  RegisterInfoCommand(t);
+  RegisterConfigCommand(t);
+  RegisterCommandCommand(t);
+  t.Add({.name = "time", .arity = 1, .flags = cmd::kLoading | cmd::kStale | cmd::kFast,
+         .handler = Time, .group = "server", .summary = "Return the current server time",
+         .since = "2.6.0"});
+}
+
 }  // namespace kv::server
