@@ -109,7 +109,7 @@ void Container(Context& c) { c.Error(cmd::UnknownSubcommand(c.arg(1), c.arg(0)))
 // ---- COMMAND -----------------------------------------------------------------------------
 
 // Redis' ACL categories, in its table order (COMMAND INFO lists them in this order).
-enum AclCategory : uint32_t {
+enum AclCategory : int {
   kCatKeyspace, kCatRead, kCatWrite, kCatSet, kCatSortedSet, kCatList, kCatHash, kCatString,
   kCatBitmap, kCatHyperLogLog, kCatGeo, kCatStream, kCatPubSub, kCatAdmin, kCatFast, kCatSlow,
   kCatBlocking, kCatDangerous, kCatConnection, kCatTransaction, kCatScripting, kNumCategories

@@ -153,7 +153,6 @@ Status Server::Start() {
 Status Server::StartListeners() {
   port_ = static_cast<int>(config_->GetInt("port"));
   auto addrs = SplitArgs(config_->GetString("bind")).value_or(std::vector<std::string>{});
-  bind_configured_ = config_->GetString("bind") != "127.0.0.1 -::1";
   int backlog = static_cast<int>(config_->GetInt("tcp-backlog"));
   for (const auto& a : addrs) {
     bool optional = !a.empty() && a[0] == '-';
@@ -178,7 +177,7 @@ void Server::OnAccept(net::Fd fd) {
   const char* reject = nullptr;
   if (stats_.connected_clients.load() >= static_cast<uint64_t>(maxclients_.load())) {
     reject = "-ERR max number of clients reached\r\n";
-  } else if (protected_mode_ && !auth_required_ && !bind_configured_) {
+  } else if (protected_mode_ && !auth_required_) {
     std::string peer = net::PeerName(fd.get());
     bool loopback = peer.rfind("127.", 0) == 0 || peer.rfind("::1:", 0) == 0;
     if (!loopback) {

@@ -156,7 +156,6 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::atomic<bool> auth_required_{false};
   std::atomic<int64_t> maxclients_{10000};
   std::atomic<bool> protected_mode_{true};
-  bool bind_configured_ = false;
 
   // Guarded by mu_:
   std::map<uint64_t, Client*> clients_;
