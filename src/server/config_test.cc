@@ -76,3 +76,20 @@ TEST(Config, OutputBufferLimitsMergeByClass) {
 
 }  // namespace
 }  // namespace kv::server
+
+namespace kv::server {
+namespace {
+
+// Every parameter name Redis 7.0.15 reports for `CONFIG GET *` (minus none) is accepted.
+TEST(Config, KnowsEveryRedis70Parameter) {
+  const char* kRedisNames[] = {
+#include "server/redis70_params.inc"
+  };
+  Config c;
+  for (const char* name : kRedisNames) {
+    EXPECT_EQ(c.Get({name}).size(), 1u) << name;
+  }
+}
+
+}  // namespace
+}  // namespace kv::server
