@@ -162,7 +162,7 @@ std::vector<ParamSpec> DefaultParams() {
       Multi("latency-tracking-info-percentiles", "50 99 99.9"),
       S("notify-keyspace-events", ""),
       // Encodings of small collections (tuned by clients; kvstore picks its own).
-      Alias(M("hash-max-listpack-entries", 128), "hash-max-ziplist-entries"),
+      Alias(M("hash-max-listpack-entries", 512), "hash-max-ziplist-entries"),
       Alias(M("hash-max-listpack-value", 64), "hash-max-ziplist-value"),
       Alias(I("list-max-listpack-size", -2, INT_MIN, INT_MAX), "list-max-ziplist-size"),
       I("list-compress-depth", 0, 0, INT_MAX),

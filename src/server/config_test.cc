@@ -49,7 +49,7 @@ TEST(Config, GetMatchesGlobsAndAliases) {
   EXPECT_EQ(a[0].second, "yes");
   auto z = c.Get({"hash-max-ziplist-entries"});
   ASSERT_EQ(z.size(), 1u);
-  EXPECT_EQ(z[0].second, "128");
+  EXPECT_EQ(z[0].second, "512");
 }
 
 TEST(Config, LoadAccumulatesSaveAndRejectsUnknown) {

@@ -61,6 +61,11 @@ int main(int argc, char** argv) {
     fprintf(stderr, "Can't chdir to '%s': %s\n", dir.c_str(), strerror(errno));
     return 1;
   }
+  // CONFIG GET dir reports the absolute working directory, as Redis does.
+  if (char* cwd = getcwd(nullptr, 0)) {
+    config->SetMany({{"dir", cwd}});
+    free(cwd);
+  }
 
   // Signals are taken synchronously by WaitForShutdown; every thread inherits this mask.
   sigset_t set;

@@ -71,6 +71,10 @@ void Server::WireConfig() {
     auth_required_ = !v.empty();
     return Status::Ok();
   });
+  c.OnApply("dir", [](const std::string& v) {
+    if (chdir(v.c_str()) != 0) return Status::FromErrno("chdir " + v, errno);
+    return Status::Ok();
+  });
   c.OnApply("protected-mode", [this](const std::string& v) {
     protected_mode_ = v == "yes";
     return Status::Ok();
