@@ -44,7 +44,7 @@ void Context::ReplyHelp(std::span<const std::string_view> lines) {
   out.Simple(ToUpper(args[0]) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
   for (std::string_view line : lines) out.Simple(line);
   out.Simple("HELP");
-  out.Simple("    Print this help.");
+  out.Simple("    Prints this help.");
 }
 
 bool Context::ParseInt(std::string_view s, int64_t* v, OpStatus err) {

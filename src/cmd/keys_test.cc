@@ -757,7 +757,7 @@ TEST_F(ObjectCommand, HelpAndErrors) {
   EXPECT_EQ(help.substr(0, help.find("\r\n", 5) + 2),
             "*15\r\n+OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n");
   EXPECT_NE(help.find("+REFCOUNT <key>\r\n"), std::string::npos);
-  const std::string footer = "+HELP\r\n+    Print this help.\r\n";
+  const std::string footer = "+HELP\r\n+    Prints this help.\r\n";
   EXPECT_EQ(help.substr(help.size() - footer.size()), footer);
   EXPECT_EQ(r.Run({"object"}), Err("wrong number of arguments for 'object' command"));
   EXPECT_EQ(r.Run({"object", "foo", "k"}), Err("unknown subcommand 'foo'. Try OBJECT HELP."));

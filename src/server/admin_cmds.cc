@@ -258,7 +258,8 @@ std::string LatencyAdvice(Server& s, bool slow_commands, bool fast_commands) {
   if (slow_commands && slower_than_us < 0) {
     r += "- There are latency issues with potentially slow commands you are using. Try to enable "
          "the Slow Log Redis feature using the command 'CONFIG SET slowlog-log-slower-than " +
-         wanted + "'. If the Slow log is disabled Redis is not able to log slow commands "
+         wanted +
+         "'. If the Slow log is disabled Redis is not able to log slow commands "
          "execution for you.\n";
   } else if (slow_commands && slower_than_us / 1000 > threshold_ms) {
     r += "- Your current Slow Log configuration only logs events that are slower than your "
@@ -299,8 +300,9 @@ std::string LatencyReport(Server& s) {
     return "Dave, no latency spike was observed during the lifetime of this Redis instance, not "
            "in the slightest bit. I honestly think you ought to sleep better tonight.\n";
   }
-  std::string r = "Dave, I have observed latency spikes in this Redis instance. You don't mind "
-                  "talking about it, do you Dave?\n\n";
+  std::string r =
+      "Dave, I have observed latency spikes in this Redis instance. You don't mind "
+      "talking about it, do you Dave?\n\n";
   int n = 0;
   int64_t now_s = WallMs() / 1000;
   for (const auto& [name, e] : events) {
@@ -309,8 +311,8 @@ std::string LatencyReport(Server& s) {
     snprintf(line, sizeof(line),
              "%d. %s: %lld latency spikes (average %lldms, mean deviation %lldms, period %.2f "
              "sec). Worst all time event %lldms.\n",
-             ++n, name.c_str(), static_cast<long long>(a.samples),
-             static_cast<long long>(a.avg), static_cast<long long>(a.mad),
+             ++n, name.c_str(), static_cast<long long>(a.samples), static_cast<long long>(a.avg),
+             static_cast<long long>(a.mad),
              a.samples ? static_cast<double>(a.period) / a.samples : 0.0,
              static_cast<long long>(e.max_ms));
     r += line;
@@ -443,9 +445,9 @@ MemoryOverhead ComputeOverhead(store::Keyspace& ks) {
   for (int i = 0; i < ks.num_dbs(); i++) {
     store::Db& db = ks.db(i);
     if (db.size() == 0) continue;
-    DbOverhead d{i, db.table().bucket_count() * sizeof(store::Entry*) +
-                        db.size() * sizeof(store::Entry),
-                 db.expires_size() * (sizeof(store::Entry*) + sizeof(int64_t))};
+    DbOverhead d{
+        i, db.table().bucket_count() * sizeof(store::Entry*) + db.size() * sizeof(store::Entry),
+        db.expires_size() * (sizeof(store::Entry*) + sizeof(int64_t))};
     m.overhead += d.main + d.expires;
     m.keys += db.size();
     m.dbs.push_back(d);
@@ -566,8 +568,10 @@ void MemoryMallocStats(Context& c) {
     malloc_info(0, f);
     fclose(f);
   }
-  if (buf && len) c.out.Verbatim(std::string_view(buf, len));
-  else c.out.Bulk("Stats not supported for the current allocator");
+  if (buf && len)
+    c.out.Verbatim(std::string_view(buf, len));
+  else
+    c.out.Bulk("Stats not supported for the current allocator");
   free(buf);
 }
 
@@ -618,10 +622,14 @@ void Shutdown(Context& c) {
   bool save = false, nosave = false, other = false, abort = false;
   for (size_t i = 1; i < c.argc(); i++) {
     std::string_view a = c.arg(i);
-    if (EqualsIgnoreCase(a, "NOSAVE")) nosave = true;
-    else if (EqualsIgnoreCase(a, "SAVE")) save = true;
-    else if (EqualsIgnoreCase(a, "NOW") || EqualsIgnoreCase(a, "FORCE")) other = true;
-    else if (EqualsIgnoreCase(a, "ABORT")) abort = true;
+    if (EqualsIgnoreCase(a, "NOSAVE"))
+      nosave = true;
+    else if (EqualsIgnoreCase(a, "SAVE"))
+      save = true;
+    else if (EqualsIgnoreCase(a, "NOW") || EqualsIgnoreCase(a, "FORCE"))
+      other = true;
+    else if (EqualsIgnoreCase(a, "ABORT"))
+      abort = true;
     else {
       c.Error(cmd::OpStatus::kSyntax);
       return;
@@ -657,13 +665,19 @@ struct SubSpec {
 
 void AddContainer(cmd::CommandTable& t, const char* name, const char* summary, const char* since,
                   std::initializer_list<SubSpec> subs) {
-  cmd::CommandSpec* parent = t.Add({.name = name, .arity = -2, .group = "server",
-                                    .summary = summary, .since = since});
+  cmd::CommandSpec* parent =
+      t.Add({.name = name, .arity = -2, .group = "server", .summary = summary, .since = since});
   for (const SubSpec& s : subs) {
-    t.AddSub(parent, {.name = s.name, .arity = s.arity, .flags = s.flags,
-                      .first_key = s.first_key, .last_key = s.first_key,
-                      .key_step = s.first_key ? 1 : 0, .handler = s.handler, .group = "server",
-                      .summary = s.summary, .since = s.since});
+    t.AddSub(parent, {.name = s.name,
+                      .arity = s.arity,
+                      .flags = s.flags,
+                      .first_key = s.first_key,
+                      .last_key = s.first_key,
+                      .key_step = s.first_key ? 1 : 0,
+                      .handler = s.handler,
+                      .group = "server",
+                      .summary = s.summary,
+                      .since = s.since});
   }
 }
 
@@ -672,44 +686,61 @@ void AddContainer(cmd::CommandTable& t, const char* name, const char* summary, c
 void RegisterAdminCommands(cmd::CommandTable& t) {
   using namespace cmd;
   StartupAllocated();  // fixes the baseline before any data exists
-  t.Add({.name = "debug", .arity = -2, .flags = kAdminFlags, .handler = Debug, .group = "server",
-         .summary = "A container for debugging commands", .since = "1.0.0"});
-  t.Add({.name = "monitor", .arity = 1, .flags = kAdminFlags, .handler = Monitor,
-         .group = "server", .summary = "Listen for all requests received by the server in real "
-                                       "time", .since = "1.0.0"});
-  t.Add({.name = "shutdown", .arity = -1, .flags = kAdminFlags | kNoMulti | kAllowBusy,
-         .handler = Shutdown, .group = "server",
+  t.Add({.name = "debug",
+         .arity = -2,
+         .flags = kAdminFlags,
+         .handler = Debug,
+         .group = "server",
+         .summary = "A container for debugging commands",
+         .since = "1.0.0"});
+  t.Add({.name = "monitor",
+         .arity = 1,
+         .flags = kAdminFlags,
+         .handler = Monitor,
+         .group = "server",
+         .summary = "Listen for all requests received by the server in real time",
+         .since = "1.0.0"});
+  t.Add({.name = "shutdown",
+         .arity = -1,
+         .flags = kAdminFlags | kNoMulti | kAllowBusy,
+         .handler = Shutdown,
+         .group = "server",
          .summary = "Synchronously save the dataset to disk and then shut down the server",
          .since = "1.0.0"});
-  AddContainer(t, "latency", "A container for latency diagnostics commands", "2.8.13", {
-      {"latest", 2, kAdminFlags, LatencyLatest,
-       "Return the latest latency samples for all events.", "2.8.13"},
-      {"history", 3, kAdminFlags, LatencyHistory,
-       "Return timestamp-latency samples for the event.", "2.8.13"},
-      {"reset", -2, kAdminFlags, LatencyReset, "Reset latency data for one or more events.",
-       "2.8.13"},
-      {"doctor", 2, kAdminFlags, LatencyDoctor,
-       "Return a human readable latency analysis report.", "2.8.13"},
-      {"help", 2, kHelpFlags, LatencyHelp, "Show helpful text about the different subcommands.",
-       "2.8.13"},
-  });
+  AddContainer(t, "latency", "A container for latency diagnostics commands", "2.8.13",
+               {
+                   {"latest", 2, kAdminFlags, LatencyLatest,
+                    "Return the latest latency samples for all events.", "2.8.13"},
+                   {"history", 3, kAdminFlags, LatencyHistory,
+                    "Return timestamp-latency samples for the event.", "2.8.13"},
+                   {"reset", -2, kAdminFlags, LatencyReset,
+                    "Reset latency data for one or more events.", "2.8.13"},
+                   {"doctor", 2, kAdminFlags, LatencyDoctor,
+                    "Return a human readable latency analysis report.", "2.8.13"},
+                   {"help", 2, kHelpFlags, LatencyHelp,
+                    "Show helpful text about the different subcommands.", "2.8.13"},
+               });
   const uint32_t kSlowlogFlags = kAdmin | kLoading | kStale;  // Redis: not noscript
-  AddContainer(t, "slowlog", "A container for slow log commands", "2.2.12", {
-      {"get", -2, kSlowlogFlags, SlowlogGet, "Get the slow log's entries", "2.2.12"},
-      {"len", 2, kSlowlogFlags, SlowlogLen, "Get the slow log's length", "2.2.12"},
-      {"reset", 2, kSlowlogFlags, SlowlogReset, "Clear all entries from the slow log", "2.2.12"},
-      {"help", 2, kHelpFlags, SlowlogHelp, "Show helpful text about the different subcommands",
-       "6.2.0"},
-  });
-  AddContainer(t, "memory", "A container for memory diagnostics commands", "4.0.0", {
-      {"doctor", 2, 0, MemoryDoctor, "Outputs memory problems report", "4.0.0"},
-      {"malloc-stats", 2, 0, MemoryMallocStats, "Show allocator internal stats", "4.0.0"},
-      {"purge", 2, 0, MemoryPurge, "Ask the allocator to release memory", "4.0.0"},
-      {"stats", 2, 0, MemoryStats, "Show memory usage details", "4.0.0"},
-      {"usage", -3, kReadOnly, MemoryUsage, "Estimate the memory usage of a key", "4.0.0", 2},
-      {"help", 2, kHelpFlags, MemoryHelp, "Show helpful text about the different subcommands",
-       "4.0.0"},
-  });
+  AddContainer(t, "slowlog", "A container for slow log commands", "2.2.12",
+               {
+                   {"get", -2, kSlowlogFlags, SlowlogGet, "Get the slow log's entries", "2.2.12"},
+                   {"len", 2, kSlowlogFlags, SlowlogLen, "Get the slow log's length", "2.2.12"},
+                   {"reset", 2, kSlowlogFlags, SlowlogReset, "Clear all entries from the slow log",
+                    "2.2.12"},
+                   {"help", 2, kHelpFlags, SlowlogHelp,
+                    "Show helpful text about the different subcommands", "6.2.0"},
+               });
+  AddContainer(
+      t, "memory", "A container for memory diagnostics commands", "4.0.0",
+      {
+          {"doctor", 2, 0, MemoryDoctor, "Outputs memory problems report", "4.0.0"},
+          {"malloc-stats", 2, 0, MemoryMallocStats, "Show allocator internal stats", "4.0.0"},
+          {"purge", 2, 0, MemoryPurge, "Ask the allocator to release memory", "4.0.0"},
+          {"stats", 2, 0, MemoryStats, "Show memory usage details", "4.0.0"},
+          {"usage", -3, kReadOnly, MemoryUsage, "Estimate the memory usage of a key", "4.0.0", 2},
+          {"help", 2, kHelpFlags, MemoryHelp, "Show helpful text about the different subcommands",
+           "4.0.0"},
+      });
 }
 
 }  // namespace kv::server

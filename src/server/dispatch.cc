@@ -58,7 +58,7 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   }
   if (!(flags & cmd::kSkipSlowlog)) MaybeSlowlog(c, args, dur_us);
   if (latency_threshold_ms_ > 0 && dur_us / 1000 >= latency_threshold_ms_) {
-    RecordLatency(spec->IsWrite() ? "command" : "fast-command", dur_us / 1000);
+    RecordLatency((flags & cmd::kFast) ? "fast-command" : "command", dur_us / 1000);
   }
   // CLIENT REPLY OFF/SKIP: drop what this command wrote (the mode that was in force when it
   // started, so "CLIENT REPLY ON" itself is answered).
@@ -81,9 +81,7 @@ void Server::FeedMonitors(const Client& c, std::span<const std::string_view> arg
     line += QuoteString(a);
   }
   line += "\r\n";
-  for (Client* m : monitors_) {
-    if (m != &c) m->Push(line);
-  }
+  for (Client* m : monitors_) m->Push(line);
 }
 
 void Server::MaybeSlowlog(const Client& c, std::span<const std::string_view> args,

@@ -5,7 +5,9 @@
 // table. Fields of features kvstore does not have (AOF, Lua, pub/sub, forks, defrag, eviction,
 // tracking) report the idle state, which is their true state. Fields kvstore cannot measure are
 // left out rather than made up: the errorstats and latencystats sections, the memory overhead
-// breakdown, the expire-cycle timing counters, and the per-thread CPU of Redis' main thread.
+// and dataset breakdown, the expire-cycle counters, the read/write event counters, and the CPU
+// lines of Redis' main thread. used_memory_peak is the largest usage INFO has sampled (nothing
+// else samples memory).
 //
 // Runs as a command: the keyspace lock is held, so ServerStats' plain fields are stable.
 #include <malloc.h>
@@ -13,6 +15,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -183,9 +186,11 @@ void MemorySection(Server& s, std::string* out) {
   Appendf(out, "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\n",
           static_cast<long long>(maxmemory), BytesToHuman(static_cast<uint64_t>(maxmemory)).c_str(),
           s.config().GetString("maxmemory-policy").c_str());
-  auto diff = [](size_t a, size_t b) { return static_cast<long long>(a) - static_cast<long long>(b); };
-  Appendf(out, "allocator_frag_ratio:%.2f\r\nallocator_frag_bytes:%lld\r\n", Ratio(m.active, m.used),
-          diff(m.active, m.used));
+  auto diff = [](size_t a, size_t b) {
+    return static_cast<long long>(a) - static_cast<long long>(b);
+  };
+  Appendf(out, "allocator_frag_ratio:%.2f\r\nallocator_frag_bytes:%lld\r\n",
+          Ratio(m.active, m.used), diff(m.active, m.used));
   Appendf(out, "allocator_rss_ratio:%.2f\r\nallocator_rss_bytes:%lld\r\n", Ratio(m.rss, m.active),
           diff(m.rss, m.active));
   Appendf(out, "rss_overhead_ratio:1.00\r\nrss_overhead_bytes:0\r\n");
@@ -215,9 +220,9 @@ void PersistenceSection(Server& s, std::string* out) {
   Appendf(out,
           "aof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n"
           "aof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\n"
-          "aof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\n"
-          "aof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\n"
-          "module_fork_last_cow_size:0\r\n");
+          "aof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\n"
+          "aof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\n"
+          "aof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
 }
 
 // Rates over the cron's sample ring, oldest to newest sample: commands/s and KiB/s in and out.
@@ -308,8 +313,10 @@ void CommandStatsLine(const cmd::CommandSpec& c, std::string* out) {
   const cmd::CommandStats& st = c.stats;
   if (!st.calls && !st.rejected_calls && !st.failed_calls) return;
   double per_call = st.calls ? static_cast<double>(st.usec) / static_cast<double>(st.calls) : 0;
-  Appendf(out, "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,"
-          "failed_calls=%llu\r\n", c.name.c_str(), static_cast<unsigned long long>(st.calls),
+  Appendf(out,
+          "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,"
+          "failed_calls=%llu\r\n",
+          c.name.c_str(), static_cast<unsigned long long>(st.calls),
           static_cast<unsigned long long>(st.usec), per_call,
           static_cast<unsigned long long>(st.rejected_calls),
           static_cast<unsigned long long>(st.failed_calls));
