@@ -167,6 +167,8 @@ Status Config::SetMany(const std::vector<std::pair<std::string, std::string>>& p
     Param* p = Find(name);
     if (!p) return Status::Invalid("Unknown option or number of arguments for CONFIG SET - '" + name + "'");
     if (p->spec.immutable) return failed(name, "can't set immutable config");
+    if (p->spec.protected_config && GetString("enable-protected-configs") == "no")
+      return failed(name, "can't set protected config");
     if (!names.insert(p->spec.name).second) return failed(name, "duplicate parameter");
   }
   // Validate everything first, then apply in order, rolling back on an apply failure.

@@ -30,6 +30,7 @@ struct ParamSpec {
   std::vector<std::string> enum_values;  // kEnum
   bool immutable = false;                // only settable at startup
   bool sensitive = false;                // not shown in logs
+  bool protected_config = false;         // CONFIG SET only when enable-protected-configs allows
   std::string alias;                     // e.g. "slaveof" for "replicaof"
 };
 

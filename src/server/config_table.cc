@@ -1,6 +1,7 @@
 // Redis 7.0's configuration parameters with their defaults. Those kvstore acts on are wired
 // up in server.cc; the rest tune Redis' internal encodings or features kvstore does not have
 // and are accepted and reported back unchanged.
+#include <algorithm>
 #include <climits>
 
 #include "server/config.h"
@@ -8,45 +9,69 @@
 namespace kv::server {
 namespace {
 
-ParamSpec B(std::string n, bool def, bool immutable = false) {
-  return {.name = std::move(n), .type = ParamType::kBool, .default_value = def ? "yes" : "no",
-          .immutable = immutable};
+ParamSpec B(std::string n, bool def) {
+  return {.name = std::move(n), .type = ParamType::kBool, .default_value = def ? "yes" : "no"};
 }
-ParamSpec I(std::string n, int64_t def, int64_t min, int64_t max, bool immutable = false) {
+ParamSpec I(std::string n, int64_t def, int64_t min, int64_t max) {
   return {.name = std::move(n), .type = ParamType::kInt, .default_value = std::to_string(def),
-          .min = min, .max = max, .immutable = immutable};
+          .min = min, .max = max};
 }
 ParamSpec M(std::string n, int64_t def, int64_t min = 0, int64_t max = LLONG_MAX) {
   return {.name = std::move(n), .type = ParamType::kMemory, .default_value = std::to_string(def),
           .min = min, .max = max};
 }
-ParamSpec S(std::string n, std::string def, bool immutable = false, bool sensitive = false) {
+ParamSpec S(std::string n, std::string def, bool sensitive = false) {
   return {.name = std::move(n), .type = ParamType::kString, .default_value = std::move(def),
-          .immutable = immutable, .sensitive = sensitive};
+          .sensitive = sensitive};
 }
-ParamSpec E(std::string n, std::string def, std::vector<std::string> values,
-            bool immutable = false) {
+ParamSpec E(std::string n, std::string def, std::vector<std::string> values) {
   return {.name = std::move(n), .type = ParamType::kEnum, .default_value = std::move(def),
-          .enum_values = std::move(values), .immutable = immutable};
+          .enum_values = std::move(values)};
 }
-ParamSpec Multi(std::string n, std::string def, bool immutable = false) {
-  return {.name = std::move(n), .type = ParamType::kMultiArg, .default_value = std::move(def),
-          .immutable = immutable};
+ParamSpec Multi(std::string n, std::string def) {
+  return {.name = std::move(n), .type = ParamType::kMultiArg, .default_value = std::move(def)};
 }
+// Settable only at startup, as in Redis 7.0.
+const char* const kImmutable[] = {
+    "aclfile", "always-show-logo", "aof_rewrite_cpulist", "appenddirname", "appendfilename",
+    "bgsave_cpulist", "bio_cpulist", "cluster-config-file", "cluster-enabled", "cluster-port",
+    "daemonize", "databases", "disable-thp", "enable-debug-command", "enable-module-command",
+    "io-threads", "io-threads-do-reads", "logfile", "pidfile", "rdbchecksum", "replicaof",
+    "server_cpulist", "set-proc-title", "socket-mark-id", "supervised", "syslog-enabled",
+    "syslog-facility", "syslog-ident", "tcp-backlog", "unixsocket", "unixsocketperm",
+    // Redis rebinds its listeners on CONFIG SET port; kvstore does not (yet).
+    "port", "tls-port"};
+// Refused by CONFIG SET unless enable-protected-configs allows it.
+const char* const kProtected[] = {"dir", "dbfilename", "enable-protected-configs"};
+
 ParamSpec Alias(ParamSpec p, std::string alias) {
   p.alias = std::move(alias);
   return p;
 }
 
+std::vector<ParamSpec> TableParams();
+
 }  // namespace
 
 std::vector<ParamSpec> DefaultParams() {
+  std::vector<ParamSpec> params = TableParams();
+  for (ParamSpec& p : params) {
+    p.immutable = std::find(std::begin(kImmutable), std::end(kImmutable), p.name) !=
+                  std::end(kImmutable);
+    p.protected_config = std::find(std::begin(kProtected), std::end(kProtected), p.name) !=
+                         std::end(kProtected);
+  }
+  return params;
+}
+
+namespace {
+std::vector<ParamSpec> TableParams() {
   const int64_t kMax = LLONG_MAX;
   return {
       // Network and clients.
       Multi("bind", "127.0.0.1 -::1"),
-      I("port", 6379, 0, 65535, true),
-      I("tcp-backlog", 511, 0, INT_MAX, true),
+      I("port", 6379, 0, 65535),
+      I("tcp-backlog", 511, 0, INT_MAX),
       I("timeout", 0, 0, INT_MAX),
       I("tcp-keepalive", 300, 0, INT_MAX),
       B("protected-mode", true),
@@ -55,38 +80,38 @@ std::vector<ParamSpec> DefaultParams() {
       M("proto-max-bulk-len", 512LL * 1024 * 1024, 1024 * 1024),
       Multi("client-output-buffer-limit",
             "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
-      I("io-threads", 0, 0, 128, true),  // 0: one per core
-      B("io-threads-do-reads", false, true),
-      S("unixsocket", "", true),
-      I("unixsocketperm", 0, 0, 0777, true),
-      I("tls-port", 0, 0, 65535, true),
+      I("io-threads", 0, 0, 128),  // 0: one per core
+      B("io-threads-do-reads", false),
+      S("unixsocket", ""),
+      I("unixsocketperm", 0, 0, 0777),
+      I("tls-port", 0, 0, 65535),
       S("bind-source-addr", ""),
-      B("set-proc-title", true, true),
+      B("set-proc-title", true),
       S("proc-title-template", "{title} {listen-addr} {server-mode}"),
       // General.
-      B("daemonize", false, true),
-      S("pidfile", "", true),
+      B("daemonize", false),
+      S("pidfile", ""),
       E("loglevel", "notice", {"debug", "verbose", "notice", "warning"}),
-      S("logfile", "", true),
-      B("syslog-enabled", false, true),
-      S("syslog-ident", "redis", true),
+      S("logfile", ""),
+      B("syslog-enabled", false),
+      S("syslog-ident", "redis"),
       E("syslog-facility", "local0", {"user", "local0", "local1", "local2", "local3", "local4",
-                                      "local5", "local6", "local7"}, true),
-      I("databases", 16, 1, INT_MAX, true),
-      B("always-show-logo", false, true),
+                                      "local5", "local6", "local7"}),
+      I("databases", 16, 1, INT_MAX),
+      B("always-show-logo", false),
       I("hz", 10, 0, INT_MAX),
       B("dynamic-hz", true),
-      E("supervised", "no", {"upstart", "systemd", "auto", "no"}, true),
+      E("supervised", "no", {"upstart", "systemd", "auto", "no"}),
       B("crash-log-enabled", true),
       B("crash-memcheck-enabled", true),
-      B("enable-debug-command", true, true),
-      E("enable-protected-configs", "no", {"no", "yes", "local"}, true),
-      E("enable-module-command", "no", {"no", "yes", "local"}, true),
+      B("enable-debug-command", true),
+      E("enable-protected-configs", "no", {"no", "yes", "local"}),
+      E("enable-module-command", "no", {"no", "yes", "local"}),
       // Security.
-      S("requirepass", "", false, true),
-      S("masterauth", "", false, true),
+      S("requirepass", "", /*sensitive=*/true),
+      S("masterauth", "", /*sensitive=*/true),
       S("masteruser", ""),
-      S("aclfile", "", true),
+      S("aclfile", ""),
       I("acllog-max-len", 128, 0, kMax),
       E("acl-pubsub-default", "resetchannels", {"allchannels", "resetchannels"}),
       // Snapshotting.
@@ -138,8 +163,8 @@ std::vector<ParamSpec> DefaultParams() {
       I("active-expire-effort", 1, 1, 10),
       // Append only file (accepted; kvstore persists by RDB snapshots).
       B("appendonly", false),
-      S("appendfilename", "appendonly.aof", true),
-      S("appenddirname", "appendonlydir", true),
+      S("appendfilename", "appendonly.aof"),
+      S("appenddirname", "appendonlydir"),
       E("appendfsync", "everysec", {"always", "everysec", "no"}),
       B("no-appendfsync-on-rewrite", false),
       I("auto-aof-rewrite-percentage", 100, 0, INT_MAX),
@@ -151,8 +176,8 @@ std::vector<ParamSpec> DefaultParams() {
       // Scripting, cluster (accepted).
       I("lua-time-limit", 5000, 0, kMax),
       I("busy-reply-threshold", 5000, 0, kMax),
-      B("cluster-enabled", false, true),
-      S("cluster-config-file", "nodes.conf", true),
+      B("cluster-enabled", false),
+      S("cluster-config-file", "nodes.conf"),
       I("cluster-node-timeout", 15000, 0, kMax),
       // Logs and monitoring.
       I("slowlog-log-slower-than", 10000, -1, kMax),
@@ -187,10 +212,10 @@ std::vector<ParamSpec> DefaultParams() {
       I("tracking-table-max-keys", 1000000, 0, kMax),
       // Accepted for compatibility: cluster, TLS, CPU pinning and shutdown tuning.
       B("aof-disable-auto-gc", false),
-      S("aof_rewrite_cpulist", "", true),
-      S("bgsave_cpulist", "", true),
-      S("bio_cpulist", "", true),
-      S("server_cpulist", "", true),
+      S("aof_rewrite_cpulist", ""),
+      S("bgsave_cpulist", ""),
+      S("bio_cpulist", ""),
+      S("server_cpulist", ""),
       B("cluster-allow-pubsubshard-when-down", true),
       B("cluster-allow-reads-when-down", false),
       B("cluster-allow-replica-migration", true),
@@ -201,7 +226,7 @@ std::vector<ParamSpec> DefaultParams() {
       I("cluster-announce-tls-port", 0, 0, 65535),
       M("cluster-link-sendbuf-limit", 0),
       I("cluster-migration-barrier", 1, 0, INT_MAX),
-      I("cluster-port", 0, 0, 65535, true),
+      I("cluster-port", 0, 0, 65535),
       E("cluster-preferred-endpoint-type", "ip", {"ip", "hostname", "unknown-endpoint"}),
       Alias(B("cluster-replica-no-failover", false), "cluster-slave-no-failover"),
       Alias(I("cluster-replica-validity-factor", 10, 0, INT_MAX), "cluster-slave-validity-factor"),
@@ -221,11 +246,11 @@ std::vector<ParamSpec> DefaultParams() {
       S("tls-ciphersuites", ""),
       S("tls-client-cert-file", ""),
       S("tls-client-key-file", ""),
-      S("tls-client-key-file-pass", "", false, true),
+      S("tls-client-key-file-pass", "", /*sensitive=*/true),
       B("tls-cluster", false),
       S("tls-dh-params-file", ""),
       S("tls-key-file", ""),
-      S("tls-key-file-pass", "", false, true),
+      S("tls-key-file-pass", "", /*sensitive=*/true),
       B("tls-prefer-server-ciphers", false),
       S("tls-protocols", ""),
       B("tls-replication", false),
@@ -236,5 +261,7 @@ std::vector<ParamSpec> DefaultParams() {
       E("repl-transport", "auto", {"auto", "tcp", "rdma"}),
   };
 }
+
+}  // namespace
 
 }  // namespace kv::server

@@ -93,3 +93,23 @@ TEST(Config, KnowsEveryRedis70Parameter) {
 
 }  // namespace
 }  // namespace kv::server
+
+namespace kv::server {
+namespace {
+
+TEST(Config, ImmutableAndProtectedAsRedis) {
+  Config c;
+  EXPECT_EQ(c.SetMany({{"databases", "4"}}).message(),
+            "CONFIG SET failed (possibly related to argument 'databases') - can't set immutable "
+            "config");
+  EXPECT_EQ(c.SetMany({{"dir", "/tmp"}}).message(),
+            "CONFIG SET failed (possibly related to argument 'dir') - can't set protected config");
+  EXPECT_TRUE(c.SetMany({{"rdbcompression", "no"}}).ok());
+  Config open;
+  auto d = ParseConfigText("enable-protected-configs yes\n", "t");
+  ASSERT_TRUE(open.Load(*d).ok());
+  EXPECT_TRUE(open.SetMany({{"dbfilename", "x.rdb"}}).ok());
+}
+
+}  // namespace
+}  // namespace kv::server

@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   }
   // CONFIG GET dir reports the absolute working directory, as Redis does.
   if (char* cwd = getcwd(nullptr, 0)) {
-    config->SetMany({{"dir", cwd}});
+    (void)config->Load({{"dir", {cwd}, "startup"}});
     free(cwd);
   }
 
