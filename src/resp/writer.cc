@@ -2,7 +2,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 namespace kv::resp {
 
@@ -23,6 +25,10 @@ void ReplyWriter::Simple(std::string_view s) {
 
 void ReplyWriter::Error(std::string_view msg) {
   errors_++;
+  std::string_view code = "ERR";
+  if (!msg.empty() && msg[0] == '-') code = msg.substr(1, msg.find(' ') - 1);
+  code_len_ = std::min(code.size(), sizeof(code_));
+  memcpy(code_, code.data(), code_len_);
   if (msg.empty() || msg[0] != '-') out_->append("-ERR ");
   // Newlines would break the framing; Redis replaces them with spaces.
   size_t start = out_->size();

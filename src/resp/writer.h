@@ -17,6 +17,8 @@ class ReplyWriter {
   std::string* buffer() { return out_; }
   // Number of error replies written, for INFO's total_error_replies.
   uint64_t errors() const { return errors_; }
+  // The code of the last error written ("ERR", "WRONGTYPE", ...), for INFO errorstats.
+  std::string_view last_error_code() const { return {code_, code_len_}; }
 
   void Ok() { Raw("+OK\r\n"); }
   void Simple(std::string_view s);
@@ -44,6 +46,8 @@ class ReplyWriter {
   std::string* out_;
   int proto_;
   uint64_t errors_ = 0;
+  char code_[32];
+  size_t code_len_ = 0;
 };
 
 }  // namespace kv::resp

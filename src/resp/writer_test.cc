@@ -42,6 +42,9 @@ TEST(ReplyWriter, ErrorsGetCodes) {
             "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
             "-ERR bad  line\r\n");
   EXPECT_EQ(w.errors(), 3u);
+  EXPECT_EQ(w.last_error_code(), "ERR");
+  w.Error("-WRONGTYPE x");
+  EXPECT_EQ(w.last_error_code(), "WRONGTYPE");
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
     if (const cmd::CommandSpec* known = commands_.Find(args[0])) {
       const_cast<cmd::CommandSpec*>(known)->stats.rejected_calls++;
     }
-    stats_.total_error_replies++;
+    CountErrors(w);
     return;
   }
   auto* mspec = const_cast<cmd::CommandSpec*>(spec);
@@ -33,7 +33,7 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   if (!session.authenticated && !(flags & cmd::kNoAuth)) {
     cmd::ReplyError(w, cmd::OpStatus::kNoAuth);
     mspec->stats.rejected_calls++;
-    stats_.total_error_replies++;
+    CountErrors(w);
     return;
   }
 
@@ -49,7 +49,7 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   mspec->stats.usec += static_cast<uint64_t>(dur_us);
   if (w.errors()) {
     mspec->stats.failed_calls++;
-    stats_.total_error_replies += w.errors();
+    CountErrors(w);
   }
   stats_.dirty += ctx.dirty;
 
@@ -67,6 +67,18 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
     if (mode == cmd::ReplyMode::kSkip && session.reply_mode == cmd::ReplyMode::kSkip) {
       session.reply_mode = cmd::ReplyMode::kOn;
     }
+  }
+}
+
+void Server::CountErrors(const resp::ReplyWriter& w) {
+  stats_.total_error_replies += w.errors();
+  // Redis caps the number of distinct codes it tracks, so junk codes cannot grow the table.
+  std::string code(w.last_error_code());
+  auto it = stats_.error_codes.find(code);
+  if (it != stats_.error_codes.end()) {
+    it->second += w.errors();
+  } else if (stats_.error_codes.size() < 128) {
+    stats_.error_codes.emplace(std::move(code), w.errors());
   }
 }
 

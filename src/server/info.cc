@@ -329,6 +329,13 @@ void CommandStatsSection(Server& s, std::string* out) {
   }
 }
 
+void ErrorStatsSection(Server& s, std::string* out) {
+  for (const auto& [code, count] : s.stats().error_codes) {
+    Appendf(out, "errorstat_%s:count=%llu\r\n", code.c_str(),
+            static_cast<unsigned long long>(count));
+  }
+}
+
 void ClusterSection(Server&, std::string* out) { out->append("cluster_enabled:0\r\n"); }
 
 void KeyspaceSection(Server& s, std::string* out) {
@@ -359,6 +366,7 @@ constexpr Section kSections[] = {
     {"cpu", "CPU", true, CpuSection},
     {"modules", "Modules", true, ModulesSection},
     {"commandstats", "Commandstats", false, CommandStatsSection},
+    {"errorstats", "Errorstats", true, ErrorStatsSection},
     {"cluster", "Cluster", true, ClusterSection},
     {"keyspace", "Keyspace", true, KeyspaceSection},
 };

@@ -61,6 +61,7 @@ void ConfigResetStat(Context& c) {
   st.net_output_bytes = 0;
   st.total_commands = 0;
   st.total_error_replies = 0;
+  st.error_codes.clear();
   st.unexpected_error_replies = 0;
   st.exec = {};
   std::fill(std::begin(st.sample_time), std::end(st.sample_time), 0);

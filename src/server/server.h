@@ -59,6 +59,7 @@ struct ServerStats {
   uint64_t total_error_replies = 0;
   uint64_t unexpected_error_replies = 0;
   uint64_t dirty = 0;  // changes since the last save
+  std::map<std::string, uint64_t> error_codes;  // INFO errorstats, by error code
   cmd::ExecStats exec;
   // Instantaneous metrics: ring of (time, commands) samples taken by the cron.
   static constexpr int kSamples = 16;
@@ -134,6 +135,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void OnAccept(net::Fd fd);
   // Periodic work (hz times a second): expiry, rehashing, metrics. Keyspace lock taken inside.
   int64_t Cron();
+  void CountErrors(const resp::ReplyWriter& w);
   void FeedMonitors(const Client& c, std::span<const std::string_view> args, int64_t now_us);
   void MaybeSlowlog(const Client& c, std::span<const std::string_view> args, int64_t dur_us);
 
