@@ -136,7 +136,7 @@ TEST_F(InfoTest, DefaultSectionsInRedisOrder) {
   RespClient c(port());
   const std::vector<std::string> kDefault = {"Server", "Clients", "Memory", "Persistence",
                                              "Stats", "Replication", "CPU", "Modules",
-                                             "Cluster", "Keyspace"};
+                                             "Errorstats", "Cluster", "Keyspace"};
   EXPECT_EQ(CallInfo(c).titles, kDefault);
   EXPECT_EQ(CallInfo(c, {"default"}).titles, kDefault);
   std::vector<std::string> all = kDefault;
