@@ -149,6 +149,25 @@ TEST_F(InfoTest, DefaultSectionsInRedisOrder) {
   EXPECT_EQ(CallInfo(c, {"default", "commandstats"}).titles, all);
 }
 
+TEST(InfoErrorStats, CountsErrorRepliesByCode) {
+  ServerProcess s(ServerProcess::Kind::kKvstore, {"--requirepass", "pw"});
+  RespClient c(s.port());
+  EXPECT_EQ(c.Raw({"AUTH", "pw"}), "+OK\r\n");
+  // Start from zero: the harness' readiness probe was answered NOAUTH too.
+  EXPECT_EQ(c.Raw({"CONFIG", "RESETSTAT"}), "+OK\r\n");
+  RespClient anon(s.port());
+  EXPECT_EQ(anon.Call({"GET", "k"}).type, '-');  // NOAUTH
+  EXPECT_EQ(c.Call({"NOSUCHCOMMAND"}).type, '-');
+  EXPECT_EQ(c.Call({"INCR", "nonint"}).type, ':');
+  ASSERT_EQ(c.Raw({"SET", "s", "abc"}), "+OK\r\n");
+  EXPECT_EQ(c.Call({"INCR", "s"}).type, '-');
+  Fields f = InfoSection(c, "errorstats", "Errorstats");
+  EXPECT_EQ(f["errorstat_NOAUTH"], "count=1");
+  EXPECT_EQ(f["errorstat_ERR"], "count=2");
+  EXPECT_EQ(c.Raw({"CONFIG", "RESETSTAT"}), "+OK\r\n");
+  EXPECT_TRUE(InfoSection(c, "errorstats", "Errorstats").empty());
+}
+
 TEST_F(InfoTest, FramingAndUnknownSection) {
   RespClient c(port());
   std::string text = c.Call({"INFO", "server", "cluster"}).str;
