@@ -14,10 +14,20 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   cmd::Session& session = c.session();
   std::string& out = c.out();
   size_t out_mark = out.size();
-  resp::ReplyWriter w(&out, session.resp);
   current_client_ = &c;
   stats_.total_commands++;
+  // CLIENT REPLY SKIP silences the command after it; this is that command.
+  bool skip_reply = session.reply_mode == cmd::ReplyMode::kSkip;
+  if (skip_reply) session.reply_mode = cmd::ReplyMode::kOn;
+  resp::ReplyWriter w(&out, session.resp);
+  Run(c, args, w);
+  // CLIENT REPLY OFF (as in force after the command, so "CLIENT REPLY ON" itself is answered)
+  // and SKIP drop whatever the command wrote, errors included.
+  if (skip_reply || session.reply_mode == cmd::ReplyMode::kOff) out.resize(out_mark);
+}
 
+void Server::Run(Client& c, std::span<const std::string_view> args, resp::ReplyWriter& w) {
+  cmd::Session& session = c.session();
   std::string error;
   const cmd::CommandSpec* spec = cmd::ResolveCommand(commands_, args, &error);
   if (!spec) {
@@ -38,7 +48,6 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   }
 
   c.set_last_command(&spec->name);
-  cmd::ReplyMode mode = session.reply_mode;
   int64_t start_us = MonoUs();
   cmd::Context ctx(args, w, *keyspace_, session, *this, stats_.exec, WallMs());
   ctx.spec = spec;
@@ -59,14 +68,6 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   if (!(flags & cmd::kSkipSlowlog)) MaybeSlowlog(c, args, dur_us);
   if (latency_threshold_ms_ > 0 && dur_us / 1000 >= latency_threshold_ms_) {
     RecordLatency((flags & cmd::kFast) ? "fast-command" : "command", dur_us / 1000);
-  }
-  // CLIENT REPLY OFF/SKIP: drop what this command wrote (the mode that was in force when it
-  // started, so "CLIENT REPLY ON" itself is answered).
-  if (mode == cmd::ReplyMode::kOff || mode == cmd::ReplyMode::kSkip) {
-    out.resize(out_mark);
-    if (mode == cmd::ReplyMode::kSkip && session.reply_mode == cmd::ReplyMode::kSkip) {
-      session.reply_mode = cmd::ReplyMode::kOn;
-    }
   }
 }
 

@@ -135,6 +135,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void OnAccept(net::Fd fd);
   // Periodic work (hz times a second): expiry, rehashing, metrics. Keyspace lock taken inside.
   int64_t Cron();
+  // Execute's body: resolve, check, run and account one command.
+  void Run(Client& c, std::span<const std::string_view> args, resp::ReplyWriter& w);
   void CountErrors(const resp::ReplyWriter& w);
   void FeedMonitors(const Client& c, std::span<const std::string_view> args, int64_t now_us);
   void MaybeSlowlog(const Client& c, std::span<const std::string_view> args, int64_t dur_us);
