@@ -61,7 +61,10 @@ CommandSpec* CommandTable::AddSub(CommandSpec* parent, CommandSpec spec) {
 CommandSpec* CommandTable::Find(std::string_view name) const {
   char buf[64];
   if (name.size() > sizeof(buf)) return nullptr;
-  for (size_t i = 0; i < name.size(); i++) buf[i] = static_cast<char>(tolower(name[i]));
+  for (size_t i = 0; i < name.size(); i++) {
+    char ch = name[i];
+    buf[i] = ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch + ('a' - 'A')) : ch;
+  }
   auto it = by_name_.find(std::string_view(buf, name.size()));
   return it == by_name_.end() ? nullptr : it->second;
 }

@@ -2,10 +2,27 @@
 
 #include <climits>
 #include <cstring>
+#include <optional>
 
 #include "common/strutil.h"
 
 namespace kv::resp {
+
+namespace {
+// Lengths in request headers: the common case (1-18 plain digits) without the general parser,
+// which handles signs, leading zeros and overflow exactly as Redis does.
+std::optional<int64_t> ParseLength(std::string_view s) {
+  if (!s.empty() && s.size() <= 18 && s[0] >= '1' && s[0] <= '9') {
+    int64_t v = 0;
+    for (char c : s) {
+      if (c < '0' || c > '9') return ParseInt64(s);
+      v = v * 10 + (c - '0');
+    }
+    return v;
+  }
+  return ParseInt64(s);
+}
+}  // namespace
 
 void RequestParser::Reset() {
   pos_ = 0;
@@ -56,7 +73,7 @@ RequestParser::Result RequestParser::Parse(const char* buf, size_t len,
     }
     size_t hdr = nl - buf;
     if (hdr + 2 > len) return kIncomplete;  // need the '\n' too
-    auto n = ParseInt64(std::string_view(buf + 1, hdr - 1));
+    auto n = ParseLength(std::string_view(buf + 1, hdr - 1));
     if (!n || *n > INT_MAX) return Fail("Protocol error: invalid multibulk length");
     if (!limits.authenticated && *n > 10)
       return Fail("Protocol error: unauthenticated multibulk length");
@@ -87,7 +104,7 @@ RequestParser::Result RequestParser::Parse(const char* buf, size_t len,
       if (start[0] != '$') {
         return Fail(std::string("Protocol error: expected '$', got '") + start[0] + "'");
       }
-      auto n = ParseInt64(std::string_view(start + 1, hdr - 1));
+      auto n = ParseLength(std::string_view(start + 1, hdr - 1));
       if (!n || *n < 0 || *n > limits.max_bulk_len)
         return Fail("Protocol error: invalid bulk length");
       if (!limits.authenticated && *n > 16384)

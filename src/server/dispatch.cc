@@ -48,11 +48,13 @@ void Server::Run(Client& c, std::span<const std::string_view> args, resp::ReplyW
   }
 
   c.set_last_command(&spec->name);
-  int64_t start_us = MonoUs();
-  cmd::Context ctx(args, w, *keyspace_, session, *this, stats_.exec, WallMs());
+  // One wall-clock reading serves as the command's time and as the start of its duration
+  // (Redis does the same with ustime()); a clock step backwards counts as zero.
+  int64_t start_us = WallUs();
+  cmd::Context ctx(args, w, *keyspace_, session, *this, stats_.exec, start_us / 1000);
   ctx.spec = spec;
   spec->handler(ctx);
-  int64_t dur_us = MonoUs() - start_us;
+  int64_t dur_us = std::max<int64_t>(0, WallUs() - start_us);
 
   mspec->stats.calls++;
   mspec->stats.usec += static_cast<uint64_t>(dur_us);
@@ -63,7 +65,7 @@ void Server::Run(Client& c, std::span<const std::string_view> args, resp::ReplyW
   stats_.dirty += ctx.dirty;
 
   if (!(flags & (cmd::kSkipMonitor | cmd::kAdmin)) && !monitors_.empty()) {
-    FeedMonitors(c, args, WallUs());
+    FeedMonitors(c, args, start_us);
   }
   if (!(flags & cmd::kSkipSlowlog)) MaybeSlowlog(c, args, dur_us);
   if (latency_threshold_ms_ > 0 && dur_us / 1000 >= latency_threshold_ms_) {
