@@ -224,6 +224,7 @@ int64_t Server::Cron() {
   std::lock_guard lock(mu_);
   int64_t period_ms = 1000 / hz_;
   int64_t now = WallMs();
+  keyspace_->TickClock(now);
   if (active_expire_) keyspace_->ActiveExpireCycle(period_ms * 1000 / 4, now);  // 25% of CPU
   if (config_->GetBool("activerehashing")) keyspace_->Cron(1000);
   // Instantaneous metrics.

@@ -11,11 +11,13 @@ namespace {
 constexpr size_t kExpireSamples = 20;     // ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP
 constexpr int kLfuInit = 5;               // LFU_INIT_VAL
 
-uint32_t NowSeconds() { return static_cast<uint32_t>(WallMs() / 1000); }
-uint32_t NowMinutes16() { return static_cast<uint32_t>(WallMs() / 60000) & 0xFFFF; }
 }  // namespace
 
-Keyspace::Keyspace(int num_dbs) : dbs_(num_dbs) {}
+Keyspace::Keyspace(int num_dbs) : dbs_(num_dbs) { TickClock(WallMs()); }
+
+void Keyspace::TickClock(int64_t now_ms) { clock_s_ = static_cast<uint32_t>(now_ms / 1000); }
+
+uint32_t Keyspace::NowMinutes16() const { return (clock_s_ / 60) & 0xFFFF; }
 
 Entry* Keyspace::Lookup(int dbi, std::string_view key, int64_t now_ms) {
   Db& d = dbs_[dbi];
@@ -92,7 +94,7 @@ void Keyspace::set_lfu(bool on, int log_factor, int decay_minutes) {
 }
 
 void Keyspace::InitAccess(Entry* e) {
-  e->access = lfu_ ? (NowMinutes16() << 8) | kLfuInit : NowSeconds();
+  e->access = lfu_ ? (NowMinutes16() << 8) | kLfuInit : clock_s_;
 }
 
 int Keyspace::LfuFrequency(const Entry* e) const {
@@ -106,7 +108,7 @@ int Keyspace::LfuFrequency(const Entry* e) const {
 
 void Keyspace::Touch(Entry* e) {
   if (!lfu_) {
-    e->access = NowSeconds();
+    e->access = clock_s_;
     return;
   }
   // Redis' LFULogIncr: the counter grows logarithmically with accesses.
@@ -121,8 +123,7 @@ void Keyspace::Touch(Entry* e) {
 }
 
 int64_t Keyspace::IdleSeconds(const Entry* e) const {
-  int64_t now = NowSeconds();
-  return now > e->access ? now - e->access : 0;
+  return clock_s_ > e->access ? clock_s_ - e->access : 0;
 }
 
 }  // namespace kv::store

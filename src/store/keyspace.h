@@ -50,7 +50,10 @@ class Keyspace {
   void Cron(int64_t budget_us);
   void SetResizeAllowed(bool allowed);
 
-  // Access tracking (LRU seconds, or Redis' LFU log counter when lfu is on).
+  // Access tracking (LRU seconds, or Redis' LFU log counter when lfu is on). Like Redis' LRU
+  // clock, the time it uses is cached: the server ticks it from its cron (resolution 1 s), so
+  // reads need no clock call.
+  void TickClock(int64_t now_ms);
   void Touch(Entry* e);
   void set_lfu(bool on, int log_factor, int decay_minutes);
   bool lfu() const { return lfu_; }
@@ -73,6 +76,9 @@ class Keyspace {
   bool expire_deletes_ = true;
   uint64_t expired_keys_ = 0;
   size_t expire_db_cursor_ = 0;
+  uint32_t NowMinutes16() const;
+
+  uint32_t clock_s_ = 0;  // cached wall clock, seconds
   bool lfu_ = false;
   int lfu_log_factor_ = 10;
   int lfu_decay_minutes_ = 1;
