@@ -41,11 +41,12 @@ class RequestParser {
   size_t BytesWanted() const;
   // True when the parser holds state from a partially received request.
   bool InProgress() const { return pos_ != 0; }
+  // Forgets a partially parsed request; the next Parse starts over from the buffer it is given.
+  void Reset();
 
  private:
   Result ParseInline(const char* buf, size_t len);
   Result Fail(std::string msg);
-  void Reset();
 
   size_t pos_ = 0;              // next byte to look at, relative to the request start
   int64_t multibulk_left_ = -1;  // args still to read; -1: header not read yet

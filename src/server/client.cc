@@ -114,15 +114,39 @@ void Client::HandleReadable() {
   UpdateInterest();
 }
 
+// Parses ahead up to kBatch complete requests (multibulk, authenticated clients only), so
+// that the keys they touch can be prefetched together before they run in order.
+size_t Client::ParseBatch(resp::ParserLimits& limits, bool* protocol_error) {
+  batch_.clear();
+  batch_args_.clear();
+  size_t off = 0;
+  while (batch_.size() < kBatch && off < in_.size()) {
+    bool inline_req = in_.data()[off] != '*';
+    limits.authenticated = session_.authenticated;
+    auto r = parser_.Parse(in_.data() + off, in_.size() - off, limits);
+    if (r == resp::RequestParser::kIncomplete) break;
+    if (r == resp::RequestParser::kError) {
+      // Reported when it is the next request to run, after the ones before it.
+      *protocol_error = batch_.empty();
+      break;
+    }
+    batch_.push_back({batch_args_.size(), parser_.args().size(), parser_.request_size()});
+    batch_args_.insert(batch_args_.end(), parser_.args().begin(), parser_.args().end());
+    off += parser_.request_size();
+    // Inline arguments live in the parser until the next Parse; AUTH may change the limits.
+    if (inline_req || !session_.authenticated) break;
+  }
+  return batch_.size();
+}
+
 void Client::ProcessInput() {
   std::unique_lock<std::mutex> lock(server_.mu(), std::defer_lock);
   resp::ParserLimits limits;
   limits.max_bulk_len = server_.max_bulk_len();
   while (!in_.empty() && !session_.close_after_reply) {
-    limits.authenticated = session_.authenticated;
-    auto r = parser_.Parse(in_.data(), in_.size(), limits);
-    if (r == resp::RequestParser::kIncomplete) break;
-    if (r == resp::RequestParser::kError) {
+    bool protocol_error = false;
+    size_t n = ParseBatch(limits, &protocol_error);
+    if (protocol_error) {
       LOG_VERBOSE("Protocol error (%s) from client id=%llu addr=%s", parser_.error().c_str(),
                   static_cast<unsigned long long>(id()), peer_.c_str());
       resp::ReplyWriter(&out_).Error(parser_.error());
@@ -130,11 +154,29 @@ void Client::ProcessInput() {
       in_.Clear();
       break;
     }
-    if (!parser_.args().empty()) {
-      if (!lock.owns_lock()) lock.lock();
-      server_.Execute(*this, parser_.args());
+    if (n == 0) break;  // incomplete
+    if (!lock.owns_lock()) lock.lock();
+    if (n > 1) {
+      prefetch_keys_.clear();
+      for (const Pending& req : batch_) {
+        auto key = server_.FirstKey(std::span(batch_args_).subspan(req.first_arg, req.argc));
+        if (!key.empty()) prefetch_keys_.push_back(key);
+      }
+      server_.PrefetchKeys(session_.db, prefetch_keys_);
     }
-    in_.Consume(parser_.request_size());
+    size_t done = 0;
+    for (; done < n; done++) {
+      const Pending& req = batch_[done];
+      if (req.argc > 0) {
+        server_.Execute(*this, std::span(batch_args_).subspan(req.first_arg, req.argc));
+      }
+      in_.Consume(req.size);
+      if (session_.close_after_reply || out_.size() - out_sent_ >= kPauseReadingAt) {
+        done++;
+        break;
+      }
+    }
+    if (done < n) parser_.Reset();  // its partial state belonged to a later request
     if (out_.size() - out_sent_ >= kPauseReadingAt) {
       reading_paused_ = true;
       break;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "cmd/context.h"
 #include "net/event_loop.h"
@@ -69,6 +70,7 @@ class Client : public net::FdHandler {
  private:
   void HandleReadable();
   void ProcessInput();
+  size_t ParseBatch(resp::ParserLimits& limits, bool* protocol_error);
   // Writes what it can; arms EPOLLOUT when the socket is full. Returns false if closed.
   bool Flush();
   void UpdateInterest();
@@ -81,8 +83,17 @@ class Client : public net::FdHandler {
   int64_t created_ms_;
   std::atomic<int64_t> last_interaction_ms_;
 
+  // A request parsed ahead: its arguments are batch_args_[first_arg, first_arg + argc).
+  struct Pending {
+    size_t first_arg, argc, size;
+  };
+  static constexpr size_t kBatch = 32;
+
   IoBuffer in_;
   resp::RequestParser parser_;
+  std::vector<Pending> batch_;
+  std::vector<std::string_view> batch_args_;  // slices of in_
+  std::vector<std::string_view> prefetch_keys_;
   std::string out_;        // replies not yet written
   size_t out_sent_ = 0;    // bytes of out_ already written
   std::atomic<size_t> in_pending_{0}, in_cap_{0}, out_pending_{0};  // for CLIENT LIST

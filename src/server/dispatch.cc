@@ -73,6 +73,19 @@ void Server::Run(Client& c, std::span<const std::string_view> args, resp::ReplyW
   }
 }
 
+std::string_view Server::FirstKey(std::span<const std::string_view> args) const {
+  if (args.empty()) return {};
+  const cmd::CommandSpec* spec = commands_.Find(args[0]);
+  if (!spec || spec->first_key <= 0 || args.size() <= static_cast<size_t>(spec->first_key)) {
+    return {};
+  }
+  return args[spec->first_key];
+}
+
+void Server::PrefetchKeys(int db, std::span<const std::string_view> keys) {
+  keyspace_->db(db).table().Prefetch(keys);
+}
+
 void Server::CountErrors(const resp::ReplyWriter& w) {
   stats_.total_error_replies += w.errors();
   // Redis caps the number of distinct codes it tracks, so junk codes cannot grow the table.

@@ -96,6 +96,11 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
 
   // Runs one command for a client. Keyspace lock held, client's loop thread.
   void Execute(Client& c, std::span<const std::string_view> args);
+  // The first key a request names, or "" (for prefetching; no checks beyond that).
+  std::string_view FirstKey(std::span<const std::string_view> args) const;
+  // Prefetches the table slots of these keys so that a pipeline's lookups overlap their cache
+  // misses. Keyspace lock held.
+  void PrefetchKeys(int db, std::span<const std::string_view> keys);
   // The client whose command is running (server commands use it). Keyspace lock held.
   Client& current_client() { return *current_client_; }
 

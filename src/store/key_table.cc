@@ -135,6 +135,22 @@ Entry* KeyTable::Unlink(std::string_view key) {
   return nullptr;
 }
 
+void KeyTable::Prefetch(std::span<const std::string_view> keys) const {
+  if (size() == 0 || keys.size() > 64) return;
+  // The table being rehashed keeps moved buckets in t_[1]; prefetch where lookups look first.
+  const Table& t = t_[0];
+  Entry* const* slots[64];
+  size_t n = 0;
+  for (std::string_view k : keys) {
+    slots[n] = &t.b[HashOf(k) & t.mask];
+    __builtin_prefetch(slots[n]);
+    n++;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (Entry* e = *slots[i]) __builtin_prefetch(e);
+  }
+}
+
 void KeyTable::Clear() {
   for (auto& t : t_) {
     for (size_t i = 0; i < t.size(); i++) {

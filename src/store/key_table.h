@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "store/entry.h"
@@ -40,6 +41,10 @@ class KeyTable {
   size_t size() const { return t_[0].used + t_[1].used; }
   size_t bucket_count() const { return t_[0].size() + t_[1].size(); }
   bool rehashing() const { return rehash_idx_ >= 0; }
+
+  // Brings the buckets of these keys, then their first entries, into the cache, so lookups that
+  // follow (a pipeline's) overlap their memory latency instead of paying it one by one.
+  void Prefetch(std::span<const std::string_view> keys) const;
 
   // A uniformly chosen bucket's random entry, or nullptr if empty.
   Entry* Random();

@@ -104,6 +104,20 @@ TEST(KeyTable, ScanGuaranteeWhileShrinking) {
   for (int i = 0; i < 100; i++) EXPECT_TRUE(seen.count(K(i))) << i;
 }
 
+TEST(KeyTable, PrefetchIsHarmlessInEveryState) {
+  KeyTable t;
+  std::vector<std::string> owned = {"a", "b", "key:1"};
+  std::vector<std::string_view> keys(owned.begin(), owned.end());
+  t.Prefetch(keys);  // empty table
+  for (int i = 0; i < 5000; i++) {
+    t.Insert(Entry::Create(K(i), Value::Int(i)));
+    if (t.rehashing()) t.Prefetch(keys);
+  }
+  std::vector<std::string_view> many(100, "x");
+  t.Prefetch(many);  // over the batch bound: ignored
+  EXPECT_NE(t.Find(K(1)), nullptr);
+}
+
 TEST(KeyTable, RandomCoversTheTable) {
   KeyTable t;
   for (int i = 0; i < 50; i++) t.Insert(Entry::Create(K(i), Value::Int(i)));

@@ -73,6 +73,34 @@ TEST_F(ConnectionTest, HelloSwitchesProtocol) {
   EXPECT_EQ(c.Raw({"CLIENT", "GETNAME"}), "$-1\r\n");
 }
 
+TEST_F(ConnectionTest, NothingRunsAfterQuitInAPipeline) {
+  RespClient c(port());
+  c.SendRaw(RespClient::Encode({"SET", "before-quit", "1"}) + RespClient::Encode({"QUIT"}) +
+            RespClient::Encode({"SET", "after-quit", "1"}) + "*2\r\n$3\r\nGET\r\n$2\r\nab");
+  EXPECT_EQ(c.Read().raw, "+OK\r\n");
+  EXPECT_EQ(c.Read().raw, "+OK\r\n");
+  EXPECT_TRUE(c.WaitClosed(2000));
+  RespClient check(port());
+  EXPECT_EQ(check.Raw({"EXISTS", "before-quit", "after-quit"}), ":1\r\n");
+}
+
+TEST_F(ConnectionTest, MixedPipelineWithPartialTail) {
+  // Multibulk and inline requests in one write, the last one split across two writes.
+  RespClient c(port());
+  std::string batch;
+  for (int i = 0; i < 100; i++) {
+    batch += i % 3 == 0 ? "ECHO inline" + std::to_string(i) + "\r\n"
+                        : RespClient::Encode({"ECHO", "m" + std::to_string(i)});
+  }
+  std::string tail = RespClient::Encode({"ECHO", "tail"});
+  c.SendRaw(batch + tail.substr(0, 9));
+  for (int i = 0; i < 100; i++) {
+    ASSERT_EQ(c.Read().str, (i % 3 == 0 ? "inline" : "m") + std::to_string(i));
+  }
+  c.SendRaw(tail.substr(9));
+  EXPECT_EQ(c.Read().str, "tail");
+}
+
 TEST_F(ConnectionTest, QuitClosesAfterReply) {
   RespClient c(port());
   EXPECT_EQ(c.Raw({"QUIT"}), "+OK\r\n");
