@@ -25,7 +25,7 @@ class EventLoop::Waker : public FdHandler {
   EventLoop* loop_;
 };
 
-EventLoop::EventLoop() : thread_id_(std::this_thread::get_id()) {
+EventLoop::EventLoop() : now_ms_(MonoMs()), thread_id_(std::this_thread::get_id()) {
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   waker_ = std::make_unique<Waker>(this);
   if (!poller_.valid() || wake_fd_ < 0 || !AddFd(wake_fd_, kReadable, waker_.get()).ok()) {
@@ -129,6 +129,7 @@ void EventLoop::Run() {
   thread_id_ = std::this_thread::get_id();
   while (!stop_) {
     batch_ = poller_.Wait(NextTimeoutMs());
+    now_ms_ = MonoMs();
     for (batch_pos_ = 0; batch_pos_ < batch_.size(); batch_pos_++) {
       epoll_event ev = batch_[batch_pos_];
       if (ev.data.ptr) static_cast<FdHandler*>(ev.data.ptr)->OnEvents(ev.events);

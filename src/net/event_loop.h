@@ -58,6 +58,8 @@ class EventLoop {
   // Asks the loop to return from Run(). Thread-safe.
   void Stop();
   bool InLoopThread() const { return std::this_thread::get_id() == thread_id_; }
+  // Monotonic ms read once per loop iteration (after each wait): cheap, coarse timestamps.
+  int64_t now_ms() const { return now_ms_; }
 
  private:
   struct Timer {
@@ -74,6 +76,7 @@ class EventLoop {
   int wake_fd_ = -1;  // eventfd; readable when tasks are posted
   std::unique_ptr<Waker> waker_;
   std::atomic<bool> stop_{false};
+  int64_t now_ms_ = 0;
   std::thread::id thread_id_;
 
   std::multimap<int64_t, Timer> timers_;             // by due time (monotonic ms)

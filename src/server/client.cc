@@ -100,8 +100,8 @@ void Client::HandleReadable() {
     return;
   }
   in_.Commit(static_cast<size_t>(n));
-  server_.stats().net_input_bytes.fetch_add(n, std::memory_order_relaxed);
-  last_interaction_ms_.store(MonoMs(), std::memory_order_relaxed);
+  server_.stats().net_input_bytes.Add(static_cast<uint64_t>(n));
+  last_interaction_ms_.store(group_.loop().now_ms(), std::memory_order_relaxed);
   if (in_.size() > static_cast<size_t>(server_.query_buffer_limit())) {
     LOG_WARNING("Closing client that reached max query buffer length: id=%llu addr=%s qbuf=%zu",
                 static_cast<unsigned long long>(id()), peer_.c_str(), in_.size());
@@ -195,7 +195,7 @@ bool Client::Flush() {
       return false;
     }
     out_sent_ += static_cast<size_t>(n);
-    server_.stats().net_output_bytes.fetch_add(n, std::memory_order_relaxed);
+    server_.stats().net_output_bytes.Add(static_cast<uint64_t>(n));
   }
   if (out_sent_ == out_.size()) {
     out_sent_ = 0;

@@ -257,7 +257,7 @@ void StatsSection(Server& s, std::string* out) {
           "instantaneous_ops_per_sec:%llu\r\ntotal_net_input_bytes:%llu\r\n"
           "total_net_output_bytes:%llu\r\n",
           u(st.total_connections.load()), u(st.total_commands), u(rates.ops),
-          u(st.net_input_bytes.load()), u(st.net_output_bytes.load()));
+          u(st.net_input_bytes.Load()), u(st.net_output_bytes.Load()));
   Appendf(out,
           "total_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\n"
           "instantaneous_input_kbps:%.2f\r\ninstantaneous_output_kbps:%.2f\r\n"

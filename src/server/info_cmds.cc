@@ -57,8 +57,8 @@ void ConfigResetStat(Context& c) {
   ServerStats& st = s.stats();
   st.total_connections = 0;
   st.rejected_connections = 0;
-  st.net_input_bytes = 0;
-  st.net_output_bytes = 0;
+  st.net_input_bytes.Reset();
+  st.net_output_bytes.Reset();
   st.total_commands = 0;
   st.total_error_replies = 0;
   st.error_codes.clear();

@@ -1,6 +1,7 @@
 #include "server/poll_group.h"
 
 #include "common/logging.h"
+#include "common/sharded_counter.h"
 #include "server/client.h"
 #include "server/server.h"
 
@@ -12,6 +13,7 @@ PollGroup::~PollGroup() { StopAndJoin(); }
 
 void PollGroup::StartThread() {
   thread_ = std::thread([this] {
+    SetCounterShard(static_cast<unsigned>(index_) + 1);
     loop_.Run();
     // Close what is left on the loop thread, where clients live.
     std::vector<uint64_t> ids;

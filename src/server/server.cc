@@ -231,8 +231,8 @@ int64_t Server::Cron() {
   int i = stats_.sample_idx++ % ServerStats::kSamples;
   stats_.sample_time[i] = MonoMs();
   stats_.sample_cmds[i] = stats_.total_commands;
-  stats_.sample_in[i] = stats_.net_input_bytes.load();
-  stats_.sample_out[i] = stats_.net_output_bytes.load();
+  stats_.sample_in[i] = stats_.net_input_bytes.Load();
+  stats_.sample_out[i] = stats_.net_output_bytes.Load();
   // Idle client timeout, checked by each group for its own clients.
   int64_t timeout_s = config_->GetInt("timeout");
   if (timeout_s > 0) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cmd/command.h"
+#include "common/sharded_counter.h"
 #include "cmd/context.h"
 #include "net/event_loop.h"
 #include "net/socket.h"
@@ -51,8 +52,8 @@ struct LatencyEvent {
 struct ServerStats {
   std::atomic<uint64_t> total_connections{0};
   std::atomic<uint64_t> rejected_connections{0};
-  std::atomic<uint64_t> net_input_bytes{0};
-  std::atomic<uint64_t> net_output_bytes{0};
+  ShardedCounter net_input_bytes;
+  ShardedCounter net_output_bytes;
   std::atomic<uint64_t> connected_clients{0};
   // Guarded by the keyspace lock:
   uint64_t total_commands = 0;
