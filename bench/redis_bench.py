@@ -107,11 +107,15 @@ def main():
     ap.add_argument("--keys", type=int, default=1000000)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--io-threads", default="0", help="kvstore io-threads (0: one per core)")
+    ap.add_argument("--pipelines", default="1,16", help="comma-separated pipeline depths")
+    ap.add_argument("--sizes", default="16,1024", help="comma-separated value sizes in bytes")
     opts = ap.parse_args()
 
     kv_argv = [os.path.join(opts.build, "kvstore-server"), "--io-threads", opts.io_threads]
     redis_argv = ["redis-server", "--appendonly", "no"]
-    cases = [(t, size, p) for p in (1, 16) for size in (16, 1024) for t in ("set", "get")]
+    pipelines = [int(x) for x in opts.pipelines.split(",")]
+    sizes = [int(x) for x in opts.sizes.split(",")]
+    cases = [(t, size, p) for p in pipelines for size in sizes for t in ("set", "get")]
     results = {}
     servers = {"kvstore": Server("kvstore", kv_argv), "redis": Server("redis", redis_argv)}
     mem = {}
