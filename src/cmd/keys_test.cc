@@ -30,6 +30,10 @@ class FakeList : public store::Collection {
   }
   size_t MemoryUsage() const override { return 0; }
   const char* EncodingName() const override { return "quicklist"; }
+  size_t Size() const override { return items.size(); }
+  void ForEach(const Visitor& fn) const override {
+    for (const auto& i : items) fn(i, "");
+  }
   std::vector<std::string> items;
 };
 

@@ -6,6 +6,10 @@ void RegisterDataCommands(CommandTable& table) {
   RegisterConnectionCommands(table);
   RegisterKeyCommands(table);
   RegisterStringCommands(table);
+  RegisterHashCommands(table);
+  RegisterListCommands(table);
+  RegisterSetCommands(table);
+  RegisterZsetCommands(table);
 }
 
 }  // namespace kv::cmd

@@ -8,6 +8,10 @@ namespace kv::cmd {
 void RegisterConnectionCommands(CommandTable& table);  // connection.cc: PING ECHO SELECT
 void RegisterKeyCommands(CommandTable& table);         // keys.cc
 void RegisterStringCommands(CommandTable& table);      // strings.cc
+void RegisterHashCommands(CommandTable& table);        // hashes.cc
+void RegisterListCommands(CommandTable& table);        // lists.cc
+void RegisterSetCommands(CommandTable& table);         // sets.cc
+void RegisterZsetCommands(CommandTable& table);        // zsets.cc
 
 // All of the above.
 void RegisterDataCommands(CommandTable& table);

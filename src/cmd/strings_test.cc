@@ -61,6 +61,8 @@ class FakeList : public store::Collection {
   std::unique_ptr<Collection> Clone() const override { return std::make_unique<FakeList>(); }
   size_t MemoryUsage() const override { return 0; }
   const char* EncodingName() const override { return "quicklist"; }
+  size_t Size() const override { return 0; }
+  void ForEach(const Visitor&) const override {}
 };
 
 class StringsTest : public ::testing::Test {

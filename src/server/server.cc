@@ -71,6 +71,19 @@ void Server::WireConfig() {
     auth_required_ = !v.empty();
     return Status::Ok();
   });
+  auto limit = [&](const char* name, auto* field) {
+    c.OnApply(name, [field](const std::string& v) {
+      *field = static_cast<std::remove_reference_t<decltype(*field)>>(ParseInt64(v).value_or(0));
+      return Status::Ok();
+    });
+  };
+  store::EncodingLimits& lim = keyspace_->limits();
+  limit("hash-max-listpack-entries", &lim.hash_max_listpack_entries);
+  limit("hash-max-listpack-value", &lim.hash_max_listpack_value);
+  limit("set-max-intset-entries", &lim.set_max_intset_entries);
+  limit("zset-max-listpack-entries", &lim.zset_max_listpack_entries);
+  limit("zset-max-listpack-value", &lim.zset_max_listpack_value);
+  limit("list-max-listpack-size", &lim.list_max_listpack_size);
   c.OnApply("dir", [](const std::string& v) {
     if (chdir(v.c_str()) != 0) return Status::FromErrno("chdir " + v, errno);
     return Status::Ok();

@@ -38,11 +38,6 @@ void MixBe32(Digest& digest, uint32_t v) {
   MixDigest(digest, be, sizeof(be));
 }
 
-// Marker for collection values until their digests are written; mixing it makes such a key's
-// digest differ from anything Redis produces, so a comparison with Redis fails loudly instead of
-// passing by accident.
-constexpr std::string_view kNotYetDigested = "!!kvstore:collection-digest-not-implemented!!";
-
 // Redis xorObjectDigest: mixes the value at `e` into `digest` (which it does not reset).
 void XorValueDigest(const Db& db, const Entry* e, Digest& digest) {
   const Value& v = e->value;
@@ -54,22 +49,29 @@ void XorValueDigest(const Db& db, const Entry* e, Digest& digest) {
       MixDigest(digest, v.Str(scratch));
       break;
     }
-    // EXTENSION POINT for the collection types. What Redis 7.0 does, for each type:
-    //  kList: mixDigest each element, head to tail (order matters).
-    //  kSet:  xorDigest each member into `digest` (order does not matter); intset members as
-    //         their decimal text.
-    //  kZSet: per member, a fresh zeroed 20-byte `ele`: mixDigest(ele, member) then
-    //         mixDigest(ele, score as snprintf "%.17g"), then xorDigest(digest, ele, 20).
-    //         Listpack members stored as integers digest as their decimal text. (Redis 7.2+
-    //         formats the score with fpconv_dtoa instead, whose text can differ from %.17g.)
-    //  kHash: per field, a fresh zeroed `ele`: mixDigest(ele, field), mixDigest(ele, value),
-    //         then xorDigest(digest, ele, 20).
-    // Each needs an iteration interface on the collection class; until then, the marker.
+    // Redis 7.0's xorObjectDigest for the collections:
+    //  list: mix each element, head to tail (order matters);
+    //  set:  xor each member (order does not matter);
+    //  zset and hash: per member/field a fresh zeroed digest, mix the member then the score
+    //        ("%.17g") or the field then the value, and xor that 20-byte digest in.
     case ObjType::kList:
+      v.object()->ForEach([&](std::string_view elem, std::string_view) {
+        MixDigest(digest, elem);
+      });
+      break;
     case ObjType::kSet:
+      v.object()->ForEach([&](std::string_view member, std::string_view) {
+        XorDigest(digest, member.data(), member.size());
+      });
+      break;
     case ObjType::kZSet:
     case ObjType::kHash:
-      MixDigest(digest, kNotYetDigested);
+      v.object()->ForEach([&](std::string_view first, std::string_view second) {
+        Digest ele{};
+        MixDigest(ele, first);
+        MixDigest(ele, second);
+        XorDigest(digest, ele.data(), ele.size());
+      });
       break;
   }
   // Only the presence of a TTL is digested, never its value.

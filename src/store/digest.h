@@ -9,9 +9,8 @@
 // value does not matter). The dataset digest mixes in each non-empty db's index (big-endian u32)
 // and then xors in every key's digest. Integer-encoded strings digest as their decimal text.
 //
-// Status: strings are exact. The collection types (list, set, zset, hash) are NOT yet digested
-// like Redis; see the extension point in digest.cc. Until then a key holding a collection
-// contributes a value that deliberately matches no Redis digest.
+// Collections are digested through Collection::ForEach, following Redis 7.0's rules per type
+// (see digest.cc); each type's own tests compare with a real redis-server.
 //
 // Keys are digested whether or not their TTL has passed (as Redis does: a digest reads the
 // tables without lazy expiry). Not thread-safe; call under the keyspace lock.

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kv::store {
 namespace {
@@ -160,22 +161,42 @@ TEST(Digest, IndependentOfInsertionOrderAndTableSize) {
   EXPECT_NE(DatasetDigest(a), DatasetDigest(b));
 }
 
-// The collection types are not digested like Redis yet (see digest.cc). This only pins that
-// such a key still changes the digest and that types stay apart; it does not check Redis values.
+// A collection with given (first, second) pairs, to check the per-type digest rules against
+// Redis before (and independently of) the real collection types.
 class FakeCollection : public Collection {
  public:
-  std::unique_ptr<Collection> Clone() const override { return std::make_unique<FakeCollection>(); }
+  explicit FakeCollection(std::vector<std::pair<std::string, std::string>> items)
+      : items_(std::move(items)) {}
+  std::unique_ptr<Collection> Clone() const override {
+    return std::make_unique<FakeCollection>(items_);
+  }
+  size_t Size() const override { return items_.size(); }
+  void ForEach(const Visitor& fn) const override {
+    for (const auto& [a, b] : items_) fn(a, b);
+  }
   size_t MemoryUsage() const override { return 0; }
   const char* EncodingName() const override { return "fake"; }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> items_;
 };
 
-TEST(Digest, CollectionsTakeTheExtensionPoint) {
+// Expected values from redis-server 7.0.15:
+//   RPUSH l a b c; SADD s x y 12; HSET h f1 v1 f2 v2; ZADD z 1.5 m1 2 m2 0.1 m3
+//   DEBUG DIGEST-VALUE l s h z
+TEST(Digest, CollectionsMatchRedis) {
   Keyspace ks(16);
-  Entry* list = ks.Set(0, "l", Value::Object(ObjType::kList, std::make_unique<FakeCollection>()));
-  Entry* set = ks.Set(0, "s", Value::Object(ObjType::kSet, std::make_unique<FakeCollection>()));
-  EXPECT_NE(DatasetDigest(ks), kZeros);
-  EXPECT_NE(ValueDigest(ks.db(0), list), kZeros);
-  EXPECT_NE(ValueDigest(ks.db(0), list), ValueDigest(ks.db(0), set));
+  auto add = [&](const char* key, ObjType t, std::vector<std::pair<std::string, std::string>> v) {
+    return ks.Set(0, key, Value::Object(t, std::make_unique<FakeCollection>(std::move(v))));
+  };
+  Entry* l = add("l", ObjType::kList, {{"a", ""}, {"b", ""}, {"c", ""}});
+  Entry* st = add("s", ObjType::kSet, {{"12", ""}, {"y", ""}, {"x", ""}});  // any order
+  Entry* h = add("h", ObjType::kHash, {{"f2", "v2"}, {"f1", "v1"}});
+  Entry* z = add("z", ObjType::kZSet, {{"m3", "0.10000000000000001"}, {"m1", "1.5"}, {"m2", "2"}});
+  EXPECT_EQ(ValueDigest(ks.db(0), l), "8bf72d812571eea9b927f3c11beb0c4165a6ff89");
+  EXPECT_EQ(ValueDigest(ks.db(0), st), "4dd66f11f6066141cbaaab167ff96bcb8c2c5b8a");
+  EXPECT_EQ(ValueDigest(ks.db(0), h), "047cc60ea73a34cde6d08a2721a4a26d19ee6570");
+  EXPECT_EQ(ValueDigest(ks.db(0), z), "7e9f1d7902d2a777ed82c190d877423e7ee5211f");
 }
 
 }  // namespace

@@ -19,6 +19,18 @@ class KeyspaceObserver {
   virtual void OnKeyExpired(int db, std::string_view key) = 0;
 };
 
+// When the collection types switch from their compact encoding to the general one: Redis 7.0's
+// parameters of the same names (the server keeps them in step with CONFIG SET). Conversions go
+// one way, as in Redis: a collection that outgrew its compact form keeps the general form.
+struct EncodingLimits {
+  size_t hash_max_listpack_entries = 512;
+  size_t hash_max_listpack_value = 64;
+  size_t set_max_intset_entries = 512;
+  size_t zset_max_listpack_entries = 128;
+  size_t zset_max_listpack_value = 64;
+  int64_t list_max_listpack_size = -2;  // quicklist node size: <0 bytes class, >0 entries
+};
+
 struct ExpireCycleStats {
   size_t sampled = 0;
   size_t expired = 0;
@@ -64,6 +76,9 @@ class Keyspace {
   // Records creation time for a new entry (LFU starts at 5, like Redis' LFU_INIT_VAL).
   void InitAccess(Entry* e);
 
+  EncodingLimits& limits() { return limits_; }
+  const EncodingLimits& limits() const { return limits_; }
+
   void set_observer(KeyspaceObserver* o) { observer_ = o; }
   // When false (a replica) expired keys are hidden by Lookup but not removed.
   void set_expire_deletes(bool on) { expire_deletes_ = on; }
@@ -72,6 +87,7 @@ class Keyspace {
 
  private:
   std::vector<Db> dbs_;
+  EncodingLimits limits_;
   KeyspaceObserver* observer_ = nullptr;
   bool expire_deletes_ = true;
   uint64_t expired_keys_ = 0;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,8 +20,18 @@ enum class StrEnc : uint8_t { kInt, kEmbstr, kRaw };
 // Base of the collection types (hash, list, set, zset), defined in their own files.
 class Collection {
  public:
+  // Visitor for ForEach: `first` is the list element, set member, zset member or hash field;
+  // `second` is the hash value, or the zset score as Redis formats it for digests ("%.17g");
+  // empty for lists and sets. Views are valid only during the call.
+  using Visitor = std::function<void(std::string_view first, std::string_view second)>;
+
   virtual ~Collection() = default;
   virtual std::unique_ptr<Collection> Clone() const = 0;
+  // Number of elements (list items, set members, zset members, hash fields).
+  virtual size_t Size() const = 0;
+  // Visits every element: lists head to tail, zsets by rank, sets and hashes in any order.
+  // Integer-encoded members are visited as their decimal text.
+  virtual void ForEach(const Visitor& fn) const = 0;
   // Approximate bytes used, for MEMORY USAGE and INFO.
   virtual size_t MemoryUsage() const = 0;
   // The encoding name OBJECT ENCODING reports ("listpack", "hashtable", ...).

@@ -1,0 +1,7 @@
+// (Being written.)
+#include "cmd/context.h"
+#include "cmd/registry.h"
+
+namespace kv::cmd {
+void RegisterHashCommands(CommandTable& t) {}
+}  // namespace kv::cmd

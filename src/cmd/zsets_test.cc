@@ -1,0 +1,3 @@
+#include <gtest/gtest.h>
+
+#include "cmd/command_test_util.h"

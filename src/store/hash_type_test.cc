@@ -1,0 +1,3 @@
+#include "store/hash_type.h"
+
+#include <gtest/gtest.h>

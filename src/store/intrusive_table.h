@@ -1,0 +1,335 @@
+// An intrusive chained hash table with incremental rehash, keyed by Node::key().
+//
+// It grows (at load factor 1) and shrinks (below 10% fill, from Cron()) by incremental rehash:
+// two bucket arrays exist while rehashing and every lookup, insert and delete moves one bucket
+// along (plus a time-bounded step from Cron()), so no operation ever stops to resize the whole
+// table. Scan() implements Redis' reverse-binary cursor, which returns every key present for the
+// whole scan at least once, even across resizes.
+//
+// Node must have `Node* next`, `std::string_view key() const` and `static void Destroy(Node*)`.
+// The table owns its nodes: Clear() and the destructor destroy them, Unlink() hands one back.
+// Used for the keyspace (Node = Entry) and by the collection types for their large encodings.
+// Not thread-safe.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "common/clock.h"
+#include "common/hash.h"
+
+namespace kv::store {
+
+namespace table_detail {
+inline constexpr size_t kInitialSize = 4;
+inline constexpr size_t kForceResizeRatio = 5;  // grow even while paused past this load factor
+
+inline uint64_t Rev(uint64_t v) {
+  v = ((v >> 1) & 0x5555555555555555ULL) | ((v & 0x5555555555555555ULL) << 1);
+  v = ((v >> 2) & 0x3333333333333333ULL) | ((v & 0x3333333333333333ULL) << 2);
+  v = ((v >> 4) & 0x0F0F0F0F0F0F0F0FULL) | ((v & 0x0F0F0F0F0F0F0F0FULL) << 4);
+  return __builtin_bswap64(v);
+}
+}  // namespace table_detail
+
+template <typename Node>
+class IntrusiveTable {
+ public:
+  IntrusiveTable() = default;
+  ~IntrusiveTable() { Clear(); }
+  IntrusiveTable(const IntrusiveTable&) = delete;
+  IntrusiveTable& operator=(const IntrusiveTable&) = delete;
+  IntrusiveTable(IntrusiveTable&& o) noexcept;
+  IntrusiveTable& operator=(IntrusiveTable&& o) noexcept;
+
+  Node* Find(std::string_view key);
+  // Adds e, whose key must not be present.
+  void Insert(Node* e);
+  // Removes the key and returns its entry (now owned by the caller), or nullptr.
+  Node* Unlink(std::string_view key);
+  // Destroys every entry; the table returns to its initial size.
+  void Clear();
+
+  size_t size() const { return t_[0].used + t_[1].used; }
+  size_t bucket_count() const { return t_[0].size() + t_[1].size(); }
+  bool rehashing() const { return rehash_idx_ >= 0; }
+
+  // Brings the buckets of these keys, then their first entries, into the cache, so lookups that
+  // follow (a pipeline's) overlap their memory latency instead of paying it one by one.
+  void Prefetch(std::span<const std::string_view> keys) const;
+
+  // A uniformly chosen bucket's random entry, or nullptr if empty.
+  Node* Random();
+  // Visits the buckets at `cursor` and returns the next cursor (0 when done).
+  uint64_t Scan(uint64_t cursor, const std::function<void(Node*)>& fn);
+  // Visits every entry; fn must not modify the table.
+  void ForEach(const std::function<void(Node*)>& fn) const;
+
+  // Moves up to n buckets to the new array. Returns true while rehashing remains.
+  bool RehashSteps(int n);
+  // Periodic upkeep: starts a shrink when the table is sparse and rehashes for up to budget_us.
+  void Cron(int64_t budget_us);
+  // While paused (a snapshot child is running) the table grows only when badly overloaded,
+  // to spare copy-on-write pages, as Redis does.
+  void set_resize_allowed(bool allowed) { resize_allowed_ = allowed; }
+
+ private:
+  struct Table {
+    std::unique_ptr<Node*[]> b;
+    size_t mask = 0;  // size - 1; meaningless when b is null
+    size_t used = 0;
+    size_t size() const { return b ? mask + 1 : 0; }
+  };
+
+  static uint64_t HashOf(std::string_view key);
+  void StartResize(size_t min_size);
+  void ExpandIfNeeded();
+
+  Table t_[2];
+  int64_t rehash_idx_ = -1;  // next bucket of t_[0] to move; -1 when not rehashing
+  bool resize_allowed_ = true;
+};
+
+template <typename Node>
+IntrusiveTable<Node>::IntrusiveTable(IntrusiveTable&& o) noexcept {
+  *this = std::move(o);
+}
+
+template <typename Node>
+IntrusiveTable<Node>& IntrusiveTable<Node>::operator=(IntrusiveTable&& o) noexcept {
+  if (this == &o) return *this;
+  Clear();
+  t_[0] = std::move(o.t_[0]);
+  t_[1] = std::move(o.t_[1]);
+  rehash_idx_ = o.rehash_idx_;
+  o.t_[0] = Table();
+  o.t_[1] = Table();
+  o.rehash_idx_ = -1;
+  return *this;
+}
+
+template <typename Node>
+uint64_t IntrusiveTable<Node>::HashOf(std::string_view key) { return HashKey(key); }
+
+template <typename Node>
+void IntrusiveTable<Node>::StartResize(size_t min_size) {
+  size_t size = std::bit_ceil(std::max(min_size, table_detail::kInitialSize));
+  if (t_[0].b && size == t_[0].size()) return;
+  Table t;
+  t.b = std::make_unique<Node*[]>(size);  // zero-initialized
+  t.mask = size - 1;
+  if (!t_[0].b) {
+    t_[0] = std::move(t);
+    return;
+  }
+  t_[1] = std::move(t);
+  rehash_idx_ = 0;
+}
+
+template <typename Node>
+void IntrusiveTable<Node>::ExpandIfNeeded() {
+  if (rehashing()) return;
+  if (!t_[0].b) {
+    StartResize(table_detail::kInitialSize);
+    return;
+  }
+  if (t_[0].used >= t_[0].size() &&
+      (resize_allowed_ || t_[0].used / t_[0].size() > table_detail::kForceResizeRatio)) {
+    StartResize(t_[0].used + 1);
+  }
+}
+
+template <typename Node>
+bool IntrusiveTable<Node>::RehashSteps(int n) {
+  if (!rehashing()) return false;
+  int empty_visits = n * 10;
+  while (n-- && t_[0].used != 0) {
+    while (t_[0].b[rehash_idx_] == nullptr) {
+      rehash_idx_++;
+      if (--empty_visits == 0) return true;
+    }
+    Node* e = t_[0].b[rehash_idx_];
+    while (e) {
+      Node* next = e->next;
+      size_t idx = HashOf(e->key()) & t_[1].mask;
+      e->next = t_[1].b[idx];
+      t_[1].b[idx] = e;
+      t_[0].used--;
+      t_[1].used++;
+      e = next;
+    }
+    t_[0].b[rehash_idx_] = nullptr;
+    rehash_idx_++;
+  }
+  if (t_[0].used == 0) {
+    t_[0] = std::move(t_[1]);
+    t_[1] = Table();
+    rehash_idx_ = -1;
+    return false;
+  }
+  return true;
+}
+
+template <typename Node>
+Node* IntrusiveTable<Node>::Find(std::string_view key) {
+  if (size() == 0) return nullptr;
+  if (rehashing()) RehashSteps(1);
+  uint64_t h = HashOf(key);
+  for (int i = 0; i < 2; i++) {
+    if (!t_[i].b) break;
+    for (Node* e = t_[i].b[h & t_[i].mask]; e; e = e->next) {
+      if (e->key() == key) return e;
+    }
+    if (!rehashing()) break;
+  }
+  return nullptr;
+}
+
+template <typename Node>
+void IntrusiveTable<Node>::Insert(Node* e) {
+  if (rehashing()) RehashSteps(1);
+  ExpandIfNeeded();
+  Table& t = rehashing() ? t_[1] : t_[0];
+  size_t idx = HashOf(e->key()) & t.mask;
+  e->next = t.b[idx];
+  t.b[idx] = e;
+  t.used++;
+}
+
+template <typename Node>
+Node* IntrusiveTable<Node>::Unlink(std::string_view key) {
+  if (size() == 0) return nullptr;
+  if (rehashing()) RehashSteps(1);
+  uint64_t h = HashOf(key);
+  for (int i = 0; i < 2; i++) {
+    if (!t_[i].b) break;
+    Node** link = &t_[i].b[h & t_[i].mask];
+    for (Node* e = *link; e; link = &e->next, e = e->next) {
+      if (e->key() == key) {
+        *link = e->next;
+        e->next = nullptr;
+        t_[i].used--;
+        return e;
+      }
+    }
+    if (!rehashing()) break;
+  }
+  return nullptr;
+}
+
+template <typename Node>
+void IntrusiveTable<Node>::Prefetch(std::span<const std::string_view> keys) const {
+  if (size() == 0 || keys.size() > 64) return;
+  // The table being rehashed keeps moved buckets in t_[1]; prefetch where lookups look first.
+  const Table& t = t_[0];
+  Node* const* slots[64];
+  size_t n = 0;
+  for (std::string_view k : keys) {
+    slots[n] = &t.b[HashOf(k) & t.mask];
+    __builtin_prefetch(slots[n]);
+    n++;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (Node* e = *slots[i]) __builtin_prefetch(e);
+  }
+}
+
+template <typename Node>
+void IntrusiveTable<Node>::Clear() {
+  for (auto& t : t_) {
+    for (size_t i = 0; i < t.size(); i++) {
+      Node* e = t.b[i];
+      while (e) {
+        Node* next = e->next;
+        Node::Destroy(e);
+        e = next;
+      }
+    }
+    t = Table();
+  }
+  rehash_idx_ = -1;
+}
+
+template <typename Node>
+Node* IntrusiveTable<Node>::Random() {
+  if (size() == 0) return nullptr;
+  if (rehashing()) RehashSteps(1);
+  Node* head = nullptr;
+  if (rehashing()) {
+    // Buckets of t_[0] below rehash_idx_ are empty; skip them.
+    size_t s0 = t_[0].size(), s1 = t_[1].size();
+    do {
+      size_t h = rehash_idx_ + RandomBelow(s0 + s1 - rehash_idx_);
+      head = h >= s0 ? t_[1].b[h - s0] : t_[0].b[h];
+    } while (!head);
+  } else {
+    do {
+      head = t_[0].b[RandomBelow(t_[0].size())];
+    } while (!head);
+  }
+  size_t len = 0;
+  for (Node* e = head; e; e = e->next) len++;
+  size_t pick = RandomBelow(len);
+  while (pick--) head = head->next;
+  return head;
+}
+
+template <typename Node>
+uint64_t IntrusiveTable<Node>::Scan(uint64_t v, const std::function<void(Node*)>& fn) {
+  if (size() == 0) return 0;
+  auto emit = [&](const Table& t, size_t idx) {
+    for (Node* e = t.b[idx]; e; e = e->next) fn(e);
+  };
+  if (!rehashing()) {
+    const Table& t0 = t_[0];
+    emit(t0, v & t0.mask);
+    v |= ~t0.mask;
+    v = table_detail::Rev(v);
+    v++;
+    v = table_detail::Rev(v);
+    return v;
+  }
+  const Table* small = &t_[0];
+  const Table* big = &t_[1];
+  if (small->size() > big->size()) std::swap(small, big);
+  uint64_t m0 = small->mask, m1 = big->mask;
+  emit(*small, v & m0);
+  // Visit the buckets of the bigger table that expand the small table's bucket.
+  do {
+    emit(*big, v & m1);
+    v |= ~m1;
+    v = table_detail::Rev(v);
+    v++;
+    v = table_detail::Rev(v);
+  } while (v & (m0 ^ m1));
+  return v;
+}
+
+template <typename Node>
+void IntrusiveTable<Node>::ForEach(const std::function<void(Node*)>& fn) const {
+  for (const auto& t : t_) {
+    for (size_t i = 0; i < t.size(); i++) {
+      for (Node* e = t.b[i]; e; e = e->next) fn(e);
+    }
+  }
+}
+
+template <typename Node>
+void IntrusiveTable<Node>::Cron(int64_t budget_us) {
+  if (!rehashing() && resize_allowed_ && t_[0].size() > table_detail::kInitialSize &&
+      t_[0].used * 100 / t_[0].size() < 10) {
+    StartResize(t_[0].used);
+  }
+  if (!rehashing()) return;
+  int64_t start = MonoUs();
+  while (RehashSteps(100)) {
+    if (MonoUs() - start > budget_us) break;
+  }
+}
+
+}  // namespace kv::store

@@ -1,0 +1,3 @@
+#include "store/list_type.h"
+
+#include <gtest/gtest.h>

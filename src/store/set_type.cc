@@ -1,0 +1,1 @@
+#include "store/set_type.h"

@@ -1,0 +1,3 @@
+#include "store/set_type.h"
+
+#include <gtest/gtest.h>

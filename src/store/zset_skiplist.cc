@@ -1,0 +1,1 @@
+#include "store/zset_skiplist.h"

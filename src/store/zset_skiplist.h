@@ -1,0 +1,2 @@
+// (Being written: the sorted set's ordered index.)
+#pragma once

@@ -1,0 +1,4 @@
+// The zset value type. (Being written.)
+#pragma once
+
+#include "store/value.h"

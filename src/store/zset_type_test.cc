@@ -1,0 +1,3 @@
+#include "store/zset_type.h"
+
+#include <gtest/gtest.h>
