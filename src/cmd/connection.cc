@@ -11,7 +11,15 @@ void Ping(Context& c) {
     c.Error(WrongArity("ping"));
     return;
   }
-  if (c.argc() == 2) c.out.Bulk(c.arg(1));
+  std::string_view msg = c.argc() == 2 ? c.arg(1) : std::string_view();
+  if (c.session.resp == 2 && c.session.subscriptions > 0) {
+    // A RESP2 subscriber's replies look like messages, as in Redis.
+    c.out.Array(2);
+    c.out.Bulk("pong");
+    c.out.Bulk(msg);
+    return;
+  }
+  if (c.argc() == 2) c.out.Bulk(msg);
   else c.out.Simple("PONG");
 }
 

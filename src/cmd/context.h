@@ -53,6 +53,7 @@ struct Session {
   bool no_evict = false;
   ReplyMode reply_mode = ReplyMode::kOn;
   bool close_after_reply = false;  // QUIT, or an error that ends the connection
+  size_t subscriptions = 0;        // pub/sub channels and patterns (PING answers differently)
 };
 
 // The server's side of the contract, implemented in server/. Data commands call these for

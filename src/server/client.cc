@@ -223,16 +223,31 @@ void Client::UpdateInterest() {
   ev_reading_ = !reading_paused_;
 }
 
-void Client::Push(std::string_view data) {
+bool Client::Push(std::string_view data, size_t hard_limit, size_t soft_limit,
+                  int64_t soft_seconds) {
   std::lock_guard lock(push_mu_);
+  if (close_requested_) return false;
+  size_t pending = pushed_.size() + out_pending_.load(std::memory_order_relaxed) + data.size();
+  bool over_hard = hard_limit && pending > hard_limit;
+  bool over_soft = soft_limit && pending > soft_limit;
+  int64_t now = MonoMs();
+  if (!over_soft) over_soft_since_ms_ = 0;
+  else if (!over_soft_since_ms_) over_soft_since_ms_ = now;
+  if (over_hard || (over_soft && now - over_soft_since_ms_ >= soft_seconds * 1000)) {
+    LOG_WARNING("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output "
+                "buffer limits.", static_cast<unsigned long long>(id()), peer_.c_str());
+    RequestCloseLocked();
+    return false;
+  }
   pushed_.append(data);
-  if (push_scheduled_) return;
+  if (push_scheduled_) return true;
   push_scheduled_ = true;
   PollGroup* g = &group_;
   uint64_t cid = id();
   g->loop().Post([g, cid] {
     if (Client* c = g->Find(cid)) c->DrainPushed();
   });
+  return true;
 }
 
 void Client::DrainPushed() {
@@ -247,6 +262,12 @@ void Client::DrainPushed() {
 }
 
 void Client::RequestClose() {
+  std::lock_guard lock(push_mu_);
+  RequestCloseLocked();
+}
+
+void Client::RequestCloseLocked() {
+  if (close_requested_) return;
   close_requested_ = true;
   PollGroup* g = &group_;
   uint64_t cid = id();

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,11 @@ class Client : public net::FdHandler {
   void Close(const std::string& reason);
 
   // Queues bytes produced by another client's command (MONITOR lines, pub/sub messages).
-  // Any thread, keyspace lock held.
-  void Push(std::string_view data);
+  // Any thread, keyspace lock held. With a nonzero `hard_limit`, a client whose unsent output
+  // would pass it is closed instead (client-output-buffer-limit), and so is one that stays over
+  // `soft_limit` for `soft_seconds`; returns false then.
+  bool Push(std::string_view data, size_t hard_limit = 0, size_t soft_limit = 0,
+            int64_t soft_seconds = 0);
   // Asks the owning loop to close this client (CLIENT KILL). Any thread, keyspace lock held.
   void RequestClose();
 
@@ -67,6 +71,26 @@ class Client : public net::FdHandler {
   // The reply buffer commands append to. Loop thread, during dispatch.
   std::string& out() { return out_; }
 
+  // MULTI/EXEC/WATCH state. Keyspace lock held.
+  struct WatchedKey {
+    int db;
+    std::string key;
+    bool expired_when_watched;  // a key already expired at WATCH does not abort EXEC later
+  };
+  struct Transaction {
+    bool active = false;  // between MULTI and EXEC/DISCARD
+    bool abort = false;   // a command was refused while queuing: EXEC answers EXECABORT
+    bool dirty = false;   // a watched key changed: EXEC answers null
+    std::vector<std::vector<std::string>> queued;
+    std::vector<WatchedKey> watched;
+  };
+  Transaction& tx() { return tx_; }
+
+  // Pub/sub subscriptions. Keyspace lock held.
+  std::set<std::string>& channels() { return channels_; }
+  std::set<std::string>& patterns() { return patterns_; }
+  size_t subscriptions() const { return channels_.size() + patterns_.size(); }
+
  private:
   void HandleReadable();
   void ProcessInput();
@@ -75,6 +99,7 @@ class Client : public net::FdHandler {
   bool Flush();
   void UpdateInterest();
   void DrainPushed();
+  void RequestCloseLocked();  // push_mu_ held
 
   Server& server_;
   PollGroup& group_;
@@ -104,11 +129,14 @@ class Client : public net::FdHandler {
 
   cmd::Session session_;
   uint32_t flags_ = 0;                    // keyspace lock
+  Transaction tx_;                        // keyspace lock
+  std::set<std::string> channels_, patterns_;  // keyspace lock
   const std::string* last_cmd_ = nullptr; // keyspace lock
 
   std::mutex push_mu_;
   std::string pushed_;          // guarded by push_mu_
   bool push_scheduled_ = false; // guarded by push_mu_
+  int64_t over_soft_since_ms_ = 0;  // guarded by push_mu_; 0 when under the soft limit
   std::atomic<bool> close_requested_{false};
 };
 

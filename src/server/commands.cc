@@ -5,11 +5,15 @@ namespace kv::server {
 void RegisterConnectionServerCommands(cmd::CommandTable& t);  // conn_cmds.cc
 void RegisterInfoCommands(cmd::CommandTable& t);              // info_cmds.cc
 void RegisterAdminCommands(cmd::CommandTable& t);             // admin_cmds.cc
+void RegisterPubSubCommands(cmd::CommandTable& t);            // pubsub.cc
+void RegisterMultiCommands(cmd::CommandTable& t);             // multi.cc
 
 void RegisterServerCommands(cmd::CommandTable& t) {
   RegisterConnectionServerCommands(t);
   RegisterInfoCommands(t);
   RegisterAdminCommands(t);
+  RegisterPubSubCommands(t);
+  RegisterMultiCommands(t);
 }
 
 }  // namespace kv::server

@@ -140,7 +140,10 @@ void Reset(Context& c) {
   c.session.no_evict = false;
   c.session.authenticated = !s.auth_required();
   c.session.user = "default";
-  s.RemoveMonitor(&s.current_client());
+  Client& me = s.current_client();
+  s.RemoveMonitor(&me);
+  s.EndTransaction(me);
+  s.UnsubscribeAll(me);
   c.out.Simple("RESET");
 }
 

@@ -24,17 +24,38 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   // CLIENT REPLY OFF (as in force after the command, so "CLIENT REPLY ON" itself is answered)
   // and SKIP drop whatever the command wrote, errors included.
   if (skip_reply || session.reply_mode == cmd::ReplyMode::kOff) out.resize(out_mark);
+  // Work outside commands (the cron's expiries) must not mistake anyone for the caller.
+  current_client_ = nullptr;
 }
+
+namespace {
+bool AllowedWhileSubscribed(const cmd::CommandSpec& spec) {
+  static const char* kAllowed[] = {"subscribe",    "psubscribe", "ssubscribe", "unsubscribe",
+                                   "punsubscribe", "sunsubscribe", "ping",     "quit",
+                                   "reset"};
+  const std::string& name = spec.parent ? spec.parent->name : spec.name;
+  for (const char* a : kAllowed) {
+    if (name == a) return true;
+  }
+  return false;
+}
+}  // namespace
 
 void Server::Run(Client& c, std::span<const std::string_view> args, resp::ReplyWriter& w) {
   cmd::Session& session = c.session();
   std::string error;
   const cmd::CommandSpec* spec = cmd::ResolveCommand(commands_, args, &error);
   if (!spec) {
-    w.Error(error);
-    if (const cmd::CommandSpec* known = commands_.Find(args[0])) {
-      const_cast<cmd::CommandSpec*>(known)->stats.rejected_calls++;
+    const cmd::CommandSpec* known = commands_.Find(args[0]);
+    if (known && known->name == "exec") {
+      // A refused EXEC discards the transaction, as Redis' execCommandAbort does.
+      EndTransaction(c);
+      w.Error("-EXECABORT Transaction discarded because of: " + error);
+    } else {
+      w.Error(error);
+      FlagTransactionError(c);
     }
+    if (known) const_cast<cmd::CommandSpec*>(known)->stats.rejected_calls++;
     CountErrors(w);
     return;
   }
@@ -43,7 +64,22 @@ void Server::Run(Client& c, std::span<const std::string_view> args, resp::ReplyW
   if (!session.authenticated && !(flags & cmd::kNoAuth)) {
     cmd::ReplyError(w, cmd::OpStatus::kNoAuth);
     mspec->stats.rejected_calls++;
+    FlagTransactionError(c);
     CountErrors(w);
+    return;
+  }
+
+  // RESP2 subscribers may only manage subscriptions (RESP3 mixes pushes with replies).
+  if (session.resp == 2 && c.subscriptions() > 0 && !AllowedWhileSubscribed(*spec)) {
+    w.Error("Can't execute '" + spec->name +
+            "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
+            "this context");
+    mspec->stats.rejected_calls++;
+    CountErrors(w);
+    return;
+  }
+  if (QueueInTransaction(c, spec, args, w)) {
+    if (w.errors()) CountErrors(w);
     return;
   }
 

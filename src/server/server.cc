@@ -84,6 +84,16 @@ void Server::WireConfig() {
   limit("zset-max-listpack-entries", &lim.zset_max_listpack_entries);
   limit("zset-max-listpack-value", &lim.zset_max_listpack_value);
   limit("list-max-listpack-size", &lim.list_max_listpack_size);
+  c.OnApply("client-output-buffer-limit", [this](const std::string& v) {
+    auto words = SplitArgs(v).value_or(std::vector<std::string>{});
+    for (size_t i = 0; i + 3 < words.size(); i += 4) {
+      if (words[i] != "pubsub") continue;
+      pubsub_limits_.hard = static_cast<size_t>(ParseInt64(words[i + 1]).value_or(0));
+      pubsub_limits_.soft = static_cast<size_t>(ParseInt64(words[i + 2]).value_or(0));
+      pubsub_limits_.seconds = ParseInt64(words[i + 3]).value_or(0);
+    }
+    return Status::Ok();
+  });
   c.OnApply("dir", [](const std::string& v) {
     if (chdir(v.c_str()) != 0) return Status::FromErrno("chdir " + v, errno);
     return Status::Ok();
@@ -219,6 +229,8 @@ void Server::RegisterClient(Client* c) { clients_[c->id()] = c; }
 
 void Server::UnregisterClient(Client* c) {
   if (clients_.erase(c->id())) stats_.connected_clients--;
+  UnsubscribeAll(*c);
+  EndTransaction(*c);
   std::erase(monitors_, c);
   if (current_client_ == c) current_client_ = nullptr;
 }
@@ -270,12 +282,8 @@ void Server::RecordLatency(const std::string& event, int64_t ms) {
   e.max_ms = std::max(e.max_ms, ms);
 }
 
-void Server::Notify(int klass, std::string_view event, std::string_view key, int db) {
-  // Delivery needs pub/sub, which is not built yet; the class filter is already honoured.
-  if (!(notify_flags_ & klass)) return;
-}
-
 void Server::OnKeyExpired(int db, std::string_view key) {
+  KeyModified(db, key);
   Notify(cmd::kNotifyExpired, "expired", key, db);
 }
 

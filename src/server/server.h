@@ -123,8 +123,29 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::map<std::string, LatencyEvent>& latency_events() { return latency_events_; }
   void RecordLatency(const std::string& event, int64_t ms);
 
+  // Transactions (multi.cc). Keyspace lock held.
+  // Queues the command when `c` is inside MULTI (answering QUEUED or an error); false when the
+  // command must run now.
+  bool QueueInTransaction(Client& c, const cmd::CommandSpec* spec,
+                          std::span<const std::string_view> args, resp::ReplyWriter& w);
+  void FlagTransactionError(Client& c);
+  void EndTransaction(Client& c);
+  void WatchKey(Client& c, int db, std::string_view key, int64_t now_ms);
+  void Unwatch(Client& c);
+  // Runs one command of an EXEC.
+  void RunQueued(Client& c, std::span<const std::string_view> args, resp::ReplyWriter& w) {
+    Run(c, args, w);
+  }
+
+  // Pub/sub (pubsub.cc). Keyspace lock held.
+  int64_t Publish(std::string_view channel, std::string_view message);
+  void UnsubscribeAll(Client& c);
+  using Subscribers = std::map<std::string, std::vector<Client*>>;
+  Subscribers& channel_subscribers() { return channels_; }
+  Subscribers& pattern_subscribers() { return patterns_; }
+
   // ServerHooks.
-  void KeyModified(int db, std::string_view key) override {}
+  void KeyModified(int db, std::string_view key) override;  // multi.cc
   void Notify(int klass, std::string_view event, std::string_view key, int db) override;
   int64_t MaxBulkLen() const override { return max_bulk_len(); }
   // KeyspaceObserver.
@@ -144,6 +165,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // Execute's body: resolve, check, run and account one command.
   void Run(Client& c, std::span<const std::string_view> args, resp::ReplyWriter& w);
   void CountErrors(const resp::ReplyWriter& w);
+  // Hands a pub/sub frame to a subscriber (directly into the running client's replies).
+  void Deliver(Client* target, const std::string& frame);
   void FeedMonitors(const Client& c, std::span<const std::string_view> args, int64_t now_us);
   void MaybeSlowlog(const Client& c, std::span<const std::string_view> args, int64_t dur_us);
 
@@ -170,6 +193,12 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // Guarded by mu_:
   std::map<uint64_t, Client*> clients_;
   Client* current_client_ = nullptr;
+  std::map<std::pair<int, std::string>, std::vector<Client*>> watchers_;
+  Subscribers channels_, patterns_;
+  struct OutputLimit {
+    size_t hard = 0, soft = 0;
+    int64_t seconds = 0;
+  } pubsub_limits_;
   std::vector<Client*> monitors_;
   std::deque<SlowlogEntry> slowlog_;
   uint64_t slowlog_next_id_ = 0;
