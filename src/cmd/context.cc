@@ -1,5 +1,8 @@
 #include "cmd/context.h"
 
+#include <cmath>
+#include <cstdint>
+
 #include "common/strutil.h"
 
 namespace kv::cmd {
@@ -54,6 +57,31 @@ bool Context::ParseInt(std::string_view s, int64_t* v, OpStatus err) {
     return false;
   }
   *v = *r;
+  return true;
+}
+
+bool Context::ParseBlockTimeout(std::string_view s, int64_t* deadline_ms) {
+  // Redis' getTimeoutFromObjectOrReply in seconds: ceil(seconds * 1000), then the checks.
+  auto secs = kv::ParseLongDouble(s);
+  if (!secs) {
+    Error("timeout is not a float or out of range");
+    return false;
+  }
+  long double ms = std::ceil(*secs * 1000.0L);
+  if (ms > static_cast<long double>(INT64_MAX)) {
+    Error("timeout is out of range");
+    return false;
+  }
+  if (ms < 0) {
+    Error(OpStatus::kNegativeTimeout);
+    return false;
+  }
+  int64_t tms = static_cast<int64_t>(ms);
+  if (tms > 0 && tms > INT64_MAX - now_ms) {
+    Error("timeout is out of range");
+    return false;
+  }
+  *deadline_ms = tms > 0 ? now_ms + tms : 0;
   return true;
 }
 

@@ -54,6 +54,7 @@ struct Session {
   ReplyMode reply_mode = ReplyMode::kOn;
   bool close_after_reply = false;  // QUIT, or an error that ends the connection
   size_t subscriptions = 0;        // pub/sub channels and patterns (PING answers differently)
+  bool deny_blocking = false;      // inside MULTI/EXEC: blocking commands answer at once
 };
 
 // The server's side of the contract, implemented in server/. Data commands call these for
@@ -67,6 +68,15 @@ class ServerHooks {
   virtual void Notify(int klass, std::string_view event, std::string_view key, int db) = 0;
   // proto-max-bulk-len, for commands that grow strings.
   virtual int64_t MaxBulkLen() const = 0;
+};
+
+// What a blocking command that found nothing to serve asks of the dispatcher: park the client
+// on these keys (of the session's db) until one of them changes, then run the command again;
+// at the deadline (0: never) answer the timeout reply instead.
+struct BlockRequest {
+  std::vector<std::string> keys;
+  int64_t deadline_ms = 0;
+  bool null_array = true;  // timeout reply: null array (BLPOP...) or null bulk (BLMOVE...)
 };
 
 // Counters the dispatcher folds into INFO stats.
@@ -97,6 +107,8 @@ class Context {
   // When set, replication and MONITOR-free consumers see this argv instead of the original
   // (SET with EX becomes SET with PXAT, ...).
   std::optional<std::vector<std::string>> rewrite;
+  // Set by a blocking command that must wait (never when session.deny_blocking).
+  std::optional<BlockRequest> block;
 
   size_t argc() const { return args.size(); }
   std::string_view arg(size_t i) const { return args[i]; }
@@ -125,6 +137,9 @@ class Context {
   // Argument parsing helpers: on failure they answer the Redis error and return false.
   bool ParseInt(std::string_view s, int64_t* v, OpStatus err = OpStatus::kNotInteger);
   bool ParseDouble(std::string_view s, double* v);
+  // A blocking command's timeout in seconds (fractions allowed), as an absolute deadline in ms
+  // (0: wait forever). Errors as Redis' getTimeoutFromObjectOrReply.
+  bool ParseBlockTimeout(std::string_view s, int64_t* deadline_ms);
 };
 
 }  // namespace kv::cmd

@@ -143,7 +143,7 @@ void Client::ProcessInput() {
   std::unique_lock<std::mutex> lock(server_.mu(), std::defer_lock);
   resp::ParserLimits limits;
   limits.max_bulk_len = server_.max_bulk_len();
-  while (!in_.empty() && !session_.close_after_reply) {
+  while (!in_.empty() && !session_.close_after_reply && !blocked()) {
     bool protocol_error = false;
     size_t n = ParseBatch(limits, &protocol_error);
     if (protocol_error) {
@@ -171,7 +171,8 @@ void Client::ProcessInput() {
         server_.Execute(*this, std::span(batch_args_).subspan(req.first_arg, req.argc));
       }
       in_.Consume(req.size);
-      if (session_.close_after_reply || out_.size() - out_sent_ >= kPauseReadingAt) {
+      if (session_.close_after_reply || blocked() ||
+          out_.size() - out_sent_ >= kPauseReadingAt) {
         done++;
         break;
       }
@@ -250,6 +251,13 @@ bool Client::Push(std::string_view data, size_t hard_limit, size_t soft_limit,
   return true;
 }
 
+void Client::ResumeInput() {
+  if (closed_ || blocked()) return;
+  ProcessInput();
+  if (closed_) return;
+  if (Flush()) UpdateInterest();
+}
+
 void Client::DrainPushed() {
   {
     std::lock_guard lock(push_mu_);
@@ -283,6 +291,7 @@ std::string Client::Describe(int64_t now_mono_ms) const {
   if (flags_ & kMonitor) flags += 'O';
   if (flags_ & kPubSub) flags += 'P';
   if (flags_ & kMulti) flags += 'x';
+  if (blocked()) flags += 'b';
   if (session_.no_evict) flags += 'e';
   if (close_requested_ || session_.close_after_reply) flags += 'A';
   if (flags.empty()) flags = "N";

@@ -86,6 +86,21 @@ class Client : public net::FdHandler {
   };
   Transaction& tx() { return tx_; }
 
+  // Blocking commands (BLPOP...). Keyspace lock held, except blocked(), which the client's loop
+  // reads between requests.
+  struct Blocked {
+    uint64_t generation = 0;  // identifies one blocking episode (for its timeout timer)
+    int db = 0;
+    std::vector<std::string> argv;  // the command, run again when a key is ready
+    std::vector<std::string> keys;
+    bool null_array = true;
+  };
+  Blocked& block_state() { return block_; }
+  bool blocked() const { return blocked_.load(std::memory_order_acquire); }
+  void set_blocked(bool b) { blocked_.store(b, std::memory_order_release); }
+  // Continues with input that waited while the client was blocked. Loop thread.
+  void ResumeInput();
+
   // Pub/sub subscriptions. Keyspace lock held.
   std::set<std::string>& channels() { return channels_; }
   std::set<std::string>& patterns() { return patterns_; }
@@ -130,6 +145,8 @@ class Client : public net::FdHandler {
   cmd::Session session_;
   uint32_t flags_ = 0;                    // keyspace lock
   Transaction tx_;                        // keyspace lock
+  Blocked block_;                         // keyspace lock
+  std::atomic<bool> blocked_{false};
   std::set<std::string> channels_, patterns_;  // keyspace lock
   const std::string* last_cmd_ = nullptr; // keyspace lock
 

@@ -20,10 +20,13 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   bool skip_reply = session.reply_mode == cmd::ReplyMode::kSkip;
   if (skip_reply) session.reply_mode = cmd::ReplyMode::kOn;
   resp::ReplyWriter w(&out, session.resp);
-  Run(c, args, w);
+  auto block = Run(c, args, w);
+  if (block) BlockClient(c, args, std::move(*block));
   // CLIENT REPLY OFF (as in force after the command, so "CLIENT REPLY ON" itself is answered)
   // and SKIP drop whatever the command wrote, errors included.
   if (skip_reply || session.reply_mode == cmd::ReplyMode::kOff) out.resize(out_mark);
+  // Clients blocked on keys this command changed get their turn now, in order.
+  if (!ready_keys_.empty()) ServeReadyKeys();
   // Work outside commands (the cron's expiries) must not mistake anyone for the caller.
   current_client_ = nullptr;
 }
@@ -41,7 +44,8 @@ bool AllowedWhileSubscribed(const cmd::CommandSpec& spec) {
 }
 }  // namespace
 
-void Server::Run(Client& c, std::span<const std::string_view> args, resp::ReplyWriter& w) {
+std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::string_view> args,
+                                             resp::ReplyWriter& w) {
   cmd::Session& session = c.session();
   std::string error;
   const cmd::CommandSpec* spec = cmd::ResolveCommand(commands_, args, &error);
@@ -57,7 +61,7 @@ void Server::Run(Client& c, std::span<const std::string_view> args, resp::ReplyW
     }
     if (known) const_cast<cmd::CommandSpec*>(known)->stats.rejected_calls++;
     CountErrors(w);
-    return;
+    return std::nullopt;
   }
   auto* mspec = const_cast<cmd::CommandSpec*>(spec);
   uint32_t flags = spec->parent ? spec->parent->flags | spec->flags : spec->flags;
@@ -66,7 +70,7 @@ void Server::Run(Client& c, std::span<const std::string_view> args, resp::ReplyW
     mspec->stats.rejected_calls++;
     FlagTransactionError(c);
     CountErrors(w);
-    return;
+    return std::nullopt;
   }
 
   // RESP2 subscribers may only manage subscriptions (RESP3 mixes pushes with replies).
@@ -76,11 +80,11 @@ void Server::Run(Client& c, std::span<const std::string_view> args, resp::ReplyW
             "this context");
     mspec->stats.rejected_calls++;
     CountErrors(w);
-    return;
+    return std::nullopt;
   }
   if (QueueInTransaction(c, spec, args, w)) {
     if (w.errors()) CountErrors(w);
-    return;
+    return std::nullopt;
   }
 
   c.set_last_command(&spec->name);
@@ -107,6 +111,7 @@ void Server::Run(Client& c, std::span<const std::string_view> args, resp::ReplyW
   if (latency_threshold_ms_ > 0 && dur_us / 1000 >= latency_threshold_ms_) {
     RecordLatency((flags & cmd::kFast) ? "fast-command" : "command", dur_us / 1000);
   }
+  return std::move(ctx.block);
 }
 
 std::string_view Server::FirstKey(std::span<const std::string_view> args) const {

@@ -141,7 +141,8 @@ void ClientsSection(Server& s, std::string* out) {
           connected, static_cast<long long>(s.config().GetInt("maxclients")));
   Appendf(out, "client_recent_max_input_buffer:%zu\r\nclient_recent_max_output_buffer:%zu\r\n",
           max_in, max_out);
-  Appendf(out, "blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n");
+  Appendf(out, "blocked_clients:%zu\r\ntracking_clients:0\r\nclients_in_timeout_table:%zu\r\n",
+          s.blocked_clients(), s.blocked_clients());
 }
 
 // The memory of normal (non-replica) clients, as CLIENT LIST's tot-mem counts it.

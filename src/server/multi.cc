@@ -38,6 +38,10 @@ void Server::FlagTransactionError(Client& c) {
 }
 
 void Server::KeyModified(int db, std::string_view key) {
+  if (!blocked_.empty()) {
+    auto k = std::make_pair(db, std::string(key));
+    if (blocked_.count(k)) ready_keys_.push_back(std::move(k));
+  }
   if (watchers_.empty()) return;
   auto it = watchers_.find(std::make_pair(db, std::string(key)));
   if (it == watchers_.end()) return;
@@ -124,10 +128,12 @@ void Exec(Context& c) {
   s.EndTransaction(me);  // unwatches before running, as Redis does
   c.out.Array(queued.size());
   std::vector<std::string_view> views;
+  c.session.deny_blocking = true;  // blocking commands answer at once inside EXEC
   for (const auto& argv : queued) {
     views.assign(argv.begin(), argv.end());
     s.RunQueued(me, views, c.out);
   }
+  c.session.deny_blocking = false;
 }
 
 void Watch(Context& c) {

@@ -231,6 +231,7 @@ void Server::UnregisterClient(Client* c) {
   if (clients_.erase(c->id())) stats_.connected_clients--;
   UnsubscribeAll(*c);
   EndTransaction(*c);
+  UnblockClient(*c);
   std::erase(monitors_, c);
   if (current_client_ == c) current_client_ = nullptr;
 }

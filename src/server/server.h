@@ -10,6 +10,7 @@
 #include <atomic>
 #include <deque>
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -136,6 +137,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void RunQueued(Client& c, std::span<const std::string_view> args, resp::ReplyWriter& w) {
     Run(c, args, w);
   }
+  // Releases a blocked client from every key it waits on (not its reply). Keyspace lock held.
+  void UnblockClient(Client& c);
+  size_t blocked_clients() const { return blocked_count_; }
 
   // Pub/sub (pubsub.cc). Keyspace lock held.
   int64_t Publish(std::string_view channel, std::string_view message);
@@ -163,7 +167,15 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // Periodic work (hz times a second): expiry, rehashing, metrics. Keyspace lock taken inside.
   int64_t Cron();
   // Execute's body: resolve, check, run and account one command.
-  void Run(Client& c, std::span<const std::string_view> args, resp::ReplyWriter& w);
+  // Returns the block request of a blocking command that must wait.
+  std::optional<cmd::BlockRequest> Run(Client& c, std::span<const std::string_view> args,
+                                       resp::ReplyWriter& w);
+  // Blocking (blocking.cc). Keyspace lock held.
+  void BlockClient(Client& c, std::span<const std::string_view> args, cmd::BlockRequest req);
+  void ServeReadyKeys();
+  bool TryServe(Client& c);
+  // Answers the timeout reply if `c` is still in the blocking episode `generation`.
+  bool TimeOutClient(Client& c, uint64_t generation);
   void CountErrors(const resp::ReplyWriter& w);
   // Hands a pub/sub frame to a subscriber (directly into the running client's replies).
   void Deliver(Client* target, const std::string& frame);
@@ -194,6 +206,11 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::map<uint64_t, Client*> clients_;
   Client* current_client_ = nullptr;
   std::map<std::pair<int, std::string>, std::vector<Client*>> watchers_;
+  // Clients blocked on each key, in arrival order (served first come, first served).
+  std::map<std::pair<int, std::string>, std::deque<Client*>> blocked_;
+  std::vector<std::pair<int, std::string>> ready_keys_;
+  size_t blocked_count_ = 0;
+  uint64_t block_generation_ = 0;
   Subscribers channels_, patterns_;
   struct OutputLimit {
     size_t hard = 0, soft = 0;

@@ -1,0 +1,109 @@
+// Blocking commands: a command that finds nothing to pop parks its client on the keys it named;
+// a later change to one of them runs the command again for the clients waiting there, first come
+// first served, and the deadline answers the timeout reply. The client's further input waits.
+//
+// Clients may live on other poll groups than the command that wakes them: the reply goes
+// through Deliver (Client::Push) and the client's loop resumes its input.
+#include <algorithm>
+
+#include "cmd/context.h"
+#include "common/clock.h"
+#include "server/client.h"
+#include "server/poll_group.h"
+#include "server/server.h"
+
+namespace kv::server {
+
+void Server::BlockClient(Client& c, std::span<const std::string_view> args,
+                         cmd::BlockRequest req) {
+  Client::Blocked& b = c.block_state();
+  b.generation = ++block_generation_;
+  b.db = c.session().db;
+  b.argv.assign(args.begin(), args.end());
+  b.keys = std::move(req.keys);
+  b.null_array = req.null_array;
+  for (const auto& k : b.keys) {
+    auto& q = blocked_[std::make_pair(b.db, k)];
+    if (std::find(q.begin(), q.end(), &c) == q.end()) q.push_back(&c);
+  }
+  c.set_blocked(true);
+  blocked_count_++;
+  if (req.deadline_ms > 0) {
+    int64_t delay = std::max<int64_t>(0, req.deadline_ms - WallMs());
+    PollGroup* g = &c.group();
+    uint64_t id = c.id(), gen = b.generation;
+    g->loop().AddTimer(delay, [this, g, id, gen] {
+      std::unique_lock lock(mu_);
+      Client* cl = g->Find(id);
+      bool timed_out = cl && TimeOutClient(*cl, gen);
+      lock.unlock();
+      if (timed_out) cl->ResumeInput();  // takes the lock itself; this is the client's thread
+      return int64_t{-1};
+    });
+  }
+}
+
+void Server::UnblockClient(Client& c) {
+  if (!c.blocked()) return;
+  Client::Blocked& b = c.block_state();
+  for (const auto& k : b.keys) {
+    auto it = blocked_.find(std::make_pair(b.db, k));
+    if (it == blocked_.end()) continue;
+    std::erase(it->second, &c);
+    if (it->second.empty()) blocked_.erase(it);
+  }
+  b.argv.clear();
+  b.keys.clear();
+  c.set_blocked(false);
+  blocked_count_--;
+}
+
+bool Server::TimeOutClient(Client& c, uint64_t generation) {
+  if (!c.blocked() || c.block_state().generation != generation) return false;  // served
+  resp::ReplyWriter w(&c.out(), c.session().resp);  // the timer runs on the client's thread
+  if (c.block_state().null_array) w.NullArray();
+  else w.Null();
+  UnblockClient(c);
+  return true;
+}
+
+bool Server::TryServe(Client& c) {
+  Client::Blocked& b = c.block_state();
+  std::vector<std::string> argv = b.argv;  // Run may unblock and clear the state
+  std::vector<std::string_view> views(argv.begin(), argv.end());
+  std::string reply;
+  resp::ReplyWriter w(&reply, c.session().resp);
+  Client* caller = current_client_;
+  current_client_ = &c;
+  int saved_db = c.session().db;
+  c.session().db = b.db;
+  auto again = Run(c, views, w);
+  c.session().db = saved_db;
+  current_client_ = caller;
+  if (again) return false;  // still nothing for it: it keeps its place in the queues
+  UnblockClient(c);
+  c.Push(reply);  // no output limit: this is the reply it waited for
+  PollGroup* g = &c.group();
+  uint64_t id = c.id();
+  g->loop().Post([g, id] {
+    if (Client* cl = g->Find(id)) cl->ResumeInput();
+  });
+  return true;
+}
+
+void Server::ServeReadyKeys() {
+  // Serving can make other keys ready (BLMOVE pushes to its destination): loop until quiet.
+  while (!ready_keys_.empty()) {
+    auto keys = std::move(ready_keys_);
+    ready_keys_.clear();
+    for (const auto& k : keys) {
+      while (true) {
+        auto it = blocked_.find(k);
+        if (it == blocked_.end() || it->second.empty()) break;
+        if (!TryServe(*it->second.front())) break;
+      }
+    }
+  }
+}
+
+}  // namespace kv::server
