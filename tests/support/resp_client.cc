@@ -90,6 +90,13 @@ bool RespClient::ReadN(size_t n, std::string* out) {
 }
 
 bool RespClient::ParseOne(Reply* r) {
+  size_t start = raw_.size();
+  bool ok = ParseBody(r);
+  if (ok) r->raw = raw_.substr(start);  // nested elements keep their own bytes too
+  return ok;
+}
+
+bool RespClient::ParseBody(Reply* r) {
   std::string line;
   if (!ReadLine(&line) || line.empty()) return false;
   r->type = line[0];
@@ -129,7 +136,6 @@ Reply RespClient::Read() {
   raw_.clear();
   Reply r;
   if (!ParseOne(&r)) return Reply{};
-  r.raw = raw_;
   return r;
 }
 

@@ -48,6 +48,7 @@ class RespClient {
   bool ReadLine(std::string* line);
   bool ReadN(size_t n, std::string* out);
   bool ParseOne(Reply* r);
+  bool ParseBody(Reply* r);
 
   net::Fd fd_;
   std::string buf_;
