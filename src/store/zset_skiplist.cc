@@ -1,1 +1,182 @@
 #include "store/zset_skiplist.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "common/hash.h"
+
+namespace kv::store {
+
+ZNode* ZNode::Create(int height, std::string_view member, double score) {
+  size_t bytes = sizeof(ZNode) + height * sizeof(Level) + member.size();
+  void* mem = malloc(bytes);
+  if (!mem) throw std::bad_alloc();
+  ZNode* n = new (mem) ZNode();
+  n->score = score;
+  n->len = static_cast<uint32_t>(member.size());
+  n->height = static_cast<uint8_t>(height);
+  for (int i = 0; i < height; i++) n->levels()[i] = {nullptr, 0};
+  if (!member.empty()) memcpy(n->levels() + height, member.data(), member.size());
+  return n;
+}
+
+void ZNode::Destroy(ZNode* n) {
+  n->~ZNode();
+  free(n);
+}
+
+ZSkipList::ZSkipList() : header_(ZNode::Create(kMaxLevel, {}, 0)) {}
+
+ZSkipList::~ZSkipList() { ZNode::Destroy(header_); }
+
+// Redis' zslRandomLevel: each further level with probability 1/4.
+int ZSkipList::RandomLevel() {
+  int level = 1;
+  while (level < kMaxLevel && (RandomU64() & 0xFFFF) < 0xFFFF / 4) level++;
+  return level;
+}
+
+ZNode* ZSkipList::Insert(std::string_view member, double score) {
+  ZNode* x = ZNode::Create(RandomLevel(), member, score);
+  Link(x);
+  return x;
+}
+
+void ZSkipList::Link(ZNode* x) {
+  ZNode* update[kMaxLevel];
+  size_t rank[kMaxLevel];
+  ZNode* p = header_;
+  std::string_view member = x->key();
+  for (int i = level_ - 1; i >= 0; i--) {
+    rank[i] = i == level_ - 1 ? 0 : rank[i + 1];
+    while (p->levels()[i].forward &&
+           ZLess(p->levels()[i].forward->score, p->levels()[i].forward->key(), x->score, member)) {
+      rank[i] += p->levels()[i].span;
+      p = p->levels()[i].forward;
+    }
+    update[i] = p;
+  }
+  int height = x->height;
+  if (height > level_) {
+    for (int i = level_; i < height; i++) {
+      rank[i] = 0;
+      update[i] = header_;
+      header_->levels()[i].span = length_;
+    }
+    level_ = height;
+  }
+  for (int i = 0; i < height; i++) {
+    ZNode::Level& up = update[i]->levels()[i];
+    x->levels()[i].forward = up.forward;
+    up.forward = x;
+    x->levels()[i].span = up.span - (rank[0] - rank[i]);
+    up.span = (rank[0] - rank[i]) + 1;
+  }
+  for (int i = height; i < level_; i++) update[i]->levels()[i].span++;
+  x->backward = update[0] == header_ ? nullptr : update[0];
+  if (x->forward())
+    x->forward()->backward = x;
+  else
+    tail_ = x;
+  length_++;
+}
+
+void ZSkipList::FindUpdate(double score, std::string_view member, ZNode** update) const {
+  ZNode* p = header_;
+  for (int i = level_ - 1; i >= 0; i--) {
+    while (p->levels()[i].forward &&
+           ZLess(p->levels()[i].forward->score, p->levels()[i].forward->key(), score, member)) {
+      p = p->levels()[i].forward;
+    }
+    update[i] = p;
+  }
+}
+
+void ZSkipList::UnlinkWith(ZNode* x, ZNode** update) {
+  for (int i = 0; i < level_; i++) {
+    ZNode::Level& up = update[i]->levels()[i];
+    if (up.forward == x) {
+      up.span += x->levels()[i].span - 1;
+      up.forward = x->levels()[i].forward;
+    } else {
+      up.span -= 1;
+    }
+  }
+  if (x->forward())
+    x->forward()->backward = x->backward;
+  else
+    tail_ = x->backward;
+  while (level_ > 1 && header_->levels()[level_ - 1].forward == nullptr) level_--;
+  length_--;
+  x->backward = nullptr;
+  for (int i = 0; i < x->height; i++) x->levels()[i] = {nullptr, 0};
+}
+
+void ZSkipList::Unlink(ZNode* node) {
+  ZNode* update[kMaxLevel];
+  FindUpdate(node->score, node->key(), update);
+  UnlinkWith(node, update);
+}
+
+void ZSkipList::UpdateScore(ZNode* node, double score) {
+  // Stays in place when still between its neighbours (Redis' zslUpdateScore fast path).
+  ZNode* prev = node->backward;
+  ZNode* next = node->forward();
+  if ((!prev || prev->score < score) && (!next || next->score > score)) {
+    node->score = score;
+    return;
+  }
+  Unlink(node);
+  node->score = score;
+  Link(node);
+}
+
+size_t ZSkipList::Rank(double score, std::string_view member) const {
+  size_t rank;
+  ZNode* x =
+      Descend([&](const ZNode* n) { return !ZLess(score, member, n->score, n->key()); }, &rank);
+  return x && x->score == score && x->key() == member ? rank : 0;
+}
+
+ZNode* ZSkipList::ByRank(size_t rank) const {
+  if (rank == 0 || rank > length_) return nullptr;
+  ZNode* x = header_;
+  size_t traversed = 0;
+  for (int i = level_ - 1; i >= 0; i--) {
+    while (x->levels()[i].forward && traversed + x->levels()[i].span <= rank) {
+      traversed += x->levels()[i].span;
+      x = x->levels()[i].forward;
+    }
+    if (traversed == rank) return x;
+  }
+  return nullptr;
+}
+
+size_t ZSkipList::DeleteRangeByRank(size_t start, size_t end,
+                                    const std::function<void(ZNode*)>& on_unlinked) {
+  ZNode* update[kMaxLevel];
+  ZNode* x = header_;
+  size_t traversed = 0;
+  for (int i = level_ - 1; i >= 0; i--) {
+    while (x->levels()[i].forward && traversed + x->levels()[i].span < start) {
+      traversed += x->levels()[i].span;
+      x = x->levels()[i].forward;
+    }
+    update[i] = x;
+  }
+  traversed++;
+  x = x->forward();
+  size_t removed = 0;
+  while (x && traversed <= end) {
+    ZNode* next = x->forward();
+    UnlinkWith(x, update);
+    on_unlinked(x);
+    removed++;
+    traversed++;
+    x = next;
+  }
+  return removed;
+}
+
+}  // namespace kv::store
