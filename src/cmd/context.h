@@ -77,6 +77,8 @@ struct BlockRequest {
   std::vector<std::string> keys;
   int64_t deadline_ms = 0;
   bool null_array = true;  // timeout reply: null array (BLPOP...) or null bulk (BLMOVE...)
+  // Only a key holding this type wakes the client (a SET on the key does not, as in Redis).
+  store::ObjType type = store::ObjType::kList;
 };
 
 // Counters the dispatcher folds into INFO stats.

@@ -10,6 +10,8 @@ void RegisterDataCommands(CommandTable& table) {
   RegisterListCommands(table);
   RegisterSetCommands(table);
   RegisterZsetCommands(table);
+  RegisterBlockingCommands(table);
+  RegisterSortCommands(table);
 }
 
 }  // namespace kv::cmd

@@ -12,6 +12,8 @@ void RegisterHashCommands(CommandTable& table);        // hashes.cc
 void RegisterListCommands(CommandTable& table);        // lists.cc
 void RegisterSetCommands(CommandTable& table);         // sets.cc
 void RegisterZsetCommands(CommandTable& table);        // zsets.cc
+void RegisterBlockingCommands(CommandTable& table);    // blocking.cc: BLPOP ... BZMPOP
+void RegisterSortCommands(CommandTable& table);        // sort.cc: SORT SORT_RO
 
 // All of the above.
 void RegisterDataCommands(CommandTable& table);

@@ -22,6 +22,7 @@ void Server::BlockClient(Client& c, std::span<const std::string_view> args,
   b.argv.assign(args.begin(), args.end());
   b.keys = std::move(req.keys);
   b.null_array = req.null_array;
+  b.type = req.type;
   for (const auto& k : b.keys) {
     auto& q = blocked_[std::make_pair(b.db, k)];
     if (std::find(q.begin(), q.end(), &c) == q.end()) q.push_back(&c);
@@ -100,7 +101,11 @@ void Server::ServeReadyKeys() {
       while (true) {
         auto it = blocked_.find(k);
         if (it == blocked_.end() || it->second.empty()) break;
-        if (!TryServe(*it->second.front())) break;
+        Client* next = it->second.front();
+        // Only a key that now holds what the client waits for wakes it.
+        store::Entry* e = keyspace_->Lookup(k.first, k.second, WallMs());
+        if (!e || e->value.type() != next->block_state().type) break;
+        if (!TryServe(*next)) break;
       }
     }
   }

@@ -94,6 +94,7 @@ class Client : public net::FdHandler {
     std::vector<std::string> argv;  // the command, run again when a key is ready
     std::vector<std::string> keys;
     bool null_array = true;
+    store::ObjType type = store::ObjType::kList;  // what a ready key must hold to wake it
   };
   Blocked& block_state() { return block_; }
   bool blocked() const { return blocked_.load(std::memory_order_acquire); }

@@ -1,1 +1,540 @@
 #include "store/list_type.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+namespace kv::store {
+namespace {
+
+// ---- Element framing ----------------------------------------------------------------------------
+// [len as LEB128][bytes][back-length]: the back-length is the size of the first two parts as
+// 7-bit groups stored right to left (the rightmost byte holds the low bits; a set high bit means
+// more bytes follow to the left), like listpack's backlen.
+
+size_t VarintLen(size_t v) {
+  size_t n = 1;
+  while (v >= 128) {
+    v >>= 7;
+    n++;
+  }
+  return n;
+}
+
+// Bytes a framed element of `len` payload bytes takes.
+size_t EntryBytes(size_t len) {
+  size_t front = VarintLen(len) + len;
+  return front + VarintLen(front);
+}
+
+void EncodeEntry(char* p, std::string_view v) {
+  size_t len = v.size(), h = 0;
+  while (len >= 128) {
+    p[h++] = static_cast<char>((len & 127) | 128);
+    len >>= 7;
+  }
+  p[h++] = static_cast<char>(len);
+  if (!v.empty()) memcpy(p + h, v.data(), v.size());
+  size_t back = h + v.size();
+  size_t t = VarintLen(back);
+  char* q = p + back;
+  for (size_t i = 0; i < t; i++) {
+    uint8_t b = back & 127;
+    back >>= 7;
+    if (i + 1 < t) b |= 128;
+    q[t - 1 - i] = static_cast<char>(b);
+  }
+}
+
+struct Entry {
+  std::string_view value;
+  size_t size;  // framed bytes
+};
+
+// The element starting at p.
+Entry DecodeAt(const char* p) {
+  size_t len = 0, h = 0;
+  int shift = 0;
+  uint8_t b;
+  do {
+    b = static_cast<uint8_t>(p[h++]);
+    len |= static_cast<size_t>(b & 127) << shift;
+    shift += 7;
+  } while (b & 128);
+  return {std::string_view(p + h, len), h + len + VarintLen(h + len)};
+}
+
+// Start offset of the element that ends at offset `end` of `base`.
+size_t StartBefore(const char* base, size_t end) {
+  size_t i = 1, back = 0;
+  int shift = 0;
+  uint8_t b;
+  do {
+    b = static_cast<uint8_t>(base[end - i]);
+    back |= static_cast<size_t>(b & 127) << shift;
+    shift += 7;
+  } while ((b & 128) && ++i);
+  return end - i - back;
+}
+
+constexpr size_t kMinCap = 64;
+constexpr size_t kSafetyBytes = 8192;  // Redis' SIZE_SAFETY_LIMIT for count-limited nodes
+constexpr size_t kMaxNodeEntries = 65535;
+
+}  // namespace
+
+// ---- Node ---------------------------------------------------------------------------------------
+
+void ListValue::Node::Regrow(size_t at, size_t n) {
+  size_t u = used();
+  size_t new_cap = std::max(kMinCap, (u + n) + (u + n) / 2);
+  size_t slack = new_cap - u - n;
+  // Slack goes where the next growth is likely: before a head insert, after a tail insert.
+  size_t front = at == 0 && u > 0 ? slack : (at == u ? 0 : slack / 2);
+  std::unique_ptr<char[]> nb(new char[new_cap]);
+  if (at > 0) memcpy(nb.get() + front, data(), at);
+  if (u > at) memcpy(nb.get() + front + at + n, data() + at, u - at);
+  buf = std::move(nb);
+  cap = new_cap;
+  begin = front;
+  end = front + u + n;
+}
+
+char* ListValue::Node::Open(size_t at, size_t n) {
+  size_t u = used(), slack = cap - u;
+  if (at == 0 && begin >= n) {
+    begin -= n;
+  } else if (at == u && cap - end >= n) {
+    end += n;
+  } else if (slack < n + u / 8) {
+    // Too little room for sliding to pay off (a rotating list would slide on every push).
+    Regrow(at, n);
+  } else if (at == 0) {  // slide to the buffer's end: the free space is before the data
+    memmove(buf.get() + slack, data(), u);
+    begin = slack - n;
+    end = cap;
+  } else if (at == u) {  // slide to the buffer's start: the free space is after the data
+    memmove(buf.get(), data(), u);
+    begin = 0;
+    end = u + n;
+  } else if (cap - end >= n && (begin < n || u - at <= at)) {
+    memmove(data() + at + n, data() + at, u - at);
+    end += n;
+  } else if (begin >= n) {
+    memmove(data() - n, data(), at);
+    begin -= n;
+  } else {
+    Regrow(at, n);
+  }
+  return data() + at;
+}
+
+void ListValue::Node::Close(size_t at, size_t n) {
+  size_t u = used();
+  if (at + n == u) {
+    end -= n;
+  } else if (at < u - at - n) {
+    memmove(data() + n, data(), at);
+    begin += n;
+  } else {
+    memmove(data() + at, data() + at + n, u - at - n);
+    end -= n;
+  }
+  // Give memory back when a node shrank a lot (a big element replaced or removed).
+  if (cap > 4 * kMinCap && used() * 4 < cap) Regrow(used(), 0);
+}
+
+void ListValue::Node::ShrinkToFit() {
+  size_t u = used();
+  if (cap <= u + u / 16) return;  // already tight
+  std::unique_ptr<char[]> nb(new char[std::max<size_t>(u, 1)]);
+  if (u > 0) memcpy(nb.get(), data(), u);
+  buf = std::move(nb);
+  cap = std::max<size_t>(u, 1);
+  begin = 0;
+  end = u;
+}
+
+ListValue::Node ListValue::Node::Copy() const {
+  Node c;
+  c.cap = std::max<size_t>(used(), 1);
+  c.buf.reset(new char[c.cap]);
+  if (used() > 0) memcpy(c.buf.get(), data(), used());
+  c.end = used();
+  c.count = count;
+  return c;
+}
+
+// ---- NodeRing ----------------------------------------------------------------------------------
+
+void ListValue::NodeRing::Resize(size_t cap) {
+  std::unique_ptr<Node[]> slots(new Node[cap]);
+  for (size_t i = 0; i < size_; i++) slots[i] = std::move((*this)[i]);
+  slots_ = std::move(slots);
+  cap_ = cap;
+  head_ = 0;
+}
+
+void ListValue::NodeRing::MaybeShrink() {
+  if (cap_ > 4 && size_ * 4 < cap_) Resize(cap_ / 2);
+}
+
+ListValue::Node& ListValue::NodeRing::emplace_front() {
+  if (size_ == cap_) Resize(cap_ == 0 ? 1 : 2 * cap_);
+  head_ = (head_ + cap_ - 1) & (cap_ - 1);
+  size_++;
+  return front();
+}
+
+ListValue::Node& ListValue::NodeRing::emplace_back() {
+  if (size_ == cap_) Resize(cap_ == 0 ? 1 : 2 * cap_);
+  size_++;
+  return back();
+}
+
+void ListValue::NodeRing::pop_front() {
+  front() = Node();
+  head_ = (head_ + 1) & (cap_ - 1);
+  size_--;
+  MaybeShrink();
+}
+
+void ListValue::NodeRing::pop_back() {
+  back() = Node();
+  size_--;
+  MaybeShrink();
+}
+
+void ListValue::NodeRing::insert(size_t i, Node n) {
+  emplace_back();
+  for (size_t j = size_ - 1; j > i; j--) (*this)[j] = std::move((*this)[j - 1]);
+  (*this)[i] = std::move(n);
+}
+
+void ListValue::NodeRing::erase(size_t i) {
+  for (size_t j = i; j + 1 < size_; j++) (*this)[j] = std::move((*this)[j + 1]);
+  pop_back();
+}
+
+// ---- ListValue: structure -----------------------------------------------------------------------
+
+ListValue::ListValue(int64_t fill) {
+  if (fill < 0) {
+    int level = static_cast<int>(std::min<int64_t>(-fill, 5));
+    max_bytes_ = size_t{4096} << (level - 1);
+    max_entries_ = kMaxNodeEntries;
+  } else {
+    max_bytes_ = kSafetyBytes;
+    max_entries_ = static_cast<size_t>(std::clamp<int64_t>(fill, 1, kMaxNodeEntries));
+  }
+}
+
+ListValue::~ListValue() = default;
+
+std::unique_ptr<Collection> ListValue::Clone() const {
+  auto c = std::make_unique<ListValue>();
+  c->max_bytes_ = max_bytes_;
+  c->max_entries_ = max_entries_;
+  c->count_ = count_;
+  for (size_t i = 0; i < nodes_.size(); i++) c->nodes_.emplace_back() = nodes_[i].Copy();
+  return c;
+}
+
+size_t ListValue::MemoryUsage() const {
+  size_t bytes = sizeof(*this) + nodes_.capacity() * sizeof(Node);
+  for (size_t i = 0; i < nodes_.size(); i++) bytes += nodes_[i].cap;
+  return bytes;
+}
+
+bool ListValue::Fits(const Node& n, size_t entry_bytes) const {
+  return n.count == 0 || (n.used() + entry_bytes <= max_bytes_ && n.count < max_entries_);
+}
+
+ListValue::Pos ListValue::Locate(size_t index) const {
+  assert(index < count_);
+  size_t i = 0;
+  if (index < count_ / 2) {
+    while (index >= nodes_[i].count) index -= nodes_[i++].count;
+  } else {
+    size_t from_tail = count_ - 1 - index;  // walk back from the last node
+    i = nodes_.size() - 1;
+    while (from_tail >= nodes_[i].count) from_tail -= nodes_[i--].count;
+    index = nodes_[i].count - 1 - from_tail;
+  }
+  const Node& n = nodes_[i];
+  size_t off = 0;
+  if (index < n.count / 2) {
+    for (size_t k = 0; k < index; k++) off += DecodeAt(n.data() + off).size;
+  } else {
+    off = n.used();
+    for (size_t k = n.count; k > index; k--) off = StartBefore(n.data(), off);
+  }
+  return {i, off};
+}
+
+void ListValue::SplitIfOversized(size_t i) {
+  Node& n = nodes_[i];
+  if (n.count < 2 || (n.used() <= max_bytes_ && n.count <= max_entries_)) return;
+  size_t half = n.count / 2, off = 0;
+  for (size_t k = 0; k < half; k++) off += DecodeAt(n.data() + off).size;
+  Node tail;
+  tail.cap = std::max(kMinCap, n.used() - off);
+  tail.buf.reset(new char[tail.cap]);
+  memcpy(tail.buf.get(), n.data() + off, n.used() - off);
+  tail.end = n.used() - off;
+  tail.count = n.count - static_cast<uint32_t>(half);
+  n.end = n.begin + off;
+  n.count = static_cast<uint32_t>(half);
+  n.ShrinkToFit();
+  nodes_.insert(i + 1, std::move(tail));
+  SplitIfOversized(i + 1);
+  SplitIfOversized(i);
+}
+
+void ListValue::Compact(size_t first, size_t last) {
+  size_t hi = std::min(last + 1, nodes_.size());  // touched nodes: [first, hi)
+  for (size_t j = first; j < hi;) {
+    if (nodes_[j].count == 0) {
+      nodes_.erase(j);
+      hi--;
+    } else {
+      j++;
+    }
+  }
+  // Merge each touched node with its neighbours while the pair fits in one node.
+  for (size_t i = first > 0 ? first - 1 : 0; i < hi && i + 1 < nodes_.size();) {
+    Node& a = nodes_[i];
+    Node& b = nodes_[i + 1];
+    if (a.used() + b.used() > max_bytes_ || a.count + b.count > max_entries_) {
+      i++;
+      continue;
+    }
+    memcpy(a.Open(a.used(), b.used()), b.data(), b.used());
+    a.count += b.count;
+    nodes_.erase(i + 1);
+    if (i + 1 < hi) hi--;
+  }
+}
+
+// ---- ListValue: ends ----------------------------------------------------------------------------
+
+void ListValue::PushFront(std::string_view v) {
+  size_t eb = EntryBytes(v.size());
+  if (nodes_.empty() || !Fits(nodes_.front(), eb)) {
+    if (!nodes_.empty()) nodes_.front().ShrinkToFit();  // full: drop its growth slack
+    nodes_.emplace_front();
+  }
+  Node& n = nodes_.front();
+  EncodeEntry(n.Open(0, eb), v);
+  n.count++;
+  count_++;
+}
+
+void ListValue::PushBack(std::string_view v) {
+  size_t eb = EntryBytes(v.size());
+  if (nodes_.empty() || !Fits(nodes_.back(), eb)) {
+    if (!nodes_.empty()) nodes_.back().ShrinkToFit();  // full: drop its growth slack
+    nodes_.emplace_back();
+  }
+  Node& n = nodes_.back();
+  EncodeEntry(n.Open(n.used(), eb), v);
+  n.count++;
+  count_++;
+}
+
+std::string ListValue::PopFront() {
+  assert(count_ > 0);
+  Node& n = nodes_.front();
+  Entry e = DecodeAt(n.data());
+  std::string out(e.value);
+  n.Close(0, e.size);
+  count_--;
+  if (--n.count == 0) nodes_.pop_front();
+  return out;
+}
+
+std::string ListValue::PopBack() {
+  assert(count_ > 0);
+  Node& n = nodes_.back();
+  size_t start = StartBefore(n.data(), n.used());
+  std::string out(DecodeAt(n.data() + start).value);
+  n.Close(start, n.used() - start);
+  count_--;
+  if (--n.count == 0) nodes_.pop_back();
+  return out;
+}
+
+void ListValue::EraseFront(size_t k) {
+  k = std::min(k, count_);
+  while (k > 0) {
+    Node& n = nodes_.front();
+    if (n.count <= k) {
+      k -= n.count;
+      count_ -= n.count;
+      nodes_.pop_front();
+      continue;
+    }
+    size_t off = 0;
+    for (size_t j = 0; j < k; j++) off += DecodeAt(n.data() + off).size;
+    n.Close(0, off);
+    n.count -= static_cast<uint32_t>(k);
+    count_ -= k;
+    k = 0;
+  }
+}
+
+void ListValue::EraseBack(size_t k) {
+  k = std::min(k, count_);
+  while (k > 0) {
+    Node& n = nodes_.back();
+    if (n.count <= k) {
+      k -= n.count;
+      count_ -= n.count;
+      nodes_.pop_back();
+      continue;
+    }
+    size_t off = n.used();
+    for (size_t j = 0; j < k; j++) off = StartBefore(n.data(), off);
+    n.Close(off, n.used() - off);
+    n.count -= static_cast<uint32_t>(k);
+    count_ -= k;
+    k = 0;
+  }
+}
+
+// ---- ListValue: by index and by value -----------------------------------------------------------
+
+std::string_view ListValue::At(size_t index) const {
+  Pos p = Locate(index);
+  return DecodeAt(nodes_[p.node].data() + p.off).value;
+}
+
+void ListValue::Set(size_t index, std::string_view v) {
+  Pos p = Locate(index);
+  Node& n = nodes_[p.node];
+  size_t old_size = DecodeAt(n.data() + p.off).size;
+  size_t eb = EntryBytes(v.size());
+  if (eb > old_size) n.Open(p.off + old_size, eb - old_size);
+  else if (eb < old_size) n.Close(p.off + eb, old_size - eb);
+  EncodeEntry(n.data() + p.off, v);
+  SplitIfOversized(p.node);
+}
+
+bool ListValue::InsertAtPivot(std::string_view pivot, std::string_view v, bool after) {
+  for (size_t i = 0; i < nodes_.size(); i++) {
+    Node& n = nodes_[i];
+    for (size_t off = 0; off < n.used();) {
+      Entry e = DecodeAt(n.data() + off);
+      if (e.value != pivot) {
+        off += e.size;
+        continue;
+      }
+      size_t eb = EntryBytes(v.size());
+      EncodeEntry(n.Open(after ? off + e.size : off, eb), v);
+      n.count++;
+      count_++;
+      SplitIfOversized(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+size_t ListValue::Remove(std::string_view v, size_t limit, bool from_tail) {
+  size_t removed = 0, first = SIZE_MAX, last = 0;
+  auto take = [&](std::string_view e) {
+    if (e != v || (limit != 0 && removed >= limit)) return false;
+    removed++;
+    return true;
+  };
+  for (size_t step = 0; step < nodes_.size() && (limit == 0 || removed < limit); step++) {
+    size_t i = from_tail ? nodes_.size() - 1 - step : step;
+    Node& n = nodes_[i];
+    char* base = n.data();
+    size_t before = removed, u = n.used();
+    if (!from_tail) {  // kept elements slide towards the node's start
+      size_t w = 0;
+      for (size_t r = 0; r < u;) {
+        Entry e = DecodeAt(base + r);
+        if (!take(e.value)) {
+          if (w != r) memmove(base + w, base + r, e.size);
+          w += e.size;
+        }
+        r += e.size;
+      }
+      n.end = n.begin + w;
+    } else {  // kept elements slide towards the node's end
+      size_t w = u;
+      for (size_t end = u; end > 0;) {
+        size_t s = StartBefore(base, end);
+        Entry e = DecodeAt(base + s);
+        if (!take(e.value)) {
+          w -= e.size;
+          if (w != s) memmove(base + w, base + s, e.size);
+        }
+        end = s;
+      }
+      n.begin += w;
+    }
+    n.count -= static_cast<uint32_t>(removed - before);
+    if (removed > before) {
+      first = std::min(first, i);
+      last = std::max(last, i);
+    }
+  }
+  count_ -= removed;
+  if (removed > 0) Compact(first, last);
+  return removed;
+}
+
+// ---- ListValue: visiting ------------------------------------------------------------------------
+
+void ListValue::VisitRange(size_t start, size_t n, bool reverse,
+                           const std::function<void(std::string_view)>& fn) const {
+  if (n == 0) return;
+  assert(start + n <= count_);
+  Pos p = Locate(reverse ? start + n - 1 : start);
+  size_t i = p.node, off = p.off;
+  while (true) {
+    const Node& node = nodes_[i];
+    Entry e = DecodeAt(node.data() + off);
+    fn(e.value);
+    if (--n == 0) return;
+    if (!reverse) {
+      off += e.size;
+      if (off == node.used()) i++, off = 0;
+    } else if (off > 0) {
+      off = StartBefore(node.data(), off);
+    } else {
+      i--;
+      off = StartBefore(nodes_[i].data(), nodes_[i].used());
+    }
+  }
+}
+
+void ListValue::Scan(bool from_tail, const std::function<bool(std::string_view)>& fn) const {
+  for (size_t step = 0; step < nodes_.size(); step++) {
+    const Node& n = nodes_[from_tail ? nodes_.size() - 1 - step : step];
+    if (!from_tail) {
+      for (size_t off = 0; off < n.used();) {
+        Entry e = DecodeAt(n.data() + off);
+        if (!fn(e.value)) return;
+        off += e.size;
+      }
+    } else {
+      for (size_t end = n.used(); end > 0;) {
+        end = StartBefore(n.data(), end);
+        if (!fn(DecodeAt(n.data() + end).value)) return;
+      }
+    }
+  }
+}
+
+void ListValue::ForEach(const Visitor& fn) const {
+  Scan(false, [&](std::string_view e) {
+    fn(e, {});
+    return true;
+  });
+}
+
+}  // namespace kv::store

@@ -1,4 +1,136 @@
-// The list value type. (Being written.)
+// The list value type: Redis' quicklist idea. A deque of nodes, each one contiguous buffer of
+// length-prefixed elements (a listpack-like "chunk"), so short elements cost two bytes of framing
+// instead of a heap allocation each. Pushes and pops at either end are O(1) amortized; access by
+// index walks nodes from the nearer end (O(nodes) plus one node), as in Redis.
+//
+// Node size follows list-max-listpack-size (EncodingLimits::list_max_listpack_size): negative
+// values -1..-5 cap a node at 4, 8, 16, 32 or 64 KiB, positive values cap its element count
+// (with an 8 KiB safety cap). An element larger than the cap gets a node of its own.
+// Not thread-safe: called under the keyspace lock like the rest of store/.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
 #include "store/value.h"
+
+namespace kv::store {
+
+class ListValue final : public Collection {
+ public:
+  // `fill` is list-max-listpack-size.
+  explicit ListValue(int64_t fill = -2);
+  ~ListValue() override;
+  ListValue(const ListValue&) = delete;
+  ListValue& operator=(const ListValue&) = delete;
+
+  // Collection.
+  std::unique_ptr<Collection> Clone() const override;
+  size_t Size() const override { return count_; }
+  void ForEach(const Visitor& fn) const override;
+  size_t MemoryUsage() const override;
+  const char* EncodingName() const override { return "quicklist"; }
+
+  void PushFront(std::string_view v);
+  void PushBack(std::string_view v);
+  // Remove and return the first/last element. The list must not be empty.
+  std::string PopFront();
+  std::string PopBack();
+  // Remove the first/last n elements (n may exceed the size).
+  void EraseFront(size_t n);
+  void EraseBack(size_t n);
+
+  // The element at `index` (0-based from the head; must be < Size()). The view is valid until
+  // the list is next modified.
+  std::string_view At(size_t index) const;
+  // Replaces the element at `index` (< Size()).
+  void Set(size_t index, std::string_view v);
+  // Inserts `v` before (or after) the first element equal to `pivot`, scanning from the head.
+  // Returns false when no element equals `pivot`.
+  bool InsertAtPivot(std::string_view pivot, std::string_view v, bool after);
+  // Removes elements equal to `v`: at most `limit` of them (0: all), the first ones met scanning
+  // from the head, or from the tail when `from_tail`. Returns how many were removed.
+  size_t Remove(std::string_view v, size_t limit, bool from_tail);
+
+  // Visits `n` elements starting at `start` towards the tail, or, when `reverse`, the same
+  // elements from index start+n-1 towards the head. Requires start + n <= Size().
+  void VisitRange(size_t start, size_t n, bool reverse,
+                  const std::function<void(std::string_view)>& fn) const;
+  // Visits elements from the head (or from the tail when `from_tail`) until fn returns false.
+  void Scan(bool from_tail, const std::function<bool(std::string_view)>& fn) const;
+
+  // Number of nodes, for tests and MEMORY/DEBUG-style introspection.
+  size_t node_count() const { return nodes_.size(); }
+
+ private:
+  // One chunk of elements. Each element is framed as [varint len][bytes][reverse varint of the
+  // framed size so far], so the chunk can be walked in both directions. The used bytes are
+  // buf[begin, end), with free space kept at both sides so pushes at either end are cheap.
+  struct Node {
+    std::unique_ptr<char[]> buf;
+    size_t cap = 0, begin = 0, end = 0;
+    uint32_t count = 0;
+
+    size_t used() const { return end - begin; }
+    const char* data() const { return buf.get() + begin; }
+    char* data() { return buf.get() + begin; }
+    // Opens a gap of n bytes at offset `at` of the used region; returns where it starts.
+    char* Open(size_t at, size_t n);
+    // Removes the n bytes at offset `at` of the used region.
+    void Close(size_t at, size_t n);
+    // Reallocates so that `at` is followed by a gap of n bytes (slack split by position).
+    void Regrow(size_t at, size_t n);
+    // Frees the slack of a node that will not grow (the list moved on to a new end node).
+    void ShrinkToFit();
+    Node Copy() const;
+  };
+  // The nodes in list order: a ring buffer (power-of-two capacity), so adding or dropping a node
+  // at either end is O(1) amortized and a short list costs one small allocation (std::deque
+  // allocates over 500 bytes even for one element).
+  class NodeRing {
+   public:
+    size_t size() const { return size_; }
+    size_t capacity() const { return cap_; }
+    bool empty() const { return size_ == 0; }
+    Node& operator[](size_t i) { return slots_[(head_ + i) & (cap_ - 1)]; }
+    const Node& operator[](size_t i) const { return slots_[(head_ + i) & (cap_ - 1)]; }
+    Node& front() { return (*this)[0]; }
+    Node& back() { return (*this)[size_ - 1]; }
+    Node& emplace_front();
+    Node& emplace_back();
+    void pop_front();
+    void pop_back();
+    void insert(size_t i, Node n);  // before position i
+    void erase(size_t i);
+
+   private:
+    void Resize(size_t cap);
+    void MaybeShrink();
+
+    std::unique_ptr<Node[]> slots_;
+    size_t cap_ = 0, head_ = 0, size_ = 0;
+  };
+  struct Pos {
+    size_t node;  // index into nodes_
+    size_t off;   // byte offset of an element inside that node's used region
+  };
+
+  bool Fits(const Node& n, size_t entry_bytes) const;
+  // Position of the element at `index` (< Size()).
+  Pos Locate(size_t index) const;
+  // Splits nodes_[i] in two halves when it exceeds the size limits.
+  void SplitIfOversized(size_t i);
+  // Drops the empty nodes in [first, last] and merges neighbours there that fit in one node.
+  void Compact(size_t first, size_t last);
+
+  NodeRing nodes_;
+  size_t count_ = 0;
+  size_t max_bytes_;    // per node
+  size_t max_entries_;  // per node
+};
+
+}  // namespace kv::store

@@ -66,5 +66,6 @@ void AddHashGens(GenTable* t);
 void AddListGens(GenTable* t);
 void AddSetGens(GenTable* t);
 void AddZsetGens(GenTable* t);
+void AddSortGens(GenTable* t);
 
 }  // namespace kv::test
