@@ -125,9 +125,9 @@ def zsets_dataset(n):
 
 
 DATASETS = {
-    "strings": ("{n:,} keys of 100 B", strings_dataset, "keys"),
-    "hashes": ("{n:,} hashes of 10 fields", hashes_dataset, "hashes"),
-    "zsets": ("{n:,} sorted sets of 10 members", zsets_dataset, "zsets"),
+    "strings": ("{n:,} keys of 100 B", strings_dataset, "key"),
+    "hashes": ("{n:,} hashes of 10 fields", hashes_dataset, "hash"),
+    "zsets": ("{n:,} sorted sets of 10 members", zsets_dataset, "zset"),
 }
 
 
@@ -205,7 +205,7 @@ def main():
                 print(f"  loaded {name} in {time.time() - t0:.1f}s", file=sys.stderr, flush=True)
                 after = srv.rss_kb()
                 mem[name] = (after, (after - before) * 1024 / n)
-            print(f"{'server':<10}{'RSS MiB':>10}{'bytes/' + unit[:-1]:>14}")
+            print(f"{'server':<10}{'RSS MiB':>10}{'bytes/' + unit:>14}")
             for name in ("kvstore", "redis"):
                 print(f"{name:<10}{mem[name][0] / 1024:>10.1f}{mem[name][1]:>14.1f}")
             print(f"{'ratio':<10}{mem['kvstore'][0] / mem['redis'][0]:>10.2f}"
