@@ -258,19 +258,6 @@ void HVals(Context& c) { GetAllGeneric(c, kValues); }
 
 // ---- HSCAN -------------------------------------------------------------------------------------
 
-// Redis' parseScanCursorOrReply: strtoul semantics (a leading '+' or '-' and leading zeros are
-// accepted, "-1" wraps), but no leading space, no trailing garbage, no overflow.
-bool ParseScanCursor(std::string_view s, uint64_t* cursor) {
-  std::string buf(s);
-  if (!buf.empty() && isspace(static_cast<unsigned char>(buf[0]))) return false;
-  errno = 0;
-  char* end = nullptr;
-  unsigned long long v = strtoull(buf.c_str(), &end, 10);
-  if (*end != '\0' || errno == ERANGE) return false;
-  *cursor = v;
-  return true;
-}
-
 struct HScanOptions {
   int64_t count = 10;
   bool has_pattern = false;  // MATCH given, and not the match-all "*"

@@ -456,19 +456,6 @@ void SRandMember(Context& c) {
 
 // ---- SSCAN ------------------------------------------------------------------------------------
 
-// Redis' parseScanCursorOrReply: strtoul semantics (sign and leading zeros accepted, "-1"
-// wraps), but no leading space, trailing garbage or overflow. (keys.cc has the same rule.)
-bool ParseScanCursor(std::string_view s, uint64_t* cursor) {
-  std::string buf(s);
-  if (!buf.empty() && isspace(static_cast<unsigned char>(buf[0]))) return false;
-  errno = 0;
-  char* end = nullptr;
-  unsigned long long v = strtoull(buf.c_str(), &end, 10);
-  if (*end != '\0' || errno == ERANGE) return false;
-  *cursor = v;
-  return true;
-}
-
 struct SScanOptions {
   int64_t count = 10;
   bool use_pattern = false;  // MATCH given, and not the match-all "*"

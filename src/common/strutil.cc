@@ -42,6 +42,17 @@ std::optional<int64_t> ParseInt64(std::string_view s) {
   return static_cast<int64_t>(*u);
 }
 
+bool ParseScanCursor(std::string_view s, uint64_t* cursor) {
+  std::string buf(s);
+  if (!buf.empty() && isspace(static_cast<unsigned char>(buf[0]))) return false;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = strtoull(buf.c_str(), &end, 10);
+  if (*end != '\0' || errno == ERANGE) return false;
+  *cursor = v;
+  return true;
+}
+
 std::optional<double> ParseDouble(std::string_view s) {
   if (s.empty() || s.size() > 5 * 1024) return std::nullopt;
   if (isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;

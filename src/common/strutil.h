@@ -14,6 +14,10 @@ namespace kv {
 std::optional<int64_t> ParseInt64(std::string_view s);
 // Like ParseInt64 but for unsigned 64-bit values (SCAN cursors).
 std::optional<uint64_t> ParseUint64(std::string_view s);
+// Redis parseScanCursorOrReply (SCAN, HSCAN, SSCAN, ZSCAN cursors): strtoul semantics, so a
+// leading '+' or '-' and leading zeros are accepted ("-1" wraps), but no leading space, no
+// trailing garbage, no overflow.
+bool ParseScanCursor(std::string_view s, uint64_t* cursor);
 // Redis string2d / getDoubleFromObject: strtod on the whole string, no spaces, no NaN.
 std::optional<double> ParseDouble(std::string_view s);
 // Redis string2ld (INCRBYFLOAT): long double, no spaces, no NaN, bounded length.

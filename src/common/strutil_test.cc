@@ -92,3 +92,22 @@ TEST(ParseMemory, Units) {
 
 }  // namespace
 }  // namespace kv
+
+namespace kv {
+namespace {
+
+TEST(ParseScanCursor, StrtoulRules) {
+  uint64_t c = 0;
+  EXPECT_TRUE(ParseScanCursor("0", &c));
+  EXPECT_EQ(c, 0u);
+  EXPECT_TRUE(ParseScanCursor("007", &c));
+  EXPECT_EQ(c, 7u);
+  EXPECT_TRUE(ParseScanCursor("-1", &c));
+  EXPECT_EQ(c, UINT64_MAX);
+  EXPECT_FALSE(ParseScanCursor(" 1", &c));
+  EXPECT_FALSE(ParseScanCursor("1x", &c));
+  EXPECT_FALSE(ParseScanCursor("99999999999999999999999", &c));
+}
+
+}  // namespace
+}  // namespace kv
