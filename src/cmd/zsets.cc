@@ -1027,18 +1027,6 @@ void Zrandmember(Context& c) {
     c.out.Null();
 }
 
-// Redis' parseScanCursorOrReply: strtoull semantics without leading spaces or trailing bytes.
-bool ParseCursor(std::string_view s, uint64_t* cursor) {
-  std::string buf(s);
-  if (!buf.empty() && isspace(static_cast<unsigned char>(buf[0]))) return false;
-  errno = 0;
-  char* end = nullptr;
-  unsigned long long v = strtoull(buf.c_str(), &end, 10);
-  if (*end != '\0' || errno == ERANGE) return false;
-  *cursor = v;
-  return true;
-}
-
 struct ScanOptions {
   int64_t count = 10;
   bool use_pattern = false;  // MATCH given, and not the match-all "*"
@@ -1071,7 +1059,7 @@ bool ParseScanOptions(Context& c, ScanOptions* o) {
 // table at most 10*COUNT buckets per call.
 void Zscan(Context& c) {
   uint64_t cursor;
-  if (!ParseCursor(c.arg(2), &cursor)) {
+  if (!ParseScanCursor(c.arg(2), &cursor)) {
     c.Error(OpStatus::kInvalidCursor);
     return;
   }
