@@ -81,7 +81,9 @@ void Client::HandleReadable() {
   // that declares a huge length and sends nothing cannot make the server reserve it up front.
   size_t want = kReadChunk;
   size_t needed = parser_.BytesWanted();
-  if (needed > in_.size()) want = std::clamp(needed - in_.size(), kReadChunk, std::max(kReadChunk, in_.capacity()));
+  if (needed > in_.size()) {
+    want = std::clamp(needed - in_.size(), kReadChunk, std::max(kReadChunk, in_.capacity()));
+  }
   char* tail = in_.WritableTail(want);
   if (!tail) {
     LOG_WARNING("Out of memory reading from client id=%llu addr=%s: closing it",

@@ -171,23 +171,23 @@ Status Config::SetMany(const std::vector<std::pair<std::string, std::string>>& p
       return failed(name, "can't set protected config");
     if (!names.insert(p->spec.name).second) return failed(name, "duplicate parameter");
   }
+  // A CONFIG SET value is one argument; multi-word parameters ("save 900 1") split it.
+  auto args_of = [](const Param& p, const std::string& value) {
+    if (p.spec.type == ParamType::kMultiArg && p.spec.name != "client-output-buffer-limit") {
+      return SplitArgs(value).value_or(std::vector<std::string>{value});
+    }
+    return std::vector<std::string>{value};
+  };
   // Validate everything first, then apply in order, rolling back on an apply failure.
+  for (const auto& [name, value] : pairs) {
+    Param* p = Find(name);
+    auto canon = Canonical(*p, args_of(*p, value));
+    if (!canon.ok()) return failed(name, canon.status().message());
+  }
   std::vector<std::pair<Param*, std::string>> old;
   for (const auto& [name, value] : pairs) {
     Param* p = Find(name);
-    std::vector<std::string> args = {value};
-    if (p->spec.type == ParamType::kMultiArg && p->spec.name != "client-output-buffer-limit") {
-      args = SplitArgs(value).value_or(std::vector<std::string>{value});
-    }
-    auto canon = Canonical(*p, args);
-    if (!canon.ok()) return failed(name, canon.status().message());
-  }
-  for (const auto& [name, value] : pairs) {
-    Param* p = Find(name);
-    std::vector<std::string> args = {value};
-    if (p->spec.type == ParamType::kMultiArg && p->spec.name != "client-output-buffer-limit") {
-      args = SplitArgs(value).value_or(std::vector<std::string>{value});
-    }
+    std::vector<std::string> args = args_of(*p, value);
     std::string before = p->value;
     Status s = SetOne(*p, args, /*startup=*/false);
     if (!s.ok()) {
