@@ -95,6 +95,14 @@ bool ArityOk(int arity, size_t argc) {
 }
 }  // namespace
 
+void AddRows(CommandTable& table, std::span<const CommandRow> rows, const char* group) {
+  for (const CommandRow& r : rows) {
+    table.Add({.name = r.name, .arity = r.arity, .flags = r.flags, .first_key = r.first_key,
+               .last_key = r.last_key, .key_step = r.key_step, .handler = r.handler,
+               .group = group, .summary = r.summary, .since = r.since});
+  }
+}
+
 const CommandSpec* ResolveCommand(const CommandTable& table,
                                   std::span<const std::string_view> args, std::string* error) {
   const CommandSpec* spec = table.Find(args[0]);

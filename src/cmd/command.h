@@ -95,6 +95,18 @@ class CommandTable {
 
 namespace kv::cmd {
 
+// One row of a command family's registration table; the family's group is given once.
+struct CommandRow {
+  const char* name;
+  int arity;
+  uint32_t flags;
+  int first_key, last_key, key_step;
+  Handler handler;
+  const char* summary;
+  const char* since;
+};
+void AddRows(CommandTable& table, std::span<const CommandRow> rows, const char* group);
+
 // Resolves args to the command (or subcommand) to run and checks its arity. On failure returns
 // nullptr and sets *error to Redis' message (unknown command, unknown subcommand, arity).
 const CommandSpec* ResolveCommand(const CommandTable& table,

@@ -537,17 +537,8 @@ void LPos(Context& c) {
 // Arity, flags and key positions are those Redis 7.0's COMMAND INFO reports. LMPOP's keys follow
 // its numkeys argument (movablekeys), which COMMAND INFO reports as 0 0 0.
 void RegisterListCommands(CommandTable& t) {
-  struct Row {
-    const char* name;
-    int arity;
-    uint32_t flags;
-    int first, last, step;
-    Handler handler;
-    const char* summary;
-    const char* since;
-  };
   const uint32_t kW = kWrite | kDenyOom;
-  static const Row kRows[] = {
+  static const CommandRow kRows[] = {
       {"lpush", -3, kW | kFast, 1, 1, 1, LPush, "Prepend one or multiple elements to a list",
        "1.0.0"},
       {"rpush", -3, kW | kFast, 1, 1, 1, RPush, "Append one or multiple elements to a list",
@@ -578,20 +569,7 @@ void RegisterListCommands(CommandTable& t) {
        "Remove the last element in a list, prepend it to another list and return it", "1.2.0"},
       {"lmpop", -4, kWrite, 0, 0, 0, LMPop, "Pop elements from a list", "7.0.0"},
   };
-  for (const Row& r : kRows) {
-    CommandSpec spec;  // field by field: designated initializers warn about the rest
-    spec.name = r.name;
-    spec.arity = r.arity;
-    spec.flags = r.flags;
-    spec.first_key = r.first;
-    spec.last_key = r.last;
-    spec.key_step = r.step;
-    spec.handler = r.handler;
-    spec.group = "list";
-    spec.summary = r.summary;
-    spec.since = r.since;
-    t.Add(std::move(spec));
-  }
+  AddRows(t, kRows, "list");
 }
 
 }  // namespace kv::cmd

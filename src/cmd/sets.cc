@@ -518,18 +518,9 @@ void SScan(Context& c) {
 }  // namespace
 
 void RegisterSetCommands(CommandTable& t) {
-  struct Row {
-    const char* name;
-    int arity;
-    uint32_t flags;
-    int first, last, step;
-    Handler handler;
-    const char* summary;
-    const char* since;
-  };
   const uint32_t kW = kWrite | kDenyOom;
   const uint32_t kR = kReadOnly;
-  static const Row kRows[] = {
+  static const CommandRow kRows[] = {
       {"sadd", -3, kW | kFast, 1, 1, 1, SAdd, "Add one or more members to a set", "1.0.0"},
       {"srem", -3, kWrite | kFast, 1, 1, 1, SRem, "Remove one or more members from a set", "1.0.0"},
       {"sismember", 3, kR | kFast, 1, 1, 1, SIsMember,
@@ -558,20 +549,7 @@ void RegisterSetCommands(CommandTable& t) {
        "Subtract multiple sets and store the resulting set in a key", "1.0.0"},
       {"sscan", -3, kR, 1, 1, 1, SScan, "Incrementally iterate Set elements", "2.8.0"},
   };
-  for (const Row& r : kRows) {
-    CommandSpec spec;  // field by field: designated initializers warn about the rest
-    spec.name = r.name;
-    spec.arity = r.arity;
-    spec.flags = r.flags;
-    spec.first_key = r.first;
-    spec.last_key = r.last;
-    spec.key_step = r.step;
-    spec.handler = r.handler;
-    spec.group = "set";
-    spec.summary = r.summary;
-    spec.since = r.since;
-    t.Add(std::move(spec));
-  }
+  AddRows(t, kRows, "set");
 }
 
 }  // namespace kv::cmd

@@ -638,17 +638,8 @@ void Lcs(Context& c) {
 
 // Arity, flags and key positions are those Redis 7.0's COMMAND INFO reports.
 void RegisterStringCommands(CommandTable& t) {
-  struct Row {
-    const char* name;
-    int arity;
-    uint32_t flags;
-    int first, last, step;
-    Handler handler;
-    const char* summary;
-    const char* since;
-  };
   const uint32_t kW = kWrite | kDenyOom;
-  static const Row kRows[] = {
+  static const CommandRow kRows[] = {
       {"get", 2, kReadOnly | kFast, 1, 1, 1, Get, "Get the value of a key", "1.0.0"},
       {"set", -3, kW, 1, 1, 1, Set, "Set the string value of a key", "1.0.0"},
       {"setnx", 3, kW | kFast, 1, 1, 1, SetNx,
@@ -688,20 +679,7 @@ void RegisterStringCommands(CommandTable& t) {
        "Increment the float value of a key by the given amount", "2.6.0"},
       {"lcs", -3, kReadOnly, 1, 2, 1, Lcs, "Find longest common substring", "7.0.0"},
   };
-  for (const Row& r : kRows) {
-    CommandSpec spec;  // field by field: designated initializers warn about the rest
-    spec.name = r.name;
-    spec.arity = r.arity;
-    spec.flags = r.flags;
-    spec.first_key = r.first;
-    spec.last_key = r.last;
-    spec.key_step = r.step;
-    spec.handler = r.handler;
-    spec.group = "string";
-    spec.summary = r.summary;
-    spec.since = r.since;
-    t.Add(std::move(spec));
-  }
+  AddRows(t, kRows, "string");
 }
 
 }  // namespace kv::cmd

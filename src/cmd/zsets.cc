@@ -1160,18 +1160,9 @@ ZPopResult ZsetPop(Context& c, std::span<const std::string_view> keys, bool min,
 // Arity, flags and key positions are those Redis 7.0's COMMAND INFO reports (numkeys commands:
 // ZUNION/ZINTER/ZDIFF/ZINTERCARD/ZMPOP 0 0 0, the STORE forms 1 1 1, as their first key spec).
 void RegisterZsetCommands(CommandTable& t) {
-  struct Row {
-    const char* name;
-    int arity;
-    uint32_t flags;
-    int first, last, step;
-    Handler handler;
-    const char* summary;
-    const char* since;
-  };
   const uint32_t kW = kWrite | kDenyOom;
   const uint32_t kR = kReadOnly;
-  static const Row kRows[] = {
+  static const CommandRow kRows[] = {
       {"zadd", -4, kW | kFast, 1, 1, 1, Zadd,
        "Add one or more members to a sorted set, or update its score if it already exists",
        "1.2.0"},
@@ -1240,20 +1231,7 @@ void RegisterZsetCommands(CommandTable& t) {
       {"zscan", -3, kR, 1, 1, 1, Zscan,
        "Incrementally iterate sorted sets elements and associated scores", "2.8.0"},
   };
-  for (const Row& r : kRows) {
-    CommandSpec spec;  // field by field: designated initializers warn about the rest
-    spec.name = r.name;
-    spec.arity = r.arity;
-    spec.flags = r.flags;
-    spec.first_key = r.first;
-    spec.last_key = r.last;
-    spec.key_step = r.step;
-    spec.handler = r.handler;
-    spec.group = "sorted-set";
-    spec.summary = r.summary;
-    spec.since = r.since;
-    t.Add(std::move(spec));
-  }
+  AddRows(t, kRows, "sorted-set");
 }
 
 }  // namespace kv::cmd
