@@ -50,6 +50,26 @@ void Context::ReplyHelp(std::span<const std::string_view> lines) {
   out.Simple("    Prints this help.");
 }
 
+bool Context::ParseCollectionScanOptions(CollectionScanOptions* o) {
+  for (size_t i = 3; i < argc(); i += 2) {
+    bool has_value = i + 1 < argc();
+    if (EqualsIgnoreCase(arg(i), "count") && has_value) {
+      if (!ParseInt(arg(i + 1), &o->count)) return false;
+      if (o->count < 1) {
+        Error(OpStatus::kSyntax);
+        return false;
+      }
+    } else if (EqualsIgnoreCase(arg(i), "match") && has_value) {
+      o->pattern = arg(i + 1);
+      o->use_pattern = o->pattern != "*";
+    } else {
+      Error(OpStatus::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
 bool Context::ParseInt(std::string_view s, int64_t* v, OpStatus err) {
   auto r = kv::ParseInt64(s);
   if (!r) {

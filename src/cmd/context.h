@@ -136,6 +136,15 @@ class Context {
   // entry, each a status reply.
   void ReplyHelp(std::span<const std::string_view> lines);
 
+  // HSCAN/SSCAN/ZSCAN options after the cursor: COUNT and MATCH (TYPE is SCAN's only, a syntax
+  // error here), as Redis' scanGenericCommand parses them.
+  struct CollectionScanOptions {
+    int64_t count = 10;
+    bool use_pattern = false;  // MATCH given, and not the match-all "*"
+    std::string_view pattern;
+  };
+  bool ParseCollectionScanOptions(CollectionScanOptions* o);
+
   // Argument parsing helpers: on failure they answer the Redis error and return false.
   bool ParseInt(std::string_view s, int64_t* v, OpStatus err = OpStatus::kNotInteger);
   bool ParseDouble(std::string_view s, double* v);

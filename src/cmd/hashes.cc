@@ -258,34 +258,6 @@ void HVals(Context& c) { GetAllGeneric(c, kValues); }
 
 // ---- HSCAN -------------------------------------------------------------------------------------
 
-struct HScanOptions {
-  int64_t count = 10;
-  bool has_pattern = false;  // MATCH given, and not the match-all "*"
-  std::string_view pattern;
-};
-
-// COUNT and MATCH, as Redis' scanGenericCommand parses them for a key's collection (TYPE is a
-// syntax error there).
-bool ParseHScanOptions(Context& c, HScanOptions* o) {
-  for (size_t i = 3; i < c.argc(); i += 2) {
-    bool has_value = i + 1 < c.argc();
-    if (EqualsIgnoreCase(c.arg(i), "count") && has_value) {
-      if (!c.ParseInt(c.arg(i + 1), &o->count)) return false;
-      if (o->count < 1) {
-        c.Error(OpStatus::kSyntax);
-        return false;
-      }
-    } else if (EqualsIgnoreCase(c.arg(i), "match") && has_value) {
-      o->pattern = c.arg(i + 1);
-      o->has_pattern = o->pattern != "*";
-    } else {
-      c.Error(OpStatus::kSyntax);
-      return false;
-    }
-  }
-  return true;
-}
-
 // HSCAN key cursor [MATCH pattern] [COUNT count]. The cursor is checked first, then the key, then
 // the options (a missing key answers an empty scan whatever they are). A listpack answers all of
 // itself with cursor 0. For a hashtable COUNT bounds the fields visited, with at most 20*COUNT
@@ -300,11 +272,11 @@ void HScan(Context& c) {
   bool wrongtype;
   HashValue* h = LookupRead(c, c.arg(1), &wrongtype);
   if (wrongtype) return;
-  HScanOptions opt;
-  if (h && !ParseHScanOptions(c, &opt)) return;
+  Context::CollectionScanOptions opt;
+  if (h && !c.ParseCollectionScanOptions(&opt)) return;
   std::vector<HashValue::Pair> found;
   auto visit = [&](std::string_view f, std::string_view v) {
-    if (!opt.has_pattern || GlobMatch(opt.pattern, f)) found.emplace_back(f, v);
+    if (!opt.use_pattern || GlobMatch(opt.pattern, f)) found.emplace_back(f, v);
   };
   uint64_t next = 0;
   if (h && h->is_listpack()) {

@@ -456,33 +456,6 @@ void SRandMember(Context& c) {
 
 // ---- SSCAN ------------------------------------------------------------------------------------
 
-struct SScanOptions {
-  int64_t count = 10;
-  bool use_pattern = false;  // MATCH given, and not the match-all "*"
-  std::string_view pattern;
-};
-
-// COUNT and MATCH; TYPE is SCAN's only and a syntax error here.
-bool ParseSScanOptions(Context& c, SScanOptions* o) {
-  for (size_t i = 3; i < c.argc(); i += 2) {
-    bool has_value = i + 1 < c.argc();
-    if (EqualsIgnoreCase(c.arg(i), "count") && has_value) {
-      if (!c.ParseInt(c.arg(i + 1), &o->count)) return false;
-      if (o->count < 1) {
-        c.Error(OpStatus::kSyntax);
-        return false;
-      }
-    } else if (EqualsIgnoreCase(c.arg(i), "match") && has_value) {
-      o->pattern = c.arg(i + 1);
-      o->use_pattern = o->pattern != "*";
-    } else {
-      c.Error(OpStatus::kSyntax);
-      return false;
-    }
-  }
-  return true;
-}
-
 // SSCAN key cursor [MATCH pattern] [COUNT count]. The cursor is checked before the lookup and
 // the options after it (a missing key answers the empty scan whatever they say). An intset is
 // returned whole with cursor 0; a hashtable walks up to COUNT members (10*COUNT buckets at
@@ -495,8 +468,8 @@ void SScan(Context& c) {
   }
   SetValue* s;
   if (!LookupReadSet(c, c.arg(1), &s)) return;
-  SScanOptions opt;
-  if (s && !ParseSScanOptions(c, &opt)) return;
+  Context::CollectionScanOptions opt;
+  if (s && !c.ParseCollectionScanOptions(&opt)) return;
   std::vector<std::string> found;
   if (s) {
     auto collect = [&](std::string_view m) { found.emplace_back(m); };

@@ -1027,33 +1027,6 @@ void Zrandmember(Context& c) {
     c.out.Null();
 }
 
-struct ScanOptions {
-  int64_t count = 10;
-  bool use_pattern = false;  // MATCH given, and not the match-all "*"
-  std::string_view pattern;
-};
-
-// ZSCAN's options after the cursor (TYPE is SCAN's only).
-bool ParseScanOptions(Context& c, ScanOptions* o) {
-  for (size_t i = 3; i < c.argc(); i += 2) {
-    std::string_view opt = c.arg(i);
-    bool has_value = i + 1 < c.argc();
-    if (EqualsIgnoreCase(opt, "count") && has_value) {
-      if (!c.ParseInt(c.arg(i + 1), &o->count)) return false;
-    } else if (EqualsIgnoreCase(opt, "match") && has_value) {
-      o->pattern = c.arg(i + 1);
-      o->use_pattern = o->pattern != "*";
-    } else {
-      o->count = 0;  // a syntax error, answered below
-    }
-    if (o->count < 1) {
-      c.Error(OpStatus::kSyntax);
-      return false;
-    }
-  }
-  return true;
-}
-
 // ZSCAN key cursor [MATCH pattern] [COUNT count]. A missing key answers an empty scan before
 // the options are even parsed, as Redis does. A listpack answers in one go; a skiplist walks its
 // table at most 10*COUNT buckets per call.
@@ -1065,8 +1038,8 @@ void Zscan(Context& c) {
   }
   ZSetValue* z;
   if (!LookupReadZset(c, c.arg(1), &z)) return;
-  ScanOptions opt;
-  if (z && !ParseScanOptions(c, &opt)) return;
+  Context::CollectionScanOptions opt;
+  if (z && !c.ParseCollectionScanOptions(&opt)) return;
   Scored found;
   if (z) {
     int64_t max_steps = opt.count > INT64_MAX / 10 ? INT64_MAX : opt.count * 10;
