@@ -70,3 +70,17 @@ class Result {
 };
 
 }  // namespace kv
+
+// Early returns for functions that return Status or Result<U>:
+//   KV_TRY(DoThing());                   // returns the Status when it is an error
+//   KV_TRY_ASSIGN(v, ComputeThing());    // declares v = the value, or returns the error
+#define KV_TRY(expr)               \
+  do {                             \
+    ::kv::Status kv_try_st_ = (expr); \
+    if (!kv_try_st_.ok()) return kv_try_st_; \
+  } while (0)
+
+#define KV_TRY_ASSIGN(var, expr)                 \
+  auto var##_result_ = (expr);                   \
+  if (!var##_result_.ok()) return var##_result_.status(); \
+  auto var = std::move(*var##_result_)

@@ -122,6 +122,16 @@ void Keyspace::Touch(Entry* e) {
   e->access = (NowMinutes16() << 8) | counter;
 }
 
+void Keyspace::SetIdleSeconds(Entry* e, int64_t idle_s) {
+  if (lfu_) return;
+  e->access = idle_s >= clock_s_ ? 0 : clock_s_ - static_cast<uint32_t>(idle_s);
+}
+
+void Keyspace::SetLfuFrequency(Entry* e, int freq) {
+  if (!lfu_) return;
+  e->access = (NowMinutes16() << 8) | static_cast<uint32_t>(freq & 0xFF);
+}
+
 int64_t Keyspace::IdleSeconds(const Entry* e) const {
   return clock_s_ > e->access ? clock_s_ - e->access : 0;
 }

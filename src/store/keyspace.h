@@ -75,6 +75,10 @@ class Keyspace {
   int LfuFrequency(const Entry* e) const;
   // Records creation time for a new entry (LFU starts at 5, like Redis' LFU_INIT_VAL).
   void InitAccess(Entry* e);
+  // Access metadata from a snapshot or RESTORE: idle seconds (applied in LRU mode only) and an
+  // LFU counter (applied in LFU mode only), as Redis' objectSetLRUOrLFU.
+  void SetIdleSeconds(Entry* e, int64_t idle_s);
+  void SetLfuFrequency(Entry* e, int freq);
 
   EncodingLimits& limits() { return limits_; }
   const EncodingLimits& limits() const { return limits_; }

@@ -1,0 +1,21 @@
+// CRC-64/Jones (reflected, polynomial 0xad93d23594c935a9, init 0, no final xor): the checksum of
+// RDB files and DUMP payloads. crc64(0, "123456789") == 0xe9c6d914c4b8d9ca.
+//
+// Crc64 picks the fastest implementation the CPU has: carry-less multiplication folding (PCLMUL,
+// about 10 GB/s) or slice-by-8 tables (about 2 GB/s). Both give identical results. Thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kv::persist {
+
+// Continues a CRC: Crc64(Crc64(0, a), b) == Crc64(0, a ++ b).
+uint64_t Crc64(uint64_t crc, const void* data, size_t len);
+
+// The portable table implementation (exposed for tests and benchmarks).
+uint64_t Crc64Table(uint64_t crc, const void* data, size_t len);
+// True when Crc64 uses the folding implementation.
+bool Crc64HasFolding();
+
+}  // namespace kv::persist

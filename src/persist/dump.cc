@@ -1,0 +1,52 @@
+#include "persist/dump.h"
+
+#include <cstring>
+
+#include "persist/crc64.h"
+#include "persist/rdb_format.h"
+#include "persist/rdb_writer.h"
+#include "persist/sink.h"
+#include "persist/value_reader.h"
+
+namespace kv::persist {
+
+std::string DumpValue(const store::Value& v, const store::EncodingLimits& limits,
+                      bool compression) {
+  StringSink sink;
+  RdbWriteOptions opts;
+  opts.compression = compression;
+  opts.checksum = false;
+  opts.limits = limits;
+  RdbWriter w(sink, opts);
+  (void)w.WriteObject(v);  // a StringSink does not fail
+  (void)w.Flush();
+  std::string& out = sink.str();
+  out.push_back(static_cast<char>(kRdbVersion & 0xff));
+  out.push_back(static_cast<char>((kRdbVersion >> 8) & 0xff));
+  uint64_t crc = Crc64(0, out.data(), out.size());
+  out.append(reinterpret_cast<const char*>(&crc), 8);  // little-endian hosts
+  return out;
+}
+
+Status VerifyDumpPayload(std::string_view p) {
+  if (p.size() < 10) return Status::Invalid("payload too short");
+  const uint8_t* footer = reinterpret_cast<const uint8_t*>(p.data() + p.size() - 10);
+  int version = footer[0] | (footer[1] << 8);
+  if (version > kRdbVersion) return Status::Invalid("payload version too new");
+  uint64_t crc = Crc64(0, p.data(), p.size() - 8);
+  if (memcmp(&crc, footer + 2, 8) != 0) return Status::Invalid("payload checksum mismatch");
+  return Status::Ok();
+}
+
+Result<store::Value> RestoreValue(std::string_view payload, const store::EncodingLimits& limits) {
+  MemorySource src(payload.substr(0, payload.size() - 10));
+  ValueReader reader(src, limits);
+  KV_TRY_ASSIGN(type, reader.ReadByte());
+  bool skipped = false;
+  std::string why;
+  KV_TRY_ASSIGN(v, reader.ReadObject(type, &skipped, &why));
+  if (skipped) return Status::Corruption(why);
+  return v;
+}
+
+}  // namespace kv::persist

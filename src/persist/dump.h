@@ -1,0 +1,26 @@
+// DUMP/RESTORE payloads in Redis' format: the RDB type byte and serialized value, then the RDB
+// version (2 bytes, little-endian) and the CRC-64 of everything before it (8 bytes, LE), so
+// payloads move between kvstore and Redis 7.0 in both directions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "store/keyspace.h"
+#include "store/value.h"
+
+namespace kv::persist {
+
+std::string DumpValue(const store::Value& v, const store::EncodingLimits& limits,
+                      bool compression);
+
+// Checks the footer: a version this loader handles and a matching checksum
+// (InvalidArgument "version or checksum are wrong" otherwise).
+Status VerifyDumpPayload(std::string_view payload);
+
+// Builds the value of a verified payload; Corruption on malformed data. A payload holding a
+// module value (which kvstore cannot represent) is Corruption too.
+Result<store::Value> RestoreValue(std::string_view payload, const store::EncodingLimits& limits);
+
+}  // namespace kv::persist

@@ -1,0 +1,257 @@
+#include "persist/rdb_loader.h"
+
+#include <cstring>
+#include <future>
+#include <thread>
+
+#include "persist/crc64.h"
+#include "persist/rdb_format.h"
+#include "persist/value_reader.h"
+
+namespace kv::persist {
+namespace {
+
+constexpr uint64_t kProgressEvery = 8 << 20;
+constexpr int kMaxVersion = 11;
+
+// Reads a stream with a ValueReader, keeping the checksum of what it consumed when the source
+// cannot be checksummed in one piece.
+class Loader {
+ public:
+  // `crc_src` (optional) is `src` itself when it is a CrcSource.
+  Loader(Source& src, CrcSource* crc_src, store::Keyspace& ks, const RdbLoadOptions& opts,
+         RdbLoadResult* res)
+      : src_(src), crc_src_(crc_src), ks_(ks), opts_(opts), res_(res),
+        reader_(src, ks.limits()) {}
+
+  Status Run();
+
+ private:
+  Status ReadHeader();
+  Status ReadBody();
+  Status ReadKey(uint8_t type, int64_t expire_ms, int64_t idle, int freq);
+  Status ReadChecksum();
+  Status Fail(const Status& st, uint64_t at) const;
+
+  Source& src_;
+  CrcSource* crc_src_;
+  store::Keyspace& ks_;
+  const RdbLoadOptions& opts_;
+  RdbLoadResult* res_;
+  ValueReader reader_;
+  int db_ = 0;
+  std::string key_;       // key being read, for error messages
+  uint64_t key_at_ = 0;   // its offset
+  uint64_t next_progress_ = kProgressEvery;
+  std::string scratch_;
+};
+
+Status Loader::Fail(const Status& st, uint64_t at) const {
+  std::string msg = "RDB error at offset " + std::to_string(src_.offset());
+  if (!key_.empty()) {
+    msg += " (reading key '" + key_.substr(0, 64) + "' of db " + std::to_string(db_) +
+           ", which starts at offset " + std::to_string(at) + ")";
+  }
+  return Status(st.code() == Code::kOk ? Code::kCorruption : st.code(), msg + ": " + st.message());
+}
+
+Status Loader::ReadHeader() {
+  KV_TRY_ASSIGN(magic, src_.Read(9));
+  if (magic.substr(0, 5) != "REDIS") return Status::Corruption("wrong signature (not an RDB file)");
+  int version = 0;
+  for (char c : magic.substr(5)) {
+    if (c < '0' || c > '9') return Status::Corruption("malformed RDB version");
+    version = version * 10 + (c - '0');
+  }
+  if (version < 1 || version > kMaxVersion) {
+    return Status::Corruption("can't handle RDB format version " + std::to_string(version));
+  }
+  res_->version = version;
+  return Status::Ok();
+}
+
+Status Loader::ReadKey(uint8_t type, int64_t expire_ms, int64_t idle, int freq) {
+  key_at_ = src_.offset() - 1;
+  KV_TRY_ASSIGN(k, reader_.ReadString(scratch_));
+  key_.assign(k);
+  bool skipped = false;
+  std::string why;
+  KV_TRY_ASSIGN(value, reader_.ReadObject(type, &skipped, &why));
+  if (skipped) {
+    res_->module_values_skipped++;
+    if (opts_.warn) opts_.warn("skipping key '" + key_ + "': " + why);
+    return Status::Ok();
+  }
+  if (!value.is_string() && value.object()->Size() == 0) {
+    res_->empty_skipped++;
+    return Status::Ok();
+  }
+  if (opts_.drop_expired && expire_ms >= 0 && expire_ms <= opts_.now_ms) {
+    res_->expired_skipped++;
+    return Status::Ok();
+  }
+  store::Db& db = ks_.db(db_);
+  if (db.Find(key_)) {
+    return Status::Corruption("duplicated key '" + key_ + "' in db " + std::to_string(db_));
+  }
+  store::Entry* e = db.Add(key_, std::move(value));
+  ks_.InitAccess(e);
+  if (expire_ms >= 0) db.SetExpire(e, expire_ms);
+  if (idle >= 0) ks_.SetIdleSeconds(e, idle);
+  if (freq >= 0) ks_.SetLfuFrequency(e, freq);
+  res_->keys_loaded++;
+  return Status::Ok();
+}
+
+Status Loader::ReadBody() {
+  int64_t expire_ms = -1, idle = -1;
+  int freq = -1;
+  while (true) {
+    if (opts_.progress && src_.offset() >= next_progress_) {
+      opts_.progress(src_.offset());
+      next_progress_ = src_.offset() + kProgressEvery;
+    }
+    key_.clear();
+    uint64_t at = src_.offset();
+    auto op_r = reader_.ReadByte();
+    if (!op_r.ok()) return Fail(op_r.status(), at);
+    uint8_t op = *op_r;
+    Status st;
+    switch (op) {
+      case kOpEof:
+        return Status::Ok();
+      case kOpExpireTime: {
+        auto v = src_.Read(4);
+        if (!v.ok()) return Fail(v.status(), at);
+        int32_t s;
+        memcpy(&s, v->data(), 4);
+        expire_ms = static_cast<int64_t>(s) * 1000;
+        continue;
+      }
+      case kOpExpireTimeMs: {
+        auto v = src_.Read(8);
+        if (!v.ok()) return Fail(v.status(), at);
+        memcpy(&expire_ms, v->data(), 8);
+        continue;
+      }
+      case kOpIdle: {
+        auto v = reader_.ReadLen();
+        if (!v.ok()) return Fail(v.status(), at);
+        idle = static_cast<int64_t>(std::min<uint64_t>(*v, INT64_MAX));
+        continue;
+      }
+      case kOpFreq: {
+        auto v = reader_.ReadByte();
+        if (!v.ok()) return Fail(v.status(), at);
+        freq = *v;
+        continue;
+      }
+      case kOpSelectDb: {
+        auto v = reader_.ReadLen();
+        if (!v.ok()) return Fail(v.status(), at);
+        if (*v >= static_cast<uint64_t>(ks_.num_dbs())) {
+          return Fail(Status::Corruption("the file has a db " + std::to_string(*v) +
+                                         " but kvstore is configured with " +
+                                         std::to_string(ks_.num_dbs()) + " databases"),
+                      at);
+        }
+        db_ = static_cast<int>(*v);
+        continue;
+      }
+      case kOpResizeDb: {
+        auto a = reader_.ReadLen();
+        if (!a.ok()) return Fail(a.status(), at);
+        auto b = reader_.ReadLen();
+        if (!b.ok()) return Fail(b.status(), at);
+        // A hint only; tables grow incrementally as keys arrive.
+        continue;
+      }
+      case kOpAux: {
+        std::string name;
+        auto n = reader_.ReadString(scratch_);
+        if (!n.ok()) return Fail(n.status(), at);
+        name.assign(*n);
+        auto v = reader_.ReadString(scratch_);
+        if (!v.ok()) return Fail(v.status(), at);
+        res_->aux[name] = std::string(*v);
+        continue;
+      }
+      case kOpModuleAux: {
+        auto id = reader_.ReadLen();
+        if (!id.ok()) return Fail(id.status(), at);
+        auto when_op = reader_.ReadLen();
+        if (!when_op.ok()) return Fail(when_op.status(), at);
+        auto when = reader_.ReadLen();
+        if (!when.ok()) return Fail(when.status(), at);
+        st = reader_.SkipModuleData();
+        if (!st.ok()) return Fail(st, at);
+        if (opts_.warn) opts_.warn("skipping module auxiliary data (no modules in kvstore)");
+        continue;
+      }
+      case kOpFunction2: {
+        auto code = reader_.ReadString(scratch_);
+        if (!code.ok()) return Fail(code.status(), at);
+        if (opts_.warn) opts_.warn("skipping a function library (kvstore has no functions)");
+        continue;
+      }
+      case kOpFunctionPreGa:
+        return Fail(Status::Corruption("pre-release function format not supported"), at);
+      default:
+        st = ReadKey(op, expire_ms, idle, freq);
+        if (!st.ok()) return Fail(st, key_at_);
+        expire_ms = idle = -1;
+        freq = -1;
+    }
+  }
+}
+
+Status Loader::Run() {
+  Status st = ReadHeader();
+  if (!st.ok()) return Fail(st, 0);
+  // A source in memory is checksummed in parallel with parsing; the trailer is the last 8
+  // bytes of the data when the file is well formed (checked once EOF is reached).
+  std::string_view whole = src_.whole();
+  bool parallel = opts_.verify_checksum && res_->version >= 5 && whole.size() >= 9 + 8;
+  std::future<uint64_t> crc;
+  if (parallel) {
+    crc = std::async(std::launch::async,
+                     [whole] { return Crc64(0, whole.data(), whole.size() - 8); });
+  }
+  st = ReadBody();
+  uint64_t computed = parallel ? crc.get() : crc_src_ ? crc_src_->crc() : 0;
+  if (!st.ok()) return st;
+  bool verify = opts_.verify_checksum && (parallel || crc_src_);
+  if (res_->version >= 5) {
+    uint64_t at = src_.offset();
+    auto t = src_.Read(8);
+    if (!t.ok()) return Fail(t.status(), at);
+    uint64_t expected;
+    memcpy(&expected, t->data(), 8);
+    if (parallel && src_.offset() != whole.size()) {
+      return Fail(Status::Corruption("trailing bytes after the checksum"), at);
+    }
+    if (verify && expected != 0 && expected != computed) {
+      char msg[96];
+      snprintf(msg, sizeof(msg), "wrong RDB checksum: file says %016llx, data gives %016llx",
+               static_cast<unsigned long long>(expected), static_cast<unsigned long long>(computed));
+      return Fail(Status::Corruption(msg), at);
+    }
+  }
+  res_->bytes = src_.offset();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status LoadRdb(Source& src, store::Keyspace& ks, const RdbLoadOptions& opts,
+               RdbLoadResult* result) {
+  if (!src.whole().empty() || !opts.verify_checksum) {
+    Loader loader(src, nullptr, ks, opts, result);
+    return loader.Run();
+  }
+  CrcSource crc_src(src);
+  Loader loader(crc_src, &crc_src, ks, opts, result);
+  return loader.Run();
+}
+
+}  // namespace kv::persist

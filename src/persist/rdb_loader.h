@@ -1,0 +1,50 @@
+// Loads an RDB stream (versions 1 to 11; everything Redis 7.0 writes and loads) into a keyspace:
+// the header, AUX fields, SELECTDB/RESIZEDB, expire times in seconds and milliseconds, IDLE and
+// FREQ, FUNCTION2 and MODULE_AUX (skipped with a warning: kvstore has no functions or modules),
+// every value type, EOF and the CRC-64 trailer.
+//
+// A source that holds the whole stream in memory (a mapped file) is parsed in place, and its
+// checksum is computed by a second thread while the main thread builds values. On any error the
+// load stops with Corruption naming the offset of the failure, the key being read and what was
+// expected; keys loaded so far stay in the keyspace (the caller decides whether to keep them).
+// Not thread-safe; the keyspace must not be used by anyone else during the load.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "common/status.h"
+#include "persist/sink.h"
+#include "store/keyspace.h"
+
+namespace kv::persist {
+
+struct RdbLoadOptions {
+  // Keys whose expire time is at or before now_ms are dropped (a primary does this; a replica
+  // keeps them, since its primary will send their DELs).
+  bool drop_expired = true;
+  int64_t now_ms = 0;
+  // Verify the CRC-64 trailer (skipped anyway when the file carries a zero checksum).
+  bool verify_checksum = true;
+  // Called every ~8 MiB with the offset reached.
+  std::function<void(uint64_t offset)> progress;
+  // Receives warnings (skipped module data, functions).
+  std::function<void(const std::string&)> warn;
+};
+
+struct RdbLoadResult {
+  int version = 0;
+  std::map<std::string, std::string> aux;  // AUX fields as found (repl-id, repl-offset, ...)
+  uint64_t keys_loaded = 0;
+  uint64_t expired_skipped = 0;
+  uint64_t empty_skipped = 0;
+  uint64_t module_values_skipped = 0;
+  uint64_t bytes = 0;
+};
+
+Status LoadRdb(Source& src, store::Keyspace& ks, const RdbLoadOptions& opts,
+               RdbLoadResult* result);
+
+}  // namespace kv::persist

@@ -1,0 +1,318 @@
+#include "persist/rdb_writer.h"
+
+#include <cstring>
+
+#include "common/strutil.h"
+#include "persist/crc64.h"
+#include "persist/listpack.h"
+#include "persist/blob_encodings.h"
+#include "persist/lzf.h"
+#include "persist/rdb_format.h"
+#include "store/hash_type.h"
+#include "store/set_type.h"
+#include "store/zset_type.h"
+
+namespace kv::persist {
+namespace {
+
+constexpr size_t kBufferSize = 1 << 20;
+constexpr uint64_t kProgressEvery = 8 << 20;
+constexpr uint32_t kMaxSkipStretch = 64;
+
+// Bytes a quicklist node may hold for list-max-listpack-size `fill` (Redis' optimization_level
+// for negative values, its 8 KiB safety limit for element counts).
+size_t NodeByteLimit(int64_t fill) {
+  if (fill < 0) {
+    int64_t level = -fill - 1;
+    if (level > 4) level = 4;
+    return size_t{4096} << level;
+  }
+  return 8192;
+}
+
+}  // namespace
+
+RdbWriter::RdbWriter(Sink& sink, RdbWriteOptions opts) : sink_(sink), opts_(std::move(opts)) {
+  buf_.reserve(kBufferSize + 64);
+  next_progress_ = kProgressEvery;
+}
+
+Status RdbWriter::Flush() {
+  if (buf_.empty() || !status_.ok()) return status_;
+  if (opts_.checksum) crc_ = Crc64(crc_, buf_.data(), buf_.size());
+  status_ = sink_.Write(buf_.data(), buf_.size());
+  bytes_ += buf_.size();
+  buf_.clear();
+  if (opts_.progress && bytes_ >= next_progress_) {
+    opts_.progress(bytes_, keys_);
+    next_progress_ = bytes_ + kProgressEvery;
+  }
+  return status_;
+}
+
+Status RdbWriter::FlushIfFull() { return buf_.size() >= kBufferSize ? Flush() : Status::Ok(); }
+
+void RdbWriter::Put(const void* p, size_t n) {
+  // Large strings bypass the buffer's growth: flush what is there, then write them through.
+  if (n >= kBufferSize) {
+    // A failure is kept in status_ and reported by the next Flush.
+    if (!Flush().ok()) return;
+    if (opts_.checksum) crc_ = Crc64(crc_, p, n);
+    status_ = sink_.Write(p, n);
+    bytes_ += n;
+    return;
+  }
+  buf_.append(static_cast<const char*>(p), n);
+}
+
+void RdbWriter::PutLen(uint64_t len) {
+  uint8_t b[9];
+  if (len < (1 << 6)) {
+    b[0] = static_cast<uint8_t>(len);
+    Put(b, 1);
+  } else if (len < (1 << 14)) {
+    b[0] = static_cast<uint8_t>((len >> 8) | (kLen14Bit << 6));
+    b[1] = static_cast<uint8_t>(len & 0xff);
+    Put(b, 2);
+  } else if (len <= UINT32_MAX) {
+    b[0] = kLen32Bit;
+    for (int i = 0; i < 4; i++) b[1 + i] = static_cast<uint8_t>(len >> (24 - 8 * i));
+    Put(b, 5);
+  } else {
+    b[0] = kLen64Bit;
+    for (int i = 0; i < 8; i++) b[1 + i] = static_cast<uint8_t>(len >> (56 - 8 * i));
+    Put(b, 9);
+  }
+}
+
+void RdbWriter::PutInt(int64_t v) {
+  uint8_t b[5];
+  if (v >= INT8_MIN && v <= INT8_MAX) {
+    b[0] = (kLenEncoded << 6) | kEncInt8;
+    b[1] = static_cast<uint8_t>(v);
+    Put(b, 2);
+  } else if (v >= INT16_MIN && v <= INT16_MAX) {
+    b[0] = (kLenEncoded << 6) | kEncInt16;
+    for (int i = 0; i < 2; i++) b[1 + i] = static_cast<uint8_t>(v >> (8 * i));
+    Put(b, 3);
+  } else if (v >= INT32_MIN && v <= INT32_MAX) {
+    b[0] = (kLenEncoded << 6) | kEncInt32;
+    for (int i = 0; i < 4; i++) b[1 + i] = static_cast<uint8_t>(v >> (8 * i));
+    Put(b, 5);
+  } else {
+    char num[24];
+    int n = snprintf(num, sizeof(num), "%lld", static_cast<long long>(v));
+    PutLen(static_cast<uint64_t>(n));
+    Put(num, static_cast<size_t>(n));
+  }
+}
+
+bool RdbWriter::TryCompress(std::string_view s) {
+  if (skip_compress_ > 0) {
+    skip_compress_--;
+    return false;
+  }
+  scratch_.resize(s.size());
+  size_t clen = LzfCompress(s.data(), s.size(), scratch_.data(), s.size() - 4);
+  if (clen == 0) {
+    skip_stretch_ = skip_stretch_ == 0 ? 1 : std::min(skip_stretch_ * 2, kMaxSkipStretch);
+    skip_compress_ = skip_stretch_;
+    return false;
+  }
+  skip_stretch_ = 0;
+  PutByte((kLenEncoded << 6) | kEncLzf);
+  PutLen(clen);
+  PutLen(s.size());
+  Put(scratch_.data(), clen);
+  return true;
+}
+
+void RdbWriter::PutString(std::string_view s) {
+  // Short canonical integers take the integer encodings, as Redis' rdbSaveRawString does.
+  if (s.size() <= 11 && !s.empty()) {
+    if (auto v = ParseInt64(s); v && *v >= INT32_MIN && *v <= INT32_MAX) return PutInt(*v);
+  }
+  if (opts_.compression && s.size() > 20 && TryCompress(s)) return;
+  PutLen(s.size());
+  Put(s.data(), s.size());
+}
+
+void RdbWriter::PutList(const store::Collection& list) {
+  // One listpack per node, cut at the node limits list-max-listpack-size gives.
+  int64_t fill = opts_.limits.list_max_listpack_size;
+  size_t max_bytes = NodeByteLimit(fill);
+  size_t max_count = fill > 0 ? static_cast<size_t>(fill) : SIZE_MAX;
+  std::vector<std::string> nodes;
+  ListpackBuilder lp;
+  list.ForEach([&](std::string_view elem, std::string_view) {
+    if (lp.count() > 0 && (lp.count() >= max_count || lp.bytes() + elem.size() + 11 > max_bytes)) {
+      nodes.emplace_back(lp.Finish());
+      lp.Clear();
+    }
+    lp.Add(elem);
+  });
+  if (lp.count() > 0) nodes.emplace_back(lp.Finish());
+  PutLen(nodes.size());
+  for (const auto& n : nodes) {
+    PutLen(kQuicklistPacked);
+    PutString(n);
+  }
+}
+
+void RdbWriter::PutSet(const store::Collection& c) {
+  const auto& set = static_cast<const store::SetValue&>(c);
+  if (set.is_intset()) {
+    std::vector<int64_t> members;
+    members.reserve(set.Size());
+    set.ForEach([&](std::string_view m, std::string_view) { members.push_back(*ParseInt64(m)); });
+    PutString(BuildIntset(members.size(), [&](size_t i) { return members[i]; }));
+    return;
+  }
+  PutLen(set.Size());
+  set.ForEach([&](std::string_view m, std::string_view) { PutString(m); });
+}
+
+void RdbWriter::PutZSet(const store::Collection& c) {
+  const auto& z = static_cast<const store::ZSetValue&>(c);
+  if (z.is_listpack()) {
+    ListpackBuilder lp;
+    z.Visit(0, false, [&](std::string_view m, double score) {
+      lp.Add(m);
+      lp.Add(DoubleToString(score));
+      return true;
+    });
+    PutString(lp.Finish());
+    return;
+  }
+  // Tail to head, as Redis writes it (its loader then inserts at the head in O(1)).
+  PutLen(z.Size());
+  if (z.Size() == 0) return;
+  z.Visit(z.Size() - 1, true, [&](std::string_view m, double score) {
+    PutString(m);
+    Put(&score, 8);  // little-endian hosts
+    return true;
+  });
+}
+
+void RdbWriter::PutHash(const store::Collection& c) {
+  const auto& h = static_cast<const store::HashValue&>(c);
+  if (h.is_listpack()) {
+    ListpackBuilder lp;
+    h.ForEach([&](std::string_view f, std::string_view v) {
+      lp.Add(f);
+      lp.Add(v);
+    });
+    PutString(lp.Finish());
+    return;
+  }
+  PutLen(h.Size());
+  h.ForEach([&](std::string_view f, std::string_view v) {
+    PutString(f);
+    PutString(v);
+  });
+}
+
+uint8_t RdbWriter::TypeOf(const store::Value& v) {
+  using store::ObjType;
+  switch (v.type()) {
+    case ObjType::kString:
+      return kRdbString;
+    case ObjType::kList:
+      return kRdbListQuicklist2;
+    case ObjType::kSet:
+      return v.As<store::SetValue>()->is_intset() ? kRdbSetIntset : kRdbSet;
+    case ObjType::kZSet:
+      return v.As<store::ZSetValue>()->is_listpack() ? kRdbZSetListpack : kRdbZSet2;
+    case ObjType::kHash:
+      return v.As<store::HashValue>()->is_listpack() ? kRdbHashListpack : kRdbHash;
+  }
+  return kRdbString;
+}
+
+void RdbWriter::PutValue(const store::Value& v) {
+  using store::ObjType;
+  switch (v.type()) {
+    case ObjType::kString:
+      if (v.is_int()) {
+        PutInt(v.IntValue());
+      } else {
+        char scratch[24];
+        PutString(v.Str(scratch));
+      }
+      break;
+    case ObjType::kList:
+      PutList(*v.object());
+      break;
+    case ObjType::kSet:
+      PutSet(*v.object());
+      break;
+    case ObjType::kZSet:
+      PutZSet(*v.object());
+      break;
+    case ObjType::kHash:
+      PutHash(*v.object());
+      break;
+  }
+}
+
+Status RdbWriter::WriteObject(const store::Value& v) {
+  PutByte(TypeOf(v));
+  PutValue(v);
+  return FlushIfFull();
+}
+
+Status RdbWriter::WriteHeader(const std::vector<std::pair<std::string, std::string>>& aux) {
+  char magic[10];
+  snprintf(magic, sizeof(magic), "REDIS%04d", kRdbVersion);
+  Put(magic, 9);
+  for (const auto& [name, value] : aux) {
+    PutByte(kOpAux);
+    PutString(name);
+    PutString(value);
+  }
+  return FlushIfFull();
+}
+
+Status RdbWriter::WriteDb(int index, store::Db& db, const store::Keyspace& ks) {
+  if (db.size() == 0) return Status::Ok();
+  PutByte(kOpSelectDb);
+  PutLen(static_cast<uint64_t>(index));
+  PutByte(kOpResizeDb);
+  PutLen(db.size());
+  PutLen(db.expires_size());
+  Status st;
+  db.table().ForEach([&](store::Entry* e) {
+    if (!st.ok()) return;
+    int64_t when = db.GetExpire(e);
+    if (when >= 0) {
+      PutByte(kOpExpireTimeMs);
+      Put(&when, 8);  // little-endian hosts
+    }
+    if (opts_.access == RdbWriteOptions::Access::kIdle) {
+      PutByte(kOpIdle);
+      PutLen(static_cast<uint64_t>(ks.IdleSeconds(e)));
+    } else if (opts_.access == RdbWriteOptions::Access::kFreq) {
+      PutByte(kOpFreq);
+      PutByte(static_cast<uint8_t>(ks.LfuFrequency(e)));
+    }
+    PutByte(TypeOf(e->value));
+    PutString(e->key());
+    PutValue(e->value);
+    keys_++;
+    st = FlushIfFull();
+  });
+  return st.ok() ? FlushIfFull() : st;
+}
+
+Status RdbWriter::WriteEnd() {
+  PutByte(kOpEof);
+  // The checksum covers everything before it.
+  Status st = Flush();
+  if (!st.ok()) return st;
+  uint64_t crc = opts_.checksum ? crc_ : 0;
+  st = sink_.Write(&crc, 8);
+  bytes_ += 8;
+  return st;
+}
+
+}  // namespace kv::persist

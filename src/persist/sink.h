@@ -1,0 +1,100 @@
+// Byte sinks and sources for RDB streams: the writer emits into a Sink (a file, a socket, a
+// string, later a registered buffer of the data plane), the loader reads from a Source (a mapped
+// file or any byte buffer). Neither knows what is on the other side.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace kv::persist {
+
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  // Takes all of `len` bytes or fails.
+  virtual Status Write(const void* data, size_t len) = 0;
+};
+
+// Appends to a string (DUMP payloads, tests).
+class StringSink : public Sink {
+ public:
+  Status Write(const void* data, size_t len) override {
+    out_.append(static_cast<const char*>(data), len);
+    return Status::Ok();
+  }
+  std::string& str() { return out_; }
+
+ private:
+  std::string out_;
+};
+
+// Writes to a file descriptor (a file or a blocking socket), retrying short writes and EINTR.
+// Does not own the descriptor.
+class FdSink : public Sink {
+ public:
+  explicit FdSink(int fd) : fd_(fd) {}
+  Status Write(const void* data, size_t len) override;
+  uint64_t written() const { return written_; }
+
+ private:
+  int fd_;
+  uint64_t written_ = 0;
+};
+
+// A readable byte stream. Read hands out views that stay valid until the next call, so a mapped
+// file is parsed in place while a network source may reuse one buffer.
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Exactly `n` bytes, or an error (Corruption "unexpected end" at the end of the data).
+  virtual Result<std::string_view> Read(size_t n) = 0;
+  // Bytes consumed so far.
+  virtual uint64_t offset() const = 0;
+  // Bytes left, when the source knows (a stream does not: UINT64_MAX).
+  virtual uint64_t remaining() const { return UINT64_MAX; }
+  // All of the data when it is in memory (a mapping), else empty.
+  virtual std::string_view whole() const { return {}; }
+};
+
+// A source over bytes in memory (a mapping, a RESTORE payload). Views point into the memory.
+class MemorySource : public Source {
+ public:
+  explicit MemorySource(std::string_view data) : data_(data) {}
+  Result<std::string_view> Read(size_t n) override {
+    if (data_.size() - pos_ < n) {
+      return Status::Corruption("unexpected end of data: wanted " + std::to_string(n) +
+                                " bytes, " + std::to_string(data_.size() - pos_) + " left");
+    }
+    std::string_view v = data_.substr(pos_, n);
+    pos_ += n;
+    return v;
+  }
+  uint64_t offset() const override { return pos_; }
+  uint64_t remaining() const override { return data_.size() - pos_; }
+  std::string_view whole() const override { return data_; }
+
+ private:
+  std::string_view data_;
+  size_t pos_ = 0;
+};
+
+// Wraps a source and keeps the CRC-64 of every byte read through it (for streams, which cannot be
+// checksummed in one piece).
+class CrcSource : public Source {
+ public:
+  explicit CrcSource(Source& inner) : inner_(inner) {}
+  Result<std::string_view> Read(size_t n) override;
+  uint64_t offset() const override { return inner_.offset(); }
+  uint64_t remaining() const override { return inner_.remaining(); }
+  uint64_t crc() const { return crc_; }
+
+ private:
+  Source& inner_;
+  uint64_t crc_ = 0;
+};
+
+}  // namespace kv::persist

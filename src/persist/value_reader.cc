@@ -1,0 +1,353 @@
+#include "persist/value_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "common/strutil.h"
+#include "persist/blob_encodings.h"
+#include "persist/listpack.h"
+#include "persist/lzf.h"
+#include "persist/rdb_format.h"
+#include "store/hash_type.h"
+#include "store/list_type.h"
+#include "store/set_type.h"
+#include "store/zset_type.h"
+
+namespace kv::persist {
+namespace {
+
+// LZF cannot expand data by more than this factor (a 2-byte reference yields up to 264 bytes).
+constexpr uint64_t kLzfMaxRatio = 133;
+
+uint64_t GetBE(const char* p, int n) {
+  uint64_t v = 0;
+  for (int i = 0; i < n; i++) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+
+int64_t GetLESigned(const char* p, int n) {
+  uint64_t v = 0;
+  for (int i = 0; i < n; i++) v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+  uint64_t m = 1ULL << (8 * n - 1);
+  return static_cast<int64_t>((v ^ m) - m);
+}
+
+}  // namespace
+
+Status ValueReader::CheckCount(uint64_t n, const char* what) {
+  if (n > src_.remaining()) {
+    return Status::Corruption(std::string(what) + " count " + std::to_string(n) +
+                              " exceeds the remaining data");
+  }
+  return Status::Ok();
+}
+
+Result<uint8_t> ValueReader::ReadByte() {
+  KV_TRY_ASSIGN(v, src_.Read(1));
+  return static_cast<uint8_t>(v[0]);
+}
+
+Result<uint64_t> ValueReader::ReadLen(bool* encoded) {
+  if (encoded) *encoded = false;
+  KV_TRY_ASSIGN(b, ReadByte());
+  uint8_t kind = b >> 6;
+  if (kind == kLenEncoded) {
+    if (!encoded) return Status::Corruption("encoded string where a length was expected");
+    *encoded = true;
+    return static_cast<uint64_t>(b & 0x3F);
+  }
+  if (kind == kLen6Bit) return static_cast<uint64_t>(b & 0x3F);
+  if (kind == kLen14Bit) {
+    KV_TRY_ASSIGN(n, ReadByte());
+    return (static_cast<uint64_t>(b & 0x3F) << 8) | n;
+  }
+  if (b == kLen32Bit) {
+    KV_TRY_ASSIGN(v, src_.Read(4));
+    return GetBE(v.data(), 4);
+  }
+  if (b == kLen64Bit) {
+    KV_TRY_ASSIGN(v, src_.Read(8));
+    return GetBE(v.data(), 8);
+  }
+  return Status::Corruption("unknown length encoding " + std::to_string(b));
+}
+
+Result<std::string_view> ValueReader::ReadString(std::string& scratch) {
+  bool encoded = false;
+  KV_TRY_ASSIGN(len, ReadLen(&encoded));
+  if (!encoded) return src_.Read(len);
+  if (len == kEncInt8 || len == kEncInt16 || len == kEncInt32) {
+    int n = len == kEncInt8 ? 1 : len == kEncInt16 ? 2 : 4;
+    KV_TRY_ASSIGN(v, src_.Read(n));
+    scratch = std::to_string(GetLESigned(v.data(), n));
+    return std::string_view(scratch);
+  }
+  if (len != kEncLzf) return Status::Corruption("unknown string encoding " + std::to_string(len));
+  KV_TRY_ASSIGN(clen, ReadLen());
+  KV_TRY_ASSIGN(ulen, ReadLen());
+  if (ulen == 0 || clen == 0 || ulen / kLzfMaxRatio > clen) {
+    return Status::Corruption("impossible LZF lengths (compressed " + std::to_string(clen) +
+                              ", original " + std::to_string(ulen) + ")");
+  }
+  KV_TRY_ASSIGN(c, src_.Read(clen));
+  scratch.resize(ulen);
+  if (!LzfDecompress(c.data(), c.size(), scratch.data(), ulen)) {
+    return Status::Corruption("invalid LZF compressed string");
+  }
+  return std::string_view(scratch);
+}
+
+Result<double> ValueReader::ReadStringDouble() {
+  KV_TRY_ASSIGN(n, ReadByte());
+  if (n == 253) return std::nan("");
+  if (n == 254) return HUGE_VAL;
+  if (n == 255) return -HUGE_VAL;
+  KV_TRY_ASSIGN(v, src_.Read(n));
+  std::string text(v);
+  char* end = nullptr;
+  double d = strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) return Status::Corruption("invalid double value");
+  return d;
+}
+
+Result<store::Value> ValueReader::ReadList(uint8_t type) {
+  auto list = std::make_unique<store::ListValue>(limits_.list_max_listpack_size);
+  auto push = [&](std::string_view s) {
+    list->PushBack(s);
+    return Status::Ok();
+  };
+  if (type == kRdbList) {
+    KV_TRY_ASSIGN(n, ReadLen());
+    KV_TRY(CheckCount(n, "list"));
+    for (uint64_t i = 0; i < n; i++) {
+      KV_TRY_ASSIGN(s, ReadString(scratch_a_));
+      list->PushBack(s);
+    }
+  } else if (type == kRdbListZiplist) {
+    KV_TRY_ASSIGN(blob, ReadString(scratch_a_));
+    KV_TRY(ForEachZiplistEntry(blob, push));
+  } else {  // quicklist of ziplists, or quicklist-2 of listpacks and plain nodes
+    KV_TRY_ASSIGN(nodes, ReadLen());
+    KV_TRY(CheckCount(nodes, "quicklist node"));
+    for (uint64_t i = 0; i < nodes; i++) {
+      uint64_t container = kQuicklistPacked;
+      if (type == kRdbListQuicklist2) {
+        KV_TRY_ASSIGN(c, ReadLen());
+        container = c;
+        if (c != kQuicklistPacked && c != kQuicklistPlain) {
+          return Status::Corruption("unknown quicklist node container " + std::to_string(c));
+        }
+      }
+      KV_TRY_ASSIGN(blob, ReadString(scratch_a_));
+      if (container == kQuicklistPlain) {
+        list->PushBack(blob);
+      } else if (type == kRdbListQuicklist2) {
+        KV_TRY(ForEachListpackEntry(blob, push));
+      } else {
+        KV_TRY(ForEachZiplistEntry(blob, push));
+      }
+    }
+  }
+  return store::Value::Object(store::ObjType::kList, std::move(list));
+}
+
+Result<store::Value> ValueReader::ReadSet(uint8_t type) {
+  std::unique_ptr<store::SetValue> set;
+  size_t max_intset = limits_.set_max_intset_entries;
+  auto add = [&](std::string_view m) -> Status {
+    if (!set) set = store::SetValue::CreateFor(m);
+    if (!set->Add(m, max_intset)) return Status::Corruption("duplicate set members detected");
+    return Status::Ok();
+  };
+  if (type == kRdbSet) {
+    KV_TRY_ASSIGN(n, ReadLen());
+    KV_TRY(CheckCount(n, "set"));
+    for (uint64_t i = 0; i < n; i++) {
+      KV_TRY_ASSIGN(m, ReadString(scratch_a_));
+      KV_TRY(add(m));
+    }
+  } else if (type == kRdbSetIntset) {
+    KV_TRY_ASSIGN(blob, ReadString(scratch_a_));
+    set = store::SetValue::CreateIntSet();
+    char num[24];
+    KV_TRY(ForEachIntsetMember(blob, [&](int64_t v) {
+      int n = snprintf(num, sizeof(num), "%lld", static_cast<long long>(v));
+      return add(std::string_view(num, static_cast<size_t>(n)));
+    }));
+  } else {  // kRdbSetListpack
+    KV_TRY_ASSIGN(blob, ReadString(scratch_a_));
+    KV_TRY(ForEachListpackEntry(blob, add));
+  }
+  if (!set) set = store::SetValue::CreateIntSet();
+  return store::Value::Object(store::ObjType::kSet, std::move(set));
+}
+
+Result<store::Value> ValueReader::ReadZSet(uint8_t type) {
+  std::vector<std::pair<std::string, double>> items;
+  if (type == kRdbZSet || type == kRdbZSet2) {
+    KV_TRY_ASSIGN(n, ReadLen());
+    KV_TRY(CheckCount(n, "sorted set"));
+    for (uint64_t i = 0; i < n; i++) {
+      KV_TRY_ASSIGN(m, ReadString(scratch_a_));
+      std::string member(m);
+      double score;
+      if (type == kRdbZSet2) {
+        KV_TRY_ASSIGN(raw, src_.Read(8));
+        memcpy(&score, raw.data(), 8);
+      } else {
+        KV_TRY_ASSIGN(d, ReadStringDouble());
+        score = d;
+      }
+      items.emplace_back(std::move(member), score);
+    }
+  } else {  // listpack or ziplist of alternating member, score
+    KV_TRY_ASSIGN(blob, ReadString(scratch_a_));
+    bool want_member = true;
+    auto fn = [&](std::string_view s) -> Status {
+      if (want_member) {
+        items.emplace_back(std::string(s), 0.0);
+      } else {
+        auto d = ParseDouble(s);
+        if (!d) return Status::Corruption("invalid sorted set score");
+        items.back().second = *d;
+      }
+      want_member = !want_member;
+      return Status::Ok();
+    };
+    KV_TRY(type == kRdbZSetListpack ? ForEachListpackEntry(blob, fn)
+                                    : ForEachZiplistEntry(blob, fn));
+    if (!want_member) return Status::Corruption("sorted set listpack with an odd element count");
+  }
+  std::vector<store::ZEntry> entries;
+  entries.reserve(items.size());
+  for (const auto& [m, s] : items) {
+    if (std::isnan(s)) return Status::Corruption("sorted set with a NaN score");
+    entries.push_back({m, s});
+  }
+  std::sort(entries.begin(), entries.end(), [](const store::ZEntry& a, const store::ZEntry& b) {
+    return a.member < b.member;
+  });
+  for (size_t i = 1; i < entries.size(); i++) {
+    if (entries[i].member == entries[i - 1].member) {
+      return Status::Corruption("duplicate sorted set members detected");
+    }
+  }
+  std::sort(entries.begin(), entries.end(), [](const store::ZEntry& a, const store::ZEntry& b) {
+    return store::ZLess(a.score, a.member, b.score, b.member);
+  });
+  return store::Value::Object(store::ObjType::kZSet,
+                              store::ZSetValue::FromSorted(entries, limits_));
+}
+
+Result<store::Value> ValueReader::ReadHash(uint8_t type) {
+  auto hash = std::make_unique<store::HashValue>();
+  auto set = [&](std::string_view f, std::string_view v) -> Status {
+    if (!hash->Set(f, v, limits_)) return Status::Corruption("duplicate hash fields detected");
+    return Status::Ok();
+  };
+  if (type == kRdbHash) {
+    KV_TRY_ASSIGN(n, ReadLen());
+    KV_TRY(CheckCount(n, "hash"));
+    // Redis loads a hash too long for the listpack straight into a table.
+    if (n > limits_.hash_max_listpack_entries) hash->ConvertToHashtable();
+    for (uint64_t i = 0; i < n; i++) {
+      KV_TRY_ASSIGN(f, ReadString(scratch_a_));
+      std::string field(f);
+      KV_TRY_ASSIGN(v, ReadString(scratch_b_));
+      KV_TRY(set(field, v));
+    }
+  } else if (type == kRdbHashZipmap) {
+    KV_TRY_ASSIGN(blob, ReadString(scratch_a_));
+    KV_TRY(ForEachZipmapPair(blob, set));
+  } else {  // listpack or ziplist of alternating field, value
+    KV_TRY_ASSIGN(blob, ReadString(scratch_a_));
+    std::string field;
+    bool want_field = true;
+    auto fn = [&](std::string_view s) -> Status {
+      want_field = !want_field;
+      if (!want_field) {
+        field.assign(s);
+        return Status::Ok();
+      }
+      return set(field, s);
+    };
+    KV_TRY(type == kRdbHashListpack ? ForEachListpackEntry(blob, fn)
+                                    : ForEachZiplistEntry(blob, fn));
+    if (!want_field) return Status::Corruption("hash listpack with an odd element count");
+  }
+  return store::Value::Object(store::ObjType::kHash, std::move(hash));
+}
+
+Status ValueReader::SkipModuleData() {
+  while (true) {
+    KV_TRY_ASSIGN(op, ReadLen());
+    switch (op) {
+      case kModuleOpEof:
+        return Status::Ok();
+      case kModuleOpSint:
+      case kModuleOpUint: {
+        KV_TRY_ASSIGN(v, ReadLen());
+        (void)v;
+        break;
+      }
+      case kModuleOpFloat:
+        KV_TRY(src_.Read(4).status());
+        break;
+      case kModuleOpDouble:
+        KV_TRY(src_.Read(8).status());
+        break;
+      case kModuleOpString:
+        KV_TRY(ReadString(scratch_a_).status());
+        break;
+      default:
+        return Status::Corruption("unknown module data opcode " + std::to_string(op));
+    }
+  }
+}
+
+Result<store::Value> ValueReader::ReadObject(uint8_t type, bool* skipped, std::string* why) {
+  *skipped = false;
+  switch (type) {
+    case kRdbString: {
+      KV_TRY_ASSIGN(s, ReadString(scratch_a_));
+      return store::Value::String(s);
+    }
+    case kRdbList:
+    case kRdbListZiplist:
+    case kRdbListQuicklist:
+    case kRdbListQuicklist2:
+      return ReadList(type);
+    case kRdbSet:
+    case kRdbSetIntset:
+    case kRdbSetListpack:
+      return ReadSet(type);
+    case kRdbZSet:
+    case kRdbZSet2:
+    case kRdbZSetZiplist:
+    case kRdbZSetListpack:
+      return ReadZSet(type);
+    case kRdbHash:
+    case kRdbHashZipmap:
+    case kRdbHashZiplist:
+    case kRdbHashListpack:
+      return ReadHash(type);
+    case kRdbModule2: {
+      KV_TRY_ASSIGN(id, ReadLen());
+      KV_TRY(SkipModuleData());
+      *skipped = true;
+      *why = "value of module type id " + std::to_string(id) + " (no modules in kvstore)";
+      return store::Value();
+    }
+    case kRdbStreamListpacks:
+    case kRdbStreamListpacks2:
+    case kRdbStreamListpacks3:
+      return Status::Corruption("stream values are not supported by kvstore");
+    default:
+      return Status::Corruption("unknown value type " + std::to_string(type));
+  }
+}
+
+}  // namespace kv::persist
