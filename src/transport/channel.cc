@@ -1,0 +1,140 @@
+#include "transport/channel.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/clock.h"
+#include "common/logging.h"
+#include "transport/fabric/fabric_channel.h"
+#include "transport/tcp/tcp_channel.h"
+
+namespace kv::transport {
+
+namespace {
+PollModeController::Config ControllerConfig(const ChannelOptions& o) {
+  PollModeController::Config c;
+  c.mode = o.poll_mode;
+  return c;
+}
+}  // namespace
+
+Link::Link(const ChannelOptions& opts) : opts_(opts), poll_ctl_(ControllerConfig(opts)) {}
+
+Status Link::Fail(Status s) {
+  if (status_.ok() && !s.ok()) {
+    status_ = s;
+    LOG_VERBOSE("transport: link failed: %s", s.ToString().c_str());
+  }
+  return status_;
+}
+
+Result<int> Link::Wait(int timeout_ms) {
+  int64_t deadline = MonoUs() + int64_t{timeout_ms} * 1000;
+  std::vector<pollfd> fds;
+  for (;;) {
+    auto r = Progress();
+    if (!r.ok()) return r;
+    int64_t now = MonoUs();
+    ++stats_.polls;
+    poll_ctl_.OnPoll(*r, now);
+    stats_.mode_switches = poll_ctl_.switches();
+    if (*r > 0) return r;
+    ++stats_.empty_polls;
+    if (now >= deadline) return 0;
+    if (poll_ctl_.spinning()) continue;
+    // Sleep: on the CQ/EQ fds when there are some (fi_trywait first, so nothing already
+    // queued is slept through), else a short timed poll.
+    ++stats_.sleeps;
+    int64_t left_us = deadline - now;
+    fds.clear();
+    WaitFds(&fds);
+    if (fds.empty()) {
+      ::usleep(static_cast<useconds_t>(std::min<int64_t>(left_us, opts_.timed_poll_us)));
+      continue;
+    }
+    if (!ArmWait()) continue;
+    int ms = static_cast<int>(std::min<int64_t>((left_us + 999) / 1000, opts_.economy_poll_ms));
+    ::poll(fds.data(), fds.size(), ms);
+  }
+}
+
+Result<size_t> StreamSender::Write(std::span<const uint8_t> data) {
+  size_t taken = 0;
+  while (taken < data.size()) {
+    std::span<uint8_t> room = Reserve();
+    if (room.empty()) break;
+    size_t n = std::min(room.size(), data.size() - taken);
+    std::memcpy(room.data(), data.data() + taken, n);
+    if (Status s = Commit(n); !s.ok()) return s;
+    taken += n;
+  }
+  if (!status().ok()) return status();
+  return taken;
+}
+
+size_t StreamReceiver::Read(std::span<uint8_t> out) {
+  size_t got = 0;
+  while (got < out.size()) {
+    std::span<const uint8_t> in = Peek();
+    if (in.empty()) break;
+    size_t n = std::min(in.size(), out.size() - got);
+    std::memcpy(out.data() + got, in.data(), n);
+    if (!Consume(n).ok()) break;
+    got += n;
+  }
+  return got;
+}
+
+Result<std::unique_ptr<StreamSender>> CreateSender(const ChannelOptions& opts) {
+  if (opts.credits == 0 || opts.max_chunk == 0) return Status::Invalid("credits and chunk > 0");
+  if (opts.transport == "fabric") {
+    return std::unique_ptr<StreamSender>(new fabric::FabricSender(opts));
+  }
+  if (opts.transport == "tcp") return std::unique_ptr<StreamSender>(new tcp::TcpSender(opts));
+  return Status::Invalid("unknown transport '" + opts.transport + "' (fabric, tcp)");
+}
+
+Result<std::unique_ptr<StreamReceiver>> CreateReceiver(const ChannelOptions& opts,
+                                                       uint64_t resume_offset) {
+  if (opts.credits == 0 || opts.max_chunk == 0) return Status::Invalid("credits and chunk > 0");
+  if (opts.transport == "fabric") {
+    return std::unique_ptr<StreamReceiver>(new fabric::FabricReceiver(opts, resume_offset));
+  }
+  if (opts.transport == "tcp") {
+    return std::unique_ptr<StreamReceiver>(new tcp::TcpReceiver(opts, resume_offset));
+  }
+  return Status::Invalid("unknown transport '" + opts.transport + "' (fabric, tcp)");
+}
+
+Status SendAll(StreamSender& s, std::span<const uint8_t> data, int timeout_ms) {
+  int64_t deadline = MonoMs() + timeout_ms;
+  size_t done = 0;
+  while (done < data.size()) {
+    auto w = s.Write(data.subspan(done));
+    if (!w.ok()) return w.status();
+    done += *w;
+    if (done == data.size()) break;
+    int64_t left = deadline - MonoMs();
+    if (left <= 0) return Status::Closed("SendAll timed out");
+    auto r = s.Wait(static_cast<int>(std::min<int64_t>(left, 100)));
+    if (!r.ok()) return r.status();
+  }
+  return Status::Ok();
+}
+
+Status FinishAndDrain(StreamSender& s, int timeout_ms) {
+  int64_t deadline = MonoMs() + timeout_ms;
+  if (Status st = s.Finish(); !st.ok()) return st;
+  while (!s.Drained()) {
+    int64_t left = deadline - MonoMs();
+    if (left <= 0) return Status::Closed("drain timed out");
+    auto r = s.Wait(static_cast<int>(std::min<int64_t>(left, 100)));
+    if (!r.ok()) return r.status();
+  }
+  return Status::Ok();
+}
+
+}  // namespace kv::transport

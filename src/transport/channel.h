@@ -1,0 +1,163 @@
+// The data-plane channel: one ordered, unbounded byte stream from a sender to a receiver, with
+// offsets, acknowledgements and resumption. Two implementations behind one interface:
+//  * "fabric": libfabric (verbs in production; tcp and shm here). The receiver owns a
+//    registered ring of `credits` slots; the sender RDMA-writes chunks into slots it holds a
+//    credit for and describes each chunk on the control endpoint; the receiver returns the
+//    credit, with the offset it has consumed, once the consumer is done with the slot.
+//  * "tcp": plain sockets, the fallback and the baseline, with the same API and the same
+//    acknowledgements.
+//
+// Setup, through a control link the caller owns (e.g. the replication TCP connection):
+//   receiver = CreateReceiver(opts, resume_offset);  sender = CreateSender(opts);
+//   each: blob = LocalBlob(); send it to the peer; peer_blob = what the peer sent
+//         (ExchangeBlobs() in wire.h does this over a connected socket);
+//   both, concurrently: Connect(peer_blob)  (blocks up to connect_timeout_ms)
+//   sender->start_offset() is where the receiver wants the stream to resume.
+//
+// After a failure (any non-OK Status from a call), the link is dead: destroy both ends, build
+// new ones the same way with CreateReceiver(opts, receiver->consumed_offset()), and the sender
+// resends from the new link's start_offset(). Keys and addresses of a dead link are never valid
+// on a new one.
+//
+// Driving a link: from a blocking thread call Wait() in a loop; from an epoll loop watch the
+// fds from WaitFds() (see loop_driver.h) and call Progress() when they fire and on a timer.
+//
+// Threading: each end is used by one thread at a time; nothing here is thread-safe.
+#pragma once
+
+#include <poll.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "transport/poll_mode.h"
+
+namespace kv::transport {
+
+struct ChannelOptions {
+  std::string transport = "fabric";  // "fabric" or "tcp"
+  std::string provider = "auto";     // fabric provider: auto, verbs, tcp, shm, tcp;ofi_rxm, ...
+  std::string bind_addr = "127.0.0.1";  // where listeners bind (fabric MSG, tcp)
+  uint32_t credits = 4;                 // ring slots = initial credits
+  uint32_t min_chunk = 128 * 1024;      // adaptive chunk bounds; the slot size is max_chunk
+  uint32_t max_chunk = 1024 * 1024;
+  bool adaptive = true;                 // false: always max_chunk
+  uint32_t cq_batch = 32;               // completions drained per poll
+  PollMode poll_mode = PollMode::kAuto;
+  int economy_poll_ms = 10;             // low-frequency poll beside the fd wait
+  int timed_poll_us = 500;              // sleep between polls where there is no fd (shm)
+  int connect_timeout_ms = 10000;
+  int stall_timeout_ms = 5000;          // sender: no progress while waiting on the peer
+};
+
+// Counters for benchmarks and INFO.
+struct LinkStats {
+  uint64_t chunks = 0;
+  uint64_t bytes = 0;
+  uint64_t polls = 0;
+  uint64_t empty_polls = 0;
+  uint64_t sleeps = 0;
+  uint64_t mode_switches = 0;
+  uint32_t chunk_size = 0;
+};
+
+class Link {
+ public:
+  virtual ~Link() = default;
+
+  // The setup blob to hand to the peer.
+  virtual Result<std::string> LocalBlob() = 0;
+  // Completes setup with the peer's blob; blocks up to connect_timeout_ms.
+  virtual Status Connect(std::string_view peer_blob) = 0;
+
+  // Nonblocking: reaps up to cq_batch completions, handles control messages, sends what is
+  // queued. Returns the number of events handled, or the link's error once it has failed.
+  virtual Result<int> Progress() = 0;
+  // Blocks until Progress() handled at least one event or timeout_ms passed, spinning or
+  // sleeping as the poll mode says. Returns like Progress().
+  Result<int> Wait(int timeout_ms);
+  // The fds that become readable when Progress() may have work (CQ and EQ fds, or the
+  // socket), appended to `out`. None on providers without a CQ fd: poll on a timer there.
+  virtual void WaitFds(std::vector<pollfd>* out) const = 0;
+
+  // Call right before sleeping on WaitFds(): false when events are already pending (then do not
+  // sleep, call Progress() again). Wraps fi_trywait on fabric links.
+  virtual bool ArmWait() { return true; }
+
+  // The first error the link hit (OK while healthy).
+  const Status& status() const { return status_; }
+  // Tears the link down; the peer sees an error or a disconnect.
+  virtual void Close() = 0;
+  const LinkStats& stats() const { return stats_; }
+  // "fabric/tcp", "fabric/shm", "tcp", ...
+  virtual std::string Describe() const = 0;
+
+ protected:
+  explicit Link(const ChannelOptions& opts);
+  // Records the first error and returns it.
+  Status Fail(Status s);
+
+  ChannelOptions opts_;
+  Status status_;
+  LinkStats stats_;
+
+ private:
+  PollModeController poll_ctl_;
+};
+
+class StreamSender : public Link {
+ public:
+  // Writable space for the next chunk (up to the current chunk size); empty without a credit.
+  virtual std::span<uint8_t> Reserve() = 0;
+  // Sends the first n bytes of the span Reserve() returned (0 < n <= its size).
+  virtual Status Commit(size_t n) = 0;
+  // Copies as much of `data` as credits allow into chunks and sends them; returns bytes taken.
+  Result<size_t> Write(std::span<const uint8_t> data);
+  // Ends the stream after everything committed. Further Commit()s fail.
+  virtual Status Finish() = 0;
+
+  // Offset of the first byte this link carries (the receiver's resume point).
+  virtual uint64_t start_offset() const = 0;
+  // Offset after the last committed byte.
+  virtual uint64_t committed_offset() const = 0;
+  // Offset up to which the receiver has consumed, as it last told us.
+  virtual uint64_t acked_offset() const = 0;
+  // True when everything committed (and the end marker, after Finish) was acknowledged.
+  virtual bool Drained() const = 0;
+
+ protected:
+  using Link::Link;
+};
+
+class StreamReceiver : public Link {
+ public:
+  // The next contiguous received bytes, at consumed_offset(); empty when none have arrived.
+  virtual std::span<const uint8_t> Peek() = 0;
+  // Releases the first n bytes of Peek() (n <= its size).
+  virtual Status Consume(size_t n) = 0;
+  // Copies up to out.size() bytes and consumes them; returns the count.
+  size_t Read(std::span<uint8_t> out);
+  // The sender finished and everything was consumed.
+  virtual bool eof() const = 0;
+  virtual uint64_t consumed_offset() const = 0;
+
+ protected:
+  using Link::Link;
+};
+
+Result<std::unique_ptr<StreamSender>> CreateSender(const ChannelOptions& opts);
+// `resume_offset`: the stream offset the receiver wants next (0 for a new stream).
+Result<std::unique_ptr<StreamReceiver>> CreateReceiver(const ChannelOptions& opts,
+                                                       uint64_t resume_offset);
+
+// Blocking helpers for threads and tests: send all of `data` (waiting for credits), and drain
+// until everything is acknowledged (after Finish). Fail with the link's error or on timeout.
+Status SendAll(StreamSender& s, std::span<const uint8_t> data, int timeout_ms);
+Status FinishAndDrain(StreamSender& s, int timeout_ms);
+
+}  // namespace kv::transport

@@ -1,0 +1,111 @@
+#include "transport/fabric/control_plane.h"
+
+#include <cstring>
+
+#include "common/clock.h"
+
+namespace kv::transport::fabric {
+
+Status ControlPlane::Init(FabricContext* ctx, uint64_t link_id, uint32_t recvs, uint32_t sends) {
+  ctx_ = ctx;
+  link_id_ = link_id;
+  auto bufs = RegisteredSlots::Create(*ctx, kBufSize, recvs + sends, FI_SEND | FI_RECV);
+  if (!bufs.ok()) return bufs.status();
+  bufs_ = std::move(*bufs);
+  recv_ctx_.resize(recvs);
+  send_ctx_.resize(sends);
+  for (uint32_t i = 0; i < recvs; ++i) {
+    recv_ctx_[i].kind = OpContext::Kind::kRecv;
+    recv_ctx_[i].index = static_cast<uint16_t>(i);
+  }
+  for (uint32_t i = 0; i < sends; ++i) {
+    send_ctx_[i].kind = OpContext::Kind::kSend;
+    send_ctx_[i].index = static_cast<uint16_t>(i);
+    free_sends_.push_back(static_cast<uint16_t>(sends - 1 - i));
+  }
+  return Status::Ok();
+}
+
+Status ControlPlane::PostRecv(uint16_t i) {
+  ssize_t r = fi_recv(ctx_->ctrl_ep(), bufs_.slot(i), kBufSize, bufs_.desc(), FI_ADDR_UNSPEC,
+                      &recv_ctx_[i]);
+  if (r == -FI_EAGAIN) {
+    unposted_.push_back(i);  // reposted by the next Flush()
+    return Status::Ok();
+  }
+  if (r) return FiError("fi_recv", static_cast<int>(r));
+  return Status::Ok();
+}
+
+Status ControlPlane::PostAllRecvs(fid_ep* ep) {
+  for (uint16_t i = 0; i < recv_ctx_.size(); ++i) {
+    ssize_t r = fi_recv(ep, bufs_.slot(i), kBufSize, bufs_.desc(), FI_ADDR_UNSPEC, &recv_ctx_[i]);
+    if (r) return FiError("fi_recv", static_cast<int>(r));
+  }
+  return Status::Ok();
+}
+
+void ControlPlane::Queue(ControlMsg m) {
+  m.link_id = link_id_;
+  queue_.push_back(m);
+}
+
+Status ControlPlane::Flush() {
+  while (!unposted_.empty()) {
+    uint16_t i = unposted_.back();
+    unposted_.pop_back();
+    if (Status s = PostRecv(i); !s.ok()) return s;
+    if (!unposted_.empty() && unposted_.back() == i) break;  // still busy
+  }
+  while (!queue_.empty() && !free_sends_.empty()) {
+    uint16_t i = free_sends_.back();
+    uint8_t* buf = bufs_.slot(recv_ctx_.size() + i);
+    EncodeControl(queue_.front(), buf);
+    ssize_t r = fi_send(ctx_->ctrl_ep(), buf, kControlMsgSize, bufs_.desc(), ctx_->peer(),
+                        &send_ctx_[i]);
+    if (r == -FI_EAGAIN) return Status::Ok();  // the provider is busy: retry on the next poll
+    if (r) return FiError("fi_send", static_cast<int>(r));
+    free_sends_.pop_back();
+    queue_.pop_front();
+  }
+  return Status::Ok();
+}
+
+Status ControlPlane::HandleCompletion(const fi_cq_msg_entry& e, Handler& h) {
+  auto* op = static_cast<OpContext*>(e.op_context);
+  switch (op->kind) {
+    case OpContext::Kind::kSend:
+      free_sends_.push_back(op->index);
+      return Status::Ok();
+    case OpContext::Kind::kWrite:
+      return h.OnWriteDone(op);
+    case OpContext::Kind::kRecv: {
+      auto msg = DecodeControl({bufs_.slot(op->index), e.len}, link_id_);
+      if (!msg.ok()) return Status(Code::kCorruption, "peer sent " + msg.status().message());
+      if (Status s = h.OnMessage(*msg); !s.ok()) return s;
+      std::memset(bufs_.slot(op->index), 0, kBufSize);
+      return PostRecv(op->index);
+    }
+  }
+  return Status::Internal("unknown completion context");
+}
+
+Result<int> ControlPlane::Poll(uint32_t batch, Handler& h) {
+  if (entries_.size() < batch) entries_.resize(batch);
+  ssize_t n = fi_cq_read(ctx_->cq(), entries_.data(), batch);
+  if (n == -FI_EAGAIN) n = 0;
+  if (n == -FI_EAVAIL) return CqError(ctx_->cq(), "fabric");
+  if (n < 0) return FiError("fi_cq_read", static_cast<int>(n));
+  for (ssize_t i = 0; i < n; ++i) {
+    if (Status s = HandleCompletion(entries_[i], h); !s.ok()) return s;
+  }
+  if (Status s = Flush(); !s.ok()) return s;
+  return static_cast<int>(n);
+}
+
+bool ControlPlane::ArmWait() {
+  fid* fids[1] = {&ctx_->cq()->fid};
+  return fi_trywait(ctx_->fabric(), fids, 1) == FI_SUCCESS;
+}
+
+}  // namespace kv::transport::fabric

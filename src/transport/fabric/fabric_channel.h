@@ -1,0 +1,113 @@
+// The libfabric channel. Setup (blobs, opening, registration, connecting) is in
+// fabric_channel_setup.cc; the per-chunk path (writes, descriptors, credits) in
+// fabric_channel_datapath.cc.
+//
+// Per link:
+//  * receiver: a passive/RDM FabricContext, the ring (credits x max_chunk bytes, the only
+//    FI_REMOTE_WRITE memory), control buffers; ReceiverSlots validates the sender's descriptors.
+//  * sender: an active/RDM FabricContext, staging slots (one per credit, FI_WRITE), control
+//    buffers; SenderCredits validates the receiver's credits. Each chunk is one fi_writemsg with
+//    FI_DELIVERY_COMPLETE into the granted slot; its descriptor goes out on the control
+//    endpoint only after that completion, so the receiver never reads a slot before the data
+//    has landed (FABRIC.md pitfall 2), and descriptors go out in stream order.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "transport/channel.h"
+#include "transport/chunk_sizer.h"
+#include "transport/credits.h"
+#include "transport/fabric/buffer_pool.h"
+#include "transport/fabric/control_plane.h"
+#include "transport/fabric/fabric_setup.h"
+
+namespace kv::transport::fabric {
+
+FabricOptions ToFabricOptions(const ChannelOptions& o);
+
+class FabricSender final : public StreamSender, private ControlPlane::Handler {
+ public:
+  explicit FabricSender(const ChannelOptions& opts);
+  ~FabricSender() override;
+
+  Result<std::string> LocalBlob() override;
+  Status Connect(std::string_view peer_blob) override;
+  Result<int> Progress() override;
+  bool ArmWait() override;
+  void WaitFds(std::vector<pollfd>* out) const override;
+  void Close() override;
+  std::string Describe() const override;
+
+  std::span<uint8_t> Reserve() override;
+  Status Commit(size_t n) override;
+  Status Finish() override;
+  uint64_t start_offset() const override { return start_offset_; }
+  uint64_t committed_offset() const override;
+  uint64_t acked_offset() const override;
+  bool Drained() const override;
+
+  // For tests: the credit state machine (after Connect).
+  const SenderCredits* credits() const { return credits_ ? &*credits_ : nullptr; }
+
+ private:
+  Status OnMessage(const ControlMsg& m) override;
+  Status OnWriteDone(OpContext* op) override;
+  Status PostWrite(uint16_t slot);
+  Status Advance();
+  uint32_t ChunkLimit() const;
+
+  std::unique_ptr<FabricContext> ctx_;  // first: released last
+  RegisteredSlots staging_;
+  ControlPlane control_;
+  std::optional<SenderCredits> credits_;
+  ChunkSizer sizer_;
+  std::vector<OpContext> write_ctx_;
+  std::vector<uint16_t> unposted_;  // writes the provider refused with FI_EAGAIN, in order
+  uint64_t link_id_ = 0;
+  uint64_t ring_base_ = 0, ring_key_ = 0, ring_stride_ = 0;
+  uint64_t start_offset_ = 0;
+  bool finishing_ = false, fin_queued_ = false;
+  int64_t last_event_ms_ = 0;
+  int64_t last_eq_check_ms_ = 0;
+};
+
+class FabricReceiver final : public StreamReceiver, private ControlPlane::Handler {
+ public:
+  FabricReceiver(const ChannelOptions& opts, uint64_t resume_offset);
+  ~FabricReceiver() override;
+
+  Result<std::string> LocalBlob() override;
+  Status Connect(std::string_view peer_blob) override;
+  Result<int> Progress() override;
+  bool ArmWait() override;
+  void WaitFds(std::vector<pollfd>* out) const override;
+  void Close() override;
+  std::string Describe() const override;
+
+  std::span<const uint8_t> Peek() override;
+  Status Consume(size_t n) override;
+  bool eof() const override { return slots_ && slots_->eof(); }
+  uint64_t consumed_offset() const override;
+
+  // For tests: the ring and its slot state machine.
+  const ReceiverSlots* slots() const { return slots_ ? &*slots_ : nullptr; }
+  std::span<const uint8_t> ring_memory() const { return {ring_.base(), ring_.bytes()}; }
+
+ private:
+  Status OnMessage(const ControlMsg& m) override;
+  Status OnWriteDone(OpContext* op) override;
+  Status Open();
+
+  std::unique_ptr<FabricContext> ctx_;
+  RegisteredSlots ring_;
+  ControlPlane control_;
+  std::optional<ReceiverSlots> slots_;
+  uint64_t link_id_ = 0;
+  uint64_t resume_offset_;
+  int64_t last_eq_check_ms_ = 0;
+};
+
+}  // namespace kv::transport::fabric

@@ -1,0 +1,236 @@
+// Fabric channel datapath: chunk writes, descriptors, credits, completion polling.
+#include <algorithm>
+#include <cstring>
+
+#include "common/clock.h"
+#include "common/logging.h"
+#include "transport/fabric/fabric_channel.h"
+
+namespace kv::transport::fabric {
+
+namespace {
+// How often (at most) an idle poll also reads the event queue for disconnects.
+constexpr int64_t kEqCheckMs = 1;
+
+Status RemoteError(const ControlMsg& m) {
+  return Status::Closed("peer closed the link with error code " + std::to_string(m.code));
+}
+}  // namespace
+
+// ---- sender ----
+
+uint32_t FabricSender::ChunkLimit() const {
+  return std::min<uint32_t>(sizer_.chunk(), credits_->slot_size());
+}
+
+std::span<uint8_t> FabricSender::Reserve() {
+  if (!status_.ok() || !credits_ || finishing_) return {};
+  auto slot = credits_->Acquire();
+  if (!slot) return {};
+  return {staging_.slot(*slot), ChunkLimit()};
+}
+
+Status FabricSender::Commit(size_t n) {
+  if (!status_.ok()) return status_;
+  if (!credits_ || finishing_) return Status::Invalid("Commit after Finish or before Connect");
+  auto slot = credits_->Acquire();
+  if (!slot || n == 0 || n > ChunkLimit()) return Status::Invalid("Commit without a reservation");
+  credits_->OnWritePosted(*slot, static_cast<uint32_t>(n));
+  OpContext& op = write_ctx_[*slot];
+  op.len = static_cast<uint32_t>(n);
+  ++stats_.chunks;
+  stats_.bytes += n;
+  if (!unposted_.empty()) {
+    unposted_.push_back(*slot);  // keep the provider's order equal to stream order
+    return Status::Ok();
+  }
+  if (Status s = PostWrite(*slot); !s.ok()) return Fail(s);
+  return Status::Ok();
+}
+
+Status FabricSender::PostWrite(uint16_t slot) {
+  OpContext& op = write_ctx_[slot];
+  iovec iov{staging_.slot(slot), op.len};
+  void* desc = staging_.desc();
+  fi_rma_iov rma{ring_base_ + slot * ring_stride_, op.len, ring_key_};
+  fi_msg_rma msg{};
+  msg.msg_iov = &iov;
+  msg.desc = &desc;
+  msg.iov_count = 1;
+  msg.addr = ctx_->peer();
+  msg.rma_iov = &rma;
+  msg.rma_iov_count = 1;
+  msg.context = &op;
+  op.posted_us = MonoUs();
+  // Delivery-complete: the completion means the bytes are in the receiver's ring, so the
+  // descriptor sent after it can never overtake them.
+  ssize_t r = fi_writemsg(ctx_->data_ep(), &msg, FI_DELIVERY_COMPLETE | FI_COMPLETION);
+  if (r == -FI_EAGAIN) {
+    unposted_.insert(unposted_.begin(), slot);
+    return Status::Ok();
+  }
+  if (r) return FiError("fi_writemsg", static_cast<int>(r));
+  return Status::Ok();
+}
+
+Status FabricSender::OnWriteDone(OpContext* op) {
+  int64_t now = MonoUs();
+  sizer_.OnCompletion(op->len, now - op->posted_us, now);
+  credits_->OnWriteDone(op->index);
+  return Status::Ok();
+}
+
+Status FabricSender::OnMessage(const ControlMsg& m) {
+  switch (m.type) {
+    case MsgType::kCredit:
+      return credits_->OnCredit(m.slot, m.offset);
+    case MsgType::kError:
+      return RemoteError(m);
+    default:
+      return Status::Corruption(std::string("receiver sent a ") + MsgTypeName(m.type) +
+                                " message");
+  }
+}
+
+// Posts writes the provider refused earlier, describes delivered chunks in order, and sends
+// the end marker once everything before it is described.
+Status FabricSender::Advance() {
+  while (!unposted_.empty()) {
+    uint16_t slot = unposted_.front();
+    unposted_.erase(unposted_.begin());
+    if (Status s = PostWrite(slot); !s.ok()) return s;
+    if (!unposted_.empty() && unposted_.front() == slot) break;  // still EAGAIN
+  }
+  while (auto c = credits_->NextToDescribe()) {
+    control_.Queue({MsgType::kChunk, c->slot, c->length, 0, c->offset, 0});
+    credits_->OnDescribed(c->slot);
+  }
+  if (finishing_ && !fin_queued_ && unposted_.empty() &&
+      credits_->described_offset() == credits_->posted_offset()) {
+    control_.Queue({MsgType::kFin, 0, 0, 0, credits_->posted_offset(), 0});
+    fin_queued_ = true;
+  }
+  return control_.Flush();
+}
+
+Result<int> FabricSender::Progress() {
+  if (!status_.ok()) return status_;
+  if (!credits_) return Fail(Status::Invalid("Progress before Connect"));
+  auto n = control_.Poll(opts_.cq_batch, *this);
+  if (!n.ok()) {
+    sizer_.OnError(MonoUs());
+    if (n.status().code() == Code::kCorruption) {
+      control_.Queue({MsgType::kError, 0, 0, static_cast<uint32_t>(n.status().code()), 0, 0});
+      (void)control_.Flush();
+    }
+    return Fail(n.status());
+  }
+  if (Status s = Advance(); !s.ok()) return Fail(s);
+  int64_t now = MonoMs();
+  if (*n > 0) {
+    last_event_ms_ = now;
+    return *n;
+  }
+  if (now - last_eq_check_ms_ >= kEqCheckMs) {
+    last_eq_check_ms_ = now;
+    if (Status s = ctx_->CheckEvents(); !s.ok()) return Fail(s);
+  }
+  // Stalled peer: something is outstanding (a write, a descriptor's credit, the end marker)
+  // and nothing has happened for stall_timeout_ms.
+  bool waiting = !credits_->Idle() || !control_.SendsIdle();
+  if (waiting && now - last_event_ms_ > opts_.stall_timeout_ms) {
+    return Fail(Status::Closed("fabric peer stalled: no completion or credit for " +
+                               std::to_string(now - last_event_ms_) + " ms"));
+  }
+  if (!waiting) last_event_ms_ = now;
+  return 0;
+}
+
+Status FabricSender::Finish() {
+  if (!status_.ok()) return status_;
+  finishing_ = true;
+  if (Status s = Advance(); !s.ok()) return Fail(s);
+  return Status::Ok();
+}
+
+uint64_t FabricSender::committed_offset() const {
+  return credits_ ? credits_->posted_offset() : start_offset_;
+}
+
+uint64_t FabricSender::acked_offset() const {
+  return credits_ ? credits_->acked_offset() : start_offset_;
+}
+
+bool FabricSender::Drained() const {
+  return credits_ && fin_queued_ && control_.SendsIdle() &&
+         credits_->acked_offset() == credits_->posted_offset();
+}
+
+// ---- receiver ----
+
+Status FabricReceiver::OnWriteDone(OpContext*) {
+  return Status::Internal("receiver got a write completion");
+}
+
+Status FabricReceiver::OnMessage(const ControlMsg& m) {
+  switch (m.type) {
+    case MsgType::kChunk:
+      return slots_->OnChunk(m.slot, m.length, m.offset);
+    case MsgType::kFin:
+      return slots_->OnFin(m.offset);
+    case MsgType::kError:
+      return RemoteError(m);
+    default:
+      return Status::Corruption(std::string("sender sent a ") + MsgTypeName(m.type) + " message");
+  }
+}
+
+Result<int> FabricReceiver::Progress() {
+  if (!status_.ok()) return status_;
+  if (!slots_) return Fail(Status::Invalid("Progress before Connect"));
+  auto n = control_.Poll(opts_.cq_batch, *this);
+  if (!n.ok()) {
+    if (n.status().code() == Code::kCorruption) {
+      // Tell the sender why before closing (best effort; the link is dead either way).
+      control_.Queue({MsgType::kError, 0, 0, static_cast<uint32_t>(n.status().code()), 0, 0});
+      (void)control_.Flush();
+    }
+    return Fail(n.status());
+  }
+  if (*n == 0) {
+    int64_t now = MonoMs();
+    if (now - last_eq_check_ms_ >= kEqCheckMs) {
+      last_eq_check_ms_ = now;
+      if (Status s = ctx_->CheckEvents(); !s.ok() && !slots_->eof()) return Fail(s);
+    }
+  }
+  return *n;
+}
+
+std::span<const uint8_t> FabricReceiver::Peek() {
+  if (!status_.ok() || !slots_) return {};
+  auto f = slots_->Front();
+  if (!f) return {};
+  return {ring_.slot(f->slot) + f->begin, f->end - f->begin};
+}
+
+Status FabricReceiver::Consume(size_t n) {
+  if (!status_.ok()) return status_;
+  while (n > 0) {
+    auto f = slots_->Front();
+    if (!f) return Status::Invalid("Consume beyond the received bytes");
+    uint32_t take = static_cast<uint32_t>(std::min<size_t>(n, f->end - f->begin));
+    n -= take;
+    if (auto freed = slots_->Consume(take)) {
+      control_.Queue({MsgType::kCredit, *freed, 0, 0, slots_->consumed_offset(), 0});
+    }
+  }
+  if (Status s = control_.Flush(); !s.ok()) return Fail(s);
+  return Status::Ok();
+}
+
+uint64_t FabricReceiver::consumed_offset() const {
+  return slots_ ? slots_->consumed_offset() : resume_offset_;
+}
+
+}  // namespace kv::transport::fabric

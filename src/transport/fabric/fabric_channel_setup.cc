@@ -1,0 +1,243 @@
+// Fabric channel setup: blobs, opening the fabric, registering memory, connecting, teardown.
+#include <random>
+
+#include "common/clock.h"
+#include "common/logging.h"
+#include "transport/fabric/fabric_channel.h"
+
+namespace kv::transport::fabric {
+
+namespace {
+
+constexpr uint64_t kMaxSlots = 1024;
+constexpr uint64_t kMaxSlotSize = 64ull << 20;
+
+uint64_t NewLinkId() {
+  std::random_device rd;
+  return (uint64_t{rd()} << 32 | rd()) | 1;  // never 0
+}
+
+ChunkSizer::Config SizerConfig(const ChannelOptions& o) {
+  ChunkSizer::Config c;
+  c.max = o.adaptive ? o.max_chunk : o.max_chunk;
+  c.min = o.adaptive ? std::min(o.min_chunk, o.max_chunk) : o.max_chunk;
+  return c;
+}
+
+void PutAddress(Blob& b, const PeerAddress& a) {
+  b.Set("provider", a.provider);
+  b.Set("ep", a.kind == EpKind::kMsg ? "msg" : "rdm");
+  b.SetU64("addr_format", a.addr_format);
+  b.SetBytes("addr", a.bytes);
+}
+
+Result<PeerAddress> GetAddress(const Blob& b) {
+  PeerAddress a;
+  auto prov = b.Get("provider");
+  auto ep = b.Get("ep");
+  auto fmt = b.GetU64("addr_format");
+  auto bytes = b.GetBytes("addr");
+  for (const Status* s : {&prov.status(), &ep.status(), &fmt.status(), &bytes.status()}) {
+    if (!s->ok()) return *s;
+  }
+  if (*ep != "msg" && *ep != "rdm") return Status::Corruption("setup blob: bad endpoint type");
+  a.provider = *prov;
+  a.kind = *ep == "msg" ? EpKind::kMsg : EpKind::kRdm;
+  a.addr_format = static_cast<uint32_t>(*fmt);
+  a.bytes = *bytes;
+  return a;
+}
+
+Result<Blob> DecodePeer(std::string_view text, const char* want_role) {
+  auto b = Blob::Decode(text);
+  if (!b.ok()) return b.status();
+  auto transport = b->Get("transport");
+  auto role = b->Get("role");
+  if (!transport.ok() || *transport != "fabric") {
+    return Status::Invalid("peer is not a fabric channel endpoint");
+  }
+  if (!role.ok() || *role != want_role) return Status::Invalid("peer has the wrong role");
+  return b;
+}
+
+}  // namespace
+
+FabricOptions ToFabricOptions(const ChannelOptions& o) {
+  FabricOptions f;
+  f.provider = o.provider;
+  f.bind_addr = o.bind_addr;
+  f.cq_size = std::max<size_t>(256, 4 * (o.credits + 8));
+  return f;
+}
+
+// ---- sender ----
+
+FabricSender::FabricSender(const ChannelOptions& opts)
+    : StreamSender(opts), sizer_(SizerConfig(opts)) {}
+
+FabricSender::~FabricSender() {
+  if (ctx_) ctx_->CloseEndpoints();
+}
+
+Result<std::string> FabricSender::LocalBlob() {
+  if (!ctx_) {
+    auto ctx = FabricContext::Open(ToFabricOptions(opts_), /*passive=*/false);
+    if (!ctx.ok()) return Fail(ctx.status());
+    ctx_ = std::move(*ctx);
+  }
+  auto addr = ctx_->LocalAddress();
+  if (!addr.ok()) return Fail(addr.status());
+  Blob b;
+  b.Set("transport", "fabric");
+  b.Set("role", "sender");
+  PutAddress(b, *addr);
+  return b.Encode();
+}
+
+Status FabricSender::Connect(std::string_view peer_blob) {
+  if (!ctx_) {
+    if (auto b = LocalBlob(); !b.ok()) return b.status();
+  }
+  auto b = DecodePeer(peer_blob, "receiver");
+  if (!b.ok()) return Fail(b.status());
+  auto addr = GetAddress(*b);
+  auto id = b->GetU64("link_id");
+  auto base = b->GetU64("ring_base");
+  auto key = b->GetU64("ring_key");
+  auto slot_size = b->GetU64("slot_size");
+  auto stride = b->GetU64("slot_stride");
+  auto slots = b->GetU64("slots");
+  auto offset = b->GetU64("offset");
+  for (const Status* s : {&addr.status(), &id.status(), &base.status(), &key.status(),
+                          &slot_size.status(), &stride.status(), &slots.status(),
+                          &offset.status()}) {
+    if (!s->ok()) return Fail(*s);
+  }
+  if (*slots == 0 || *slots > kMaxSlots || *slot_size == 0 || *slot_size > kMaxSlotSize ||
+      *stride < *slot_size || *stride > kMaxSlotSize) {
+    return Fail(Status::Corruption("receiver announced an impossible ring geometry"));
+  }
+  link_id_ = *id;
+  ring_base_ = *base;
+  ring_key_ = *key;
+  ring_stride_ = *stride;
+  start_offset_ = *offset;
+
+  auto staging = RegisteredSlots::Create(*ctx_, *slot_size, *slots, FI_WRITE);
+  if (!staging.ok()) return Fail(staging.status());
+  staging_ = std::move(*staging);
+  if (Status s = control_.Init(ctx_.get(), link_id_, *slots + 4, *slots + 4); !s.ok()) {
+    return Fail(s);
+  }
+  write_ctx_.resize(*slots);
+  for (size_t i = 0; i < write_ctx_.size(); ++i) {
+    write_ctx_[i].kind = OpContext::Kind::kWrite;
+    write_ctx_[i].index = static_cast<uint16_t>(i);
+  }
+  credits_.emplace(static_cast<uint32_t>(*slots), static_cast<uint32_t>(*slot_size),
+                   start_offset_);
+  Status s = ctx_->Connect(*addr, link_id_, opts_.connect_timeout_ms,
+                           [this](fid_ep* ep) { return control_.PostAllRecvs(ep); });
+  if (!s.ok()) return Fail(s);
+  last_event_ms_ = MonoMs();
+  LOG_VERBOSE("transport: fabric sender connected over %s, %llu slots of %llu bytes, from %llu",
+              ctx_->provider().c_str(), static_cast<unsigned long long>(*slots),
+              static_cast<unsigned long long>(*slot_size),
+              static_cast<unsigned long long>(start_offset_));
+  return Status::Ok();
+}
+
+void FabricSender::Close() {
+  if (status_.ok()) Fail(Status::Closed("link closed locally"));
+  if (ctx_) ctx_->Shutdown();
+}
+
+std::string FabricSender::Describe() const {
+  return "fabric/" + (ctx_ ? ctx_->provider() : opts_.provider);
+}
+
+void FabricSender::WaitFds(std::vector<pollfd>* out) const {
+  if (!ctx_) return;
+  if (ctx_->wait_fd() >= 0) out->push_back({ctx_->wait_fd(), POLLIN, 0});
+  if (ctx_->eq_fd() >= 0 && ctx_->wait_fd() >= 0) out->push_back({ctx_->eq_fd(), POLLIN, 0});
+}
+
+bool FabricSender::ArmWait() { return control_.ArmWait(); }
+
+// ---- receiver ----
+
+FabricReceiver::FabricReceiver(const ChannelOptions& opts, uint64_t resume_offset)
+    : StreamReceiver(opts), resume_offset_(resume_offset) {}
+
+FabricReceiver::~FabricReceiver() {
+  if (ctx_) ctx_->CloseEndpoints();
+}
+
+Status FabricReceiver::Open() {
+  auto ctx = FabricContext::Open(ToFabricOptions(opts_), /*passive=*/true);
+  if (!ctx.ok()) return ctx.status();
+  ctx_ = std::move(*ctx);
+  uint32_t slots = std::max<uint32_t>(1, std::min<uint32_t>(opts_.credits, kMaxSlots));
+  // The ring is the only memory a peer may access, and only to write.
+  auto ring = RegisteredSlots::Create(*ctx_, opts_.max_chunk, slots, FI_REMOTE_WRITE);
+  if (!ring.ok()) return ring.status();
+  ring_ = std::move(*ring);
+  link_id_ = NewLinkId();
+  if (Status s = control_.Init(ctx_.get(), link_id_, slots + 4, slots + 4); !s.ok()) return s;
+  slots_.emplace(slots, opts_.max_chunk, resume_offset_);
+  return Status::Ok();
+}
+
+Result<std::string> FabricReceiver::LocalBlob() {
+  if (!ctx_) {
+    if (Status s = Open(); !s.ok()) return Fail(s);
+  }
+  auto addr = ctx_->LocalAddress();
+  if (!addr.ok()) return Fail(addr.status());
+  Blob b;
+  b.Set("transport", "fabric");
+  b.Set("role", "receiver");
+  PutAddress(b, *addr);
+  b.SetU64("link_id", link_id_);
+  b.SetU64("ring_base", ctx_->RemoteBase(ring_.base()));
+  b.SetU64("ring_key", ring_.key());
+  b.SetU64("slot_size", ring_.slot_size());
+  b.SetU64("slot_stride", ring_.stride());
+  b.SetU64("slots", ring_.count());
+  b.SetU64("offset", resume_offset_);
+  return b.Encode();
+}
+
+Status FabricReceiver::Connect(std::string_view peer_blob) {
+  if (!ctx_) {
+    if (auto b = LocalBlob(); !b.ok()) return b.status();
+  }
+  auto b = DecodePeer(peer_blob, "sender");
+  if (!b.ok()) return Fail(b.status());
+  auto addr = GetAddress(*b);
+  if (!addr.ok()) return Fail(addr.status());
+  Status s = ctx_->Accept(*addr, link_id_, opts_.connect_timeout_ms,
+                          [this](fid_ep* ep) { return control_.PostAllRecvs(ep); });
+  if (!s.ok()) return Fail(s);
+  LOG_VERBOSE("transport: fabric receiver connected over %s", ctx_->provider().c_str());
+  return Status::Ok();
+}
+
+void FabricReceiver::Close() {
+  if (status_.ok()) Fail(Status::Closed("link closed locally"));
+  if (ctx_) ctx_->Shutdown();
+}
+
+std::string FabricReceiver::Describe() const {
+  return "fabric/" + (ctx_ ? ctx_->provider() : opts_.provider);
+}
+
+void FabricReceiver::WaitFds(std::vector<pollfd>* out) const {
+  if (!ctx_) return;
+  if (ctx_->wait_fd() >= 0) out->push_back({ctx_->wait_fd(), POLLIN, 0});
+  if (ctx_->eq_fd() >= 0 && ctx_->wait_fd() >= 0) out->push_back({ctx_->eq_fd(), POLLIN, 0});
+}
+
+bool FabricReceiver::ArmWait() { return control_.ArmWait(); }
+
+}  // namespace kv::transport::fabric

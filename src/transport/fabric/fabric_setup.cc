@@ -1,0 +1,224 @@
+#include "transport/fabric/fabric_setup.h"
+
+#include <poll.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "common/clock.h"
+#include "common/logging.h"
+
+namespace kv::transport::fabric {
+
+Result<std::vector<ProviderSpec>> ParseProvider(std::string_view config) {
+  std::string c(config);
+  if (c == "auto") return std::vector<ProviderSpec>{{"verbs", EpKind::kMsg}, {"tcp", EpKind::kMsg}};
+  if (c == "verbs" || c == "tcp" || c == "sockets") {
+    return std::vector<ProviderSpec>{{c, EpKind::kMsg}};
+  }
+  if (c == "shm") return std::vector<ProviderSpec>{{c, EpKind::kRdm}};
+  if (c.size() > 9 && c.compare(c.size() - 9, 9, ";ofi_rxm") == 0) {
+    return std::vector<ProviderSpec>{{c, EpKind::kRdm}};
+  }
+  return Status::Invalid("unknown fabric provider '" + c +
+                         "' (auto, verbs, tcp, sockets, shm, <core>;ofi_rxm)");
+}
+
+namespace {
+
+// The hints: messages and RMA, the verbs memory-registration modes offered (and the returned
+// mr_mode obeyed), FI_CONTEXT/FI_CONTEXT2 accepted (every operation context here starts with
+// an fi_context2). FI_MR_ENDPOINT is not offered: the receive ring is registered before the MSG
+// endpoints exist, and none of verbs/tcp/shm needs it.
+InfoPtr MakeHints(const ProviderSpec& spec, bool ordered) {
+  InfoPtr hints(fi_allocinfo());
+  if (!hints) std::abort();
+  hints->caps = FI_MSG | FI_RMA;
+  hints->mode = FI_CONTEXT | FI_CONTEXT2;
+  hints->ep_attr->type = spec.kind == EpKind::kMsg ? FI_EP_MSG : FI_EP_RDM;
+  hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+  hints->domain_attr->threading = FI_THREAD_DOMAIN;
+  if (ordered) {
+    // Chunk descriptors must arrive in the order they were sent.
+    hints->tx_attr->msg_order = FI_ORDER_SAS;
+    hints->rx_attr->msg_order = FI_ORDER_SAS;
+  }
+  hints->fabric_attr->prov_name = strdup(spec.name.c_str());
+  return hints;
+}
+
+Result<InfoPtr> GetInfo(const ProviderSpec& spec, const FabricOptions& opts) {
+  const char* node = spec.name == "shm" ? nullptr : opts.bind_addr.c_str();
+  uint64_t flags = node != nullptr ? FI_SOURCE : 0;
+  int ret = -FI_ENODATA;
+  for (bool ordered : {true, false}) {
+    InfoPtr hints = MakeHints(spec, ordered);
+    fi_info* info = nullptr;
+    ret = fi_getinfo(kFiVersion, node, nullptr, flags, hints.get(), &info);
+    if (ret == 0 && info != nullptr) {
+      if (!ordered && spec.kind == EpKind::kRdm) {
+        LOG_WARNING("transport: provider %s does not promise send-after-send order",
+                    spec.name.c_str());
+      }
+      return InfoPtr(info);
+    }
+  }
+  return FiError("fi_getinfo(" + spec.name + ")", ret);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<FabricContext>> FabricContext::Open(const FabricOptions& opts,
+                                                           bool passive) {
+  auto specs = ParseProvider(opts.provider);
+  if (!specs.ok()) return specs.status();
+  std::string errors;
+  for (const ProviderSpec& spec : *specs) {
+    std::unique_ptr<FabricContext> ctx(new FabricContext());
+    Status s = ctx->OpenWith(spec, opts, passive);
+    if (s.ok()) return ctx;
+    if (!errors.empty()) errors += "; ";
+    errors += s.message();
+  }
+  return Status::IoError("no usable fabric provider for '" + opts.provider + "': " + errors);
+}
+
+FabricContext::~FabricContext() { CloseEndpoints(); }
+
+Status FabricContext::OpenWith(const ProviderSpec& spec, const FabricOptions& opts, bool passive) {
+  kind_ = spec.kind;
+  auto info = GetInfo(spec, opts);
+  if (!info.ok()) return info.status();
+  info_ = std::move(*info);
+  provider_ = spec.name;
+  mr_mode_ = info_->domain_attr->mr_mode;
+  next_key_ = std::random_device{}() & 0xffff;
+
+  fid_fabric* fab = nullptr;
+  int ret = fi_fabric(info_->fabric_attr, &fab, nullptr);
+  if (ret) return FiError("fi_fabric", ret);
+  fabric_.reset(fab);
+  fid_domain* dom = nullptr;
+  ret = fi_domain(fabric_.get(), info_.get(), &dom, nullptr);
+  if (ret) return FiError("fi_domain", ret);
+  domain_.reset(dom);
+  if (Status s = OpenCq(opts); !s.ok()) return s;
+
+  if (kind_ == EpKind::kMsg) {
+    fi_eq_attr eq_attr{};
+    eq_attr.size = 64;
+    eq_attr.wait_obj = FI_WAIT_FD;
+    fid_eq* eq = nullptr;
+    ret = fi_eq_open(fabric_.get(), &eq_attr, &eq, nullptr);
+    if (ret) {
+      eq_attr.wait_obj = FI_WAIT_UNSPEC;
+      ret = fi_eq_open(fabric_.get(), &eq_attr, &eq, nullptr);
+    } else if (fi_control(&eq->fid, FI_GETWAIT, &eq_fd_) != 0) {
+      eq_fd_ = -1;
+    }
+    if (ret) return FiError("fi_eq_open", ret);
+    eq_.reset(eq);
+    if (passive) {
+      fid_pep* pep = nullptr;
+      ret = fi_passive_ep(fabric_.get(), info_.get(), &pep, nullptr);
+      if (ret) return FiError("fi_passive_ep", ret);
+      pep_.reset(pep);
+      if ((ret = fi_pep_bind(pep_.get(), &eq_->fid, 0))) return FiError("fi_pep_bind", ret);
+      if ((ret = fi_listen(pep_.get()))) return FiError("fi_listen", ret);
+    }
+    return Status::Ok();
+  }
+
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_UNSPEC;
+  av_attr.count = 4;
+  fid_av* av = nullptr;
+  ret = fi_av_open(domain_.get(), &av_attr, &av, nullptr);
+  if (ret) return FiError("fi_av_open", ret);
+  av_.reset(av);
+  auto ep = MakeEndpoint(info_.get());
+  if (!ep.ok()) return ep.status();
+  ctrl_ep_ = std::move(*ep);
+  return Status::Ok();
+}
+
+Status FabricContext::OpenCq(const FabricOptions& opts) {
+  fi_cq_attr attr{};
+  attr.size = opts.cq_size;
+  attr.format = FI_CQ_FORMAT_MSG;
+  attr.wait_obj = opts.want_wait_fd ? FI_WAIT_FD : FI_WAIT_NONE;
+  fid_cq* cq = nullptr;
+  int ret = fi_cq_open(domain_.get(), &attr, &cq, nullptr);
+  if (ret && attr.wait_obj == FI_WAIT_FD) {
+    // shm (and some others) have no CQ fd: progress is driven by timed polling instead.
+    attr.wait_obj = FI_WAIT_NONE;
+    ret = fi_cq_open(domain_.get(), &attr, &cq, nullptr);
+  }
+  if (ret) return FiError("fi_cq_open", ret);
+  cq_.reset(cq);
+  wait_fd_ = -1;
+  if (attr.wait_obj == FI_WAIT_FD && fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) {
+    wait_fd_ = -1;
+  }
+  return Status::Ok();
+}
+
+Result<EpPtr> FabricContext::MakeEndpoint(const fi_info* info) {
+  fid_ep* raw = nullptr;
+  int ret = fi_endpoint(domain_.get(), const_cast<fi_info*>(info), &raw, nullptr);
+  if (ret) return FiError("fi_endpoint", ret);
+  EpPtr ep(raw);
+  if ((ret = fi_ep_bind(ep.get(), &cq_->fid, FI_TRANSMIT | FI_RECV))) {
+    return FiError("fi_ep_bind(cq)", ret);
+  }
+  if (eq_ && (ret = fi_ep_bind(ep.get(), &eq_->fid, 0))) return FiError("fi_ep_bind(eq)", ret);
+  if (av_ && (ret = fi_ep_bind(ep.get(), &av_->fid, 0))) return FiError("fi_ep_bind(av)", ret);
+  if ((ret = fi_enable(ep.get()))) return FiError("fi_enable", ret);
+  return ep;
+}
+
+Result<PeerAddress> FabricContext::LocalAddress() const {
+  PeerAddress a;
+  a.kind = kind_;
+  a.provider = provider_;
+  a.addr_format = info_->addr_format;
+  fid_t fid = pep_ ? &pep_->fid : (ctrl_ep_ && kind_ == EpKind::kRdm ? &ctrl_ep_->fid : nullptr);
+  if (fid == nullptr) return a;
+  char buf[256];
+  size_t len = sizeof(buf);
+  int ret = fi_getname(fid, buf, &len);
+  if (ret) return FiError("fi_getname", ret);
+  a.bytes.assign(buf, len);
+  return a;
+}
+
+Result<MrPtr> FabricContext::Register(void* buf, size_t len, uint64_t access) {
+  fid_mr* mr = nullptr;
+  uint64_t key = (mr_mode_ & FI_MR_PROV_KEY) ? 0 : next_key_++;
+  int ret = fi_mr_reg(domain_.get(), buf, len, access, 0, key, 0, &mr, nullptr);
+  if (ret) return FiError("fi_mr_reg", ret);
+  return MrPtr(mr);
+}
+
+void* FabricContext::Desc(fid_mr* mr) const { return mr ? fi_mr_desc(mr) : nullptr; }
+
+uint64_t FabricContext::RemoteBase(const void* buf) const {
+  return (mr_mode_ & FI_MR_VIRT_ADDR) ? reinterpret_cast<uint64_t>(buf) : 0;
+}
+
+void FabricContext::Shutdown() {
+  if (kind_ != EpKind::kMsg || !connected_) return;
+  connected_ = false;
+  if (ctrl_ep_) fi_shutdown(ctrl_ep_.get(), 0);
+  if (data_ep_) fi_shutdown(data_ep_.get(), 0);
+}
+
+void FabricContext::CloseEndpoints() {
+  Shutdown();
+  data_ep_.reset();
+  ctrl_ep_.reset();
+  pep_.reset();
+}
+
+}  // namespace kv::transport::fabric

@@ -1,0 +1,51 @@
+// Helpers for the transport tests: connected link pairs over real endpoints (two threads, a
+// socketpair as the control link), reproducible random data, and a streaming checksum.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "transport/channel.h"
+
+namespace kv::transport::test {
+
+struct LinkPair {
+  std::unique_ptr<StreamSender> sender;
+  std::unique_ptr<StreamReceiver> receiver;
+};
+
+// Options for one of the configurations the tests run over: "fabric/tcp", "fabric/shm",
+// "fabric/tcp;ofi_rxm", "tcp".
+ChannelOptions OptionsFor(const std::string& config);
+
+// Builds both ends and connects them (the receiver resumes at `resume`), exchanging blobs over a
+// socketpair and running the two Connect()s on two threads.
+Result<LinkPair> MakePair(const ChannelOptions& opts, uint64_t resume = 0);
+
+std::vector<uint8_t> RandomBytes(size_t n, uint64_t seed);
+
+// FNV-1a, 64 bits, incremental: Update in any split gives the same value.
+class Checksum {
+ public:
+  void Update(std::span<const uint8_t> d);
+  uint64_t value() const { return h_; }
+
+ private:
+  uint64_t h_ = 1469598103934665603ull;
+};
+uint64_t ChecksumOf(std::span<const uint8_t> d);
+
+// Receives until end of stream (or error/timeout), feeding every byte to `sum`; `slow_us`
+// sleeps between consumed pieces of at most `piece` bytes (a slow consumer). Returns the
+// link's status, or kClosed on timeout.
+Status ReceiveAll(StreamReceiver& r, Checksum* sum, int timeout_ms, size_t piece = SIZE_MAX,
+                  int slow_us = 0);
+
+// Sends data, finishes and waits until everything is acknowledged.
+Status SendAndDrain(StreamSender& s, std::span<const uint8_t> data, int timeout_ms);
+
+}  // namespace kv::transport::test
