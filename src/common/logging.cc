@@ -1,5 +1,6 @@
 #include "common/logging.h"
 
+#include <pthread.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -18,6 +19,12 @@ std::mutex g_mu;
 FILE* g_out = nullptr;  // guarded by g_mu; nullptr means stdout
 std::atomic<int> g_level{static_cast<int>(LogLevel::kNotice)};
 std::atomic<char> g_role{'M'};
+
+// A forked child (a background save) must not inherit the log lock held by another thread.
+const bool g_fork_handlers = [] {
+  pthread_atfork([] { g_mu.lock(); }, [] { g_mu.unlock(); }, [] { g_mu.unlock(); });
+  return true;
+}();
 
 }  // namespace
 

@@ -92,7 +92,11 @@ Status Loader::ReadKey(uint8_t type, int64_t expire_ms, int64_t idle, int freq) 
   }
   store::Db& db = ks_.db(db_);
   if (db.Find(key_)) {
-    return Status::Corruption("duplicated key '" + key_ + "' in db " + std::to_string(db_));
+    if (opts_.replace_existing) {
+      db.Delete(key_);
+    } else {
+      return Status::Corruption("duplicated key '" + key_ + "' in db " + std::to_string(db_));
+    }
   }
   store::Entry* e = db.Add(key_, std::move(value));
   ks_.InitAccess(e);

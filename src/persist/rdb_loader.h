@@ -26,6 +26,8 @@ struct RdbLoadOptions {
   // keeps them, since its primary will send their DELs).
   bool drop_expired = true;
   int64_t now_ms = 0;
+  // A key already in the keyspace is replaced (DEBUG RELOAD MERGE); otherwise it is an error.
+  bool replace_existing = false;
   // Verify the CRC-64 trailer (skipped anyway when the file carries a zero checksum).
   bool verify_checksum = true;
   // Called every ~8 MiB with the offset reached.

@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "common/strutil.h"
 #include "server/client.h"
+#include "server/persistence.h"
 #include "server/server.h"
 #include "store/digest.h"
 
@@ -126,6 +127,35 @@ void DebugDigestValue(Context& c) {
   }
 }
 
+// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save, empty the dataset, load the file back. With
+// NOFLUSH a key both in memory and in the file is an error, unless MERGE (the file wins).
+void DebugReload(Context& c) {
+  bool save = true, flush = true, merge = false;
+  for (size_t i = 2; i < c.argc(); i++) {
+    std::string_view a = c.arg(i);
+    if (EqualsIgnoreCase(a, "NOSAVE")) {
+      save = false;
+    } else if (EqualsIgnoreCase(a, "NOFLUSH")) {
+      flush = false;
+    } else if (EqualsIgnoreCase(a, "MERGE")) {
+      merge = true;
+    } else {
+      c.Error("DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+      return;
+    }
+  }
+  Persistence& p = ServerOf(c).persistence();
+  if (save && !p.SaveNow().ok()) {
+    c.Error("-ERR");
+    return;
+  }
+  if (!p.Reload(flush, merge).ok()) {
+    c.Error("Error trying to load the RDB dump, check server logs.");
+    return;
+  }
+  c.out.Ok();
+}
+
 void DebugHelp(Context& c) {
   static constexpr std::string_view kLines[] = {
       "DIGEST",
@@ -134,6 +164,11 @@ void DebugHelp(Context& c) {
       "    Output a hex signature of the values of all the specified keys.",
       "OBJECT <key>",
       "    Show low level info about `key` and associated value.",
+      "RELOAD [option ...]",
+      "    Save the RDB on disk and reload it back to memory. Options:",
+      "    * MERGE: conflicting keys will be loaded from RDB.",
+      "    * NOFLUSH: Do not empty the current database before loading.",
+      "    * NOSAVE: the database will be loaded from an existing RDB file.",
       "SET-ACTIVE-EXPIRE <0|1>",
       "    Setting it to 0 disables expiring keys in background when they are not",
       "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -160,6 +195,7 @@ constexpr DebugAction kDebugActions[] = {
     {"digest", 2, 2, DebugDigest},
     {"digest-value", 2, SIZE_MAX, DebugDigestValue},
     {"object", 3, 3, DebugObject},
+    {"reload", 2, 5, DebugReload},
 };
 
 void Debug(Context& c) {
@@ -614,20 +650,22 @@ void Monitor(Context& c) {
   c.out.Ok();
 }
 
-// Shutdowns here are immediate (kvstore has no persistence yet, so there is nothing to save and
-// no replica to wait for): SAVE, NOSAVE, NOW and FORCE are accepted and validated as in Redis but
-// change nothing, and ABORT never finds a shutdown in progress. On success there is no reply:
+// Saves a final snapshot when save points are configured or SAVE is given (not with NOSAVE); a
+// failed save refuses the shutdown unless FORCE. There are no replicas to wait for, so NOW
+// changes nothing and ABORT never finds a shutdown in progress. On success there is no reply:
 // the connection closes and the process exits with status 0 (Server::WaitForShutdown, main).
 void Shutdown(Context& c) {
-  bool save = false, nosave = false, other = false, abort = false;
+  bool save = false, nosave = false, other = false, abort = false, force = false;
   for (size_t i = 1; i < c.argc(); i++) {
     std::string_view a = c.arg(i);
     if (EqualsIgnoreCase(a, "NOSAVE"))
       nosave = true;
     else if (EqualsIgnoreCase(a, "SAVE"))
       save = true;
-    else if (EqualsIgnoreCase(a, "NOW") || EqualsIgnoreCase(a, "FORCE"))
+    else if (EqualsIgnoreCase(a, "NOW"))
       other = true;
+    else if (EqualsIgnoreCase(a, "FORCE"))
+      other = force = true;
     else if (EqualsIgnoreCase(a, "ABORT"))
       abort = true;
     else {
@@ -641,6 +679,10 @@ void Shutdown(Context& c) {
   }
   if (abort) {
     c.Error("No shutdown in progress.");
+    return;
+  }
+  if (!ServerOf(c).persistence().PrepareShutdown(save, nosave).ok() && !force) {
+    c.Error("Errors trying to SHUTDOWN. Check logs.");
     return;
   }
   ServerOf(c).RequestShutdown();

@@ -7,6 +7,7 @@ void RegisterInfoCommands(cmd::CommandTable& t);              // info_cmds.cc
 void RegisterAdminCommands(cmd::CommandTable& t);             // admin_cmds.cc
 void RegisterPubSubCommands(cmd::CommandTable& t);            // pubsub.cc
 void RegisterMultiCommands(cmd::CommandTable& t);             // multi.cc
+void RegisterPersistCommands(cmd::CommandTable& t);           // persist_cmds.cc
 
 void RegisterServerCommands(cmd::CommandTable& t) {
   RegisterConnectionServerCommands(t);
@@ -14,6 +15,7 @@ void RegisterServerCommands(cmd::CommandTable& t) {
   RegisterAdminCommands(t);
   RegisterPubSubCommands(t);
   RegisterMultiCommands(t);
+  RegisterPersistCommands(t);
 }
 
 }  // namespace kv::server

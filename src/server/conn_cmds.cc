@@ -46,7 +46,7 @@ void HelloReply(Context& c) {
   c.out.Bulk("server");
   c.out.Bulk("redis");
   c.out.Bulk("version");
-  c.out.Bulk("7.0.15");
+  c.out.Bulk(kRedisCompatVersion);
   c.out.Bulk("proto");
   c.out.Int(c.session.resp);
   c.out.Bulk("id");

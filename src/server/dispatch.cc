@@ -6,6 +6,7 @@
 #include "common/clock.h"
 #include "common/strutil.h"
 #include "server/client.h"
+#include "server/persistence.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -32,6 +33,13 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
 }
 
 namespace {
+constexpr std::string_view kMisconfError =
+    "-MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist "
+    "to disk. Commands that may modify the data set are disabled, because this instance is "
+    "configured to report errors during writes if RDB snapshotting fails "
+    "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
+    "RDB error.";
+
 bool AllowedWhileSubscribed(const cmd::CommandSpec& spec) {
   static const char* kAllowed[] = {"subscribe",    "psubscribe", "ssubscribe", "unsubscribe",
                                    "punsubscribe", "sunsubscribe", "ping",     "quit",
@@ -79,6 +87,14 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
             "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
             "this context");
     mspec->stats.rejected_calls++;
+    CountErrors(w);
+    return std::nullopt;
+  }
+  // MISCONF: a failing background save stops writes (and PING, as in Redis).
+  if (((flags & cmd::kWrite) || spec->name == "ping") && persistence_->WritesDenied()) {
+    w.Error(kMisconfError);
+    mspec->stats.rejected_calls++;
+    FlagTransactionError(c);
     CountErrors(w);
     return std::nullopt;
   }

@@ -26,12 +26,12 @@
 #include "common/clock.h"
 #include "common/strutil.h"
 #include "server/client.h"
+#include "server/persistence.h"
 #include "server/server.h"
 
 namespace kv::server {
 namespace {
 
-constexpr const char* kRedisVersion = "7.0.15";
 constexpr const char* kKvstoreVersion = "0.1.0";
 
 // Process-wide memory marks: the allocator is process-wide, so they are too.
@@ -92,6 +92,12 @@ MemoryUsage SampleMemory() {
   return m;
 }
 
+}  // namespace
+
+size_t UsedMemory() { return SampleMemory().used; }
+
+namespace {
+
 double Ratio(size_t a, size_t b) { return b ? static_cast<double>(a) / static_cast<double>(b) : 0; }
 
 // A numeric field of a CLIENT LIST line ("qbuf=26"), or 0.
@@ -115,7 +121,7 @@ void ServerSection(Server& s, std::string* out) {
           "redis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\n"
           "os:%s %s %s\r\narch_bits:%d\r\nmonotonic_clock:POSIX clock_gettime\r\n"
           "multiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\n",
-          kRedisVersion, kKvstoreVersion, u.sysname, u.release, u.machine,
+          kRedisCompatVersion, kKvstoreVersion, u.sysname, u.release, u.machine,
           static_cast<int>(sizeof(void*) * 8));
   Appendf(out, "gcc_version:%d.%d.%d\r\nprocess_id:%d\r\nprocess_supervised:no\r\n",
           __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, static_cast<int>(getpid()));
@@ -206,18 +212,7 @@ void MemorySection(Server& s, std::string* out) {
 }
 
 void PersistenceSection(Server& s, std::string* out) {
-  // No snapshot or AOF rewrite has run in this process; the dataset was not loaded from disk.
-  Appendf(out,
-          "loading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\n"
-          "current_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\n"
-          "current_save_keys_total:0\r\n");
-  Appendf(out, "rdb_changes_since_last_save:%llu\r\nrdb_bgsave_in_progress:0\r\n",
-          static_cast<unsigned long long>(s.stats().dirty));
-  Appendf(out, "rdb_last_save_time:%lld\r\n", static_cast<long long>(s.start_time_ms() / 1000));
-  Appendf(out,
-          "rdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\n"
-          "rdb_current_bgsave_time_sec:-1\r\nrdb_saves:0\r\nrdb_last_cow_size:0\r\n"
-          "rdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\n");
+  s.persistence().AppendInfo(out, WallMs());
   Appendf(out,
           "aof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n"
           "aof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\n"
@@ -271,9 +266,10 @@ void StatsSection(Server& s, std::string* out) {
           u(st.rejected_connections.load()), u(s.keyspace().expired_keys()));
   Appendf(out,
           "keyspace_hits:%llu\r\nkeyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"
-          "pubsubshard_channels:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\n"
-          "migrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\n",
+          "pubsubshard_channels:0\r\n",
           u(st.exec.keyspace_hits), u(st.exec.keyspace_misses));
+  s.persistence().AppendForkStats(out);
+  Appendf(out, "migrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\n");
   Appendf(out,
           "active_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\n"
           "active_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\n"

@@ -12,7 +12,7 @@
 #include "server/server.h"
 
 namespace {
-constexpr const char* kVersion = "7.0.15";
+constexpr const char* kVersion = kv::server::kRedisCompatVersion;
 
 void Usage() {
   fprintf(stderr,

@@ -11,6 +11,7 @@
 #include "common/logging.h"
 #include "common/strutil.h"
 #include "server/client.h"
+#include "server/persistence.h"
 
 namespace kv::server {
 
@@ -41,6 +42,7 @@ Server::Server(std::unique_ptr<Config> config)
   for (int i = 0; i < 40; i++) run_id_ += kHex[RandomBelow(16)];
   keyspace_ = std::make_unique<store::Keyspace>(static_cast<int>(config_->GetInt("databases")));
   keyspace_->set_observer(this);
+  persistence_ = std::make_unique<Persistence>(*this);
   cmd::RegisterDataCommands(commands_);
   RegisterServerCommands(commands_);
 }
@@ -162,6 +164,9 @@ Status Server::Start() {
       return Status::Invalid("rename-command: no such command '" + from + "'");
     }
   }
+  keyspace_->TickClock(WallMs());
+  s = persistence_->LoadAtStartup();
+  if (!s.ok()) return s;
   int64_t threads = config_->GetInt("io-threads");
   if (threads <= 0) threads = std::max<unsigned>(1, std::thread::hardware_concurrency());
   for (int i = 0; i < threads; i++) groups_.push_back(std::make_unique<PollGroup>(*this, i));
@@ -253,6 +258,7 @@ int64_t Server::Cron() {
   keyspace_->TickClock(now);
   if (active_expire_) keyspace_->ActiveExpireCycle(period_ms * 1000 / 4, now);  // 25% of CPU
   if (config_->GetBool("activerehashing")) keyspace_->Cron(1000);
+  persistence_->Cron(now);
   // Instantaneous metrics.
   int i = stats_.sample_idx++ % ServerStats::kSamples;
   stats_.sample_time[i] = MonoMs();
@@ -298,12 +304,20 @@ void Server::WaitForShutdown() {
     int sig = sigtimedwait(&set, nullptr, &tick);
     if (sig == SIGINT || sig == SIGTERM) {
       LOG_WARNING("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
-      break;
+      // Save points mean a final snapshot; if it fails the server keeps running, as Redis.
+      std::lock_guard lock(mu_);
+      if (persistence_->PrepareShutdown(false, false).ok()) break;
+      LOG_WARNING("%s received but errors trying to shut down the server, check the logs for "
+                  "more information", sig == SIGINT ? "SIGINT" : "SIGTERM");
     }
   }
   LOG_WARNING("User requested shutdown...");
   Stop();
   LOG_WARNING("kvstore is now ready to exit, bye bye...");
+}
+
+void Server::CloseListenersInChild() {
+  for (auto& l : listeners_) close(l->fd());
 }
 
 void Server::Stop() {

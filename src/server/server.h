@@ -30,6 +30,10 @@
 namespace kv::server {
 
 class Client;
+class Persistence;
+
+// The Redis version kvstore is compatible with (INFO redis_version, HELLO, RDB redis-ver).
+inline constexpr const char* kRedisCompatVersion = "7.0.15";
 
 struct SlowlogEntry {
   uint64_t id;
@@ -95,6 +99,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   const std::string& run_id() const { return run_id_; }
   size_t num_groups() const { return groups_.size(); }
   PollGroup& group(size_t i) { return *groups_[i]; }
+  Persistence& persistence() { return *persistence_; }
+  // In a forked child: closes the listening sockets so the port is free when the parent exits.
+  void CloseListenersInChild();
 
   // Runs one command for a client. Keyspace lock held, client's loop thread.
   void Execute(Client& c, std::span<const std::string_view> args);
@@ -185,6 +192,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::unique_ptr<Config> config_;
   std::mutex mu_;
   std::unique_ptr<store::Keyspace> keyspace_;
+  std::unique_ptr<Persistence> persistence_;
   cmd::CommandTable commands_;
   ServerStats stats_;
   std::vector<std::unique_ptr<PollGroup>> groups_;
@@ -228,6 +236,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   int64_t slowlog_max_len_ = 128;
   int64_t latency_threshold_ms_ = 0;
 };
+
+// Bytes allocated by the process (INFO used_memory).
+size_t UsedMemory();
 
 // Registration of the server-level command families (connection, admin, introspection).
 void RegisterServerCommands(cmd::CommandTable& table);

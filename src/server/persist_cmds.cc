@@ -1,0 +1,194 @@
+// SAVE, BGSAVE, LASTSAVE, DUMP and RESTORE.
+#include "cmd/command.h"
+#include "cmd/context.h"
+#include "common/strutil.h"
+#include "persist/dump.h"
+#include "server/persistence.h"
+#include "server/server.h"
+
+namespace kv::server {
+namespace {
+
+using cmd::Context;
+using cmd::OpStatus;
+
+void Save(Context& c) {
+  Persistence& p = ServerOf(c).persistence();
+  if (p.child_running()) {
+    c.Error("Background save already in progress");
+    return;
+  }
+  if (p.SaveNow().ok()) {
+    c.out.Ok();
+  } else {
+    c.Error("-ERR");
+  }
+}
+
+void Bgsave(Context& c) {
+  bool schedule = false;
+  if (c.argc() > 1) {
+    if (c.argc() == 2 && EqualsIgnoreCase(c.arg(1), "SCHEDULE")) {
+      schedule = true;
+    } else {
+      c.Error(OpStatus::kSyntax);
+      return;
+    }
+  }
+  Persistence& p = ServerOf(c).persistence();
+  if (p.child_running()) {
+    if (!schedule) {
+      c.Error("Background save already in progress");
+      return;
+    }
+    p.ScheduleBackgroundSave();
+    c.out.Simple("Background saving scheduled");
+    return;
+  }
+  if (p.StartBackgroundSave().ok()) {
+    c.out.Simple("Background saving started");
+  } else {
+    c.Error("-ERR");
+  }
+}
+
+void Lastsave(Context& c) { c.out.Int(ServerOf(c).persistence().last_save_s()); }
+
+void Dump(Context& c) {
+  store::Entry* e = c.LookupRead(c.arg(1));
+  if (!e) {
+    c.out.Null();
+    return;
+  }
+  c.out.Bulk(persist::DumpValue(e->value, c.ks.limits(),
+                                ServerOf(c).config().GetBool("rdbcompression")));
+}
+
+struct RestoreOptions {
+  bool replace = false, absttl = false;
+  int64_t idle = -1, freq = -1;
+};
+
+// Redis' restoreCommand option loop: IDLETIME and FREQ exclude each other (the second one is a
+// syntax error), and each checks its range.
+bool ParseRestoreOptions(Context& c, RestoreOptions* o) {
+  for (size_t j = 4; j < c.argc(); j++) {
+    std::string_view a = c.arg(j);
+    bool more = j + 1 < c.argc();
+    if (EqualsIgnoreCase(a, "REPLACE")) {
+      o->replace = true;
+    } else if (EqualsIgnoreCase(a, "ABSTTL")) {
+      o->absttl = true;
+    } else if (EqualsIgnoreCase(a, "IDLETIME") && more && o->freq == -1) {
+      if (!c.ParseInt(c.arg(++j), &o->idle)) return false;
+      if (o->idle < 0) {
+        c.Error("Invalid IDLETIME value, must be >= 0");
+        return false;
+      }
+    } else if (EqualsIgnoreCase(a, "FREQ") && more && o->idle == -1) {
+      if (!c.ParseInt(c.arg(++j), &o->freq)) return false;
+      if (o->freq < 0 || o->freq > 255) {
+        c.Error("Invalid FREQ value, must be >= 0 and <= 255");
+        return false;
+      }
+    } else {
+      c.Error(OpStatus::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+void Restore(Context& c) {
+  RestoreOptions o;
+  if (!ParseRestoreOptions(c, &o)) return;
+  int64_t ttl;
+  if (!c.ParseInt(c.arg(2), &ttl)) return;
+  if (ttl < 0) {
+    c.Error("Invalid TTL value, must be >= 0");
+    return;
+  }
+  std::string_view key = c.arg(1), payload = c.arg(3);
+  store::Entry* existing = c.LookupWrite(key);
+  if (existing && !o.replace) {
+    c.Error(OpStatus::kBusyKey);
+    return;
+  }
+  if (!persist::VerifyDumpPayload(payload).ok()) {
+    c.Error("DUMP payload version or checksum are wrong");
+    return;
+  }
+  auto value = persist::RestoreValue(payload, c.ks.limits());
+  if (!value.ok() || (!value->is_string() && value->object()->Size() == 0)) {
+    c.Error("Bad data format");
+    return;
+  }
+  bool deleted = existing && c.db().Delete(key);
+  if (ttl > 0 && !o.absttl) ttl += c.now_ms;
+  if (ttl > 0 && ttl <= c.now_ms) {
+    // Already expired: the key is gone (replicated as a DEL when one was replaced).
+    if (deleted) {
+      c.rewrite = std::vector<std::string>{"DEL", std::string(key)};
+      c.Changed(key, cmd::kNotifyGeneric, "del");
+    }
+    c.out.Ok();
+    return;
+  }
+  store::Entry* e = c.db().Add(key, std::move(*value));
+  c.ks.InitAccess(e);
+  if (ttl > 0) c.db().SetExpire(e, ttl);
+  if (o.idle >= 0) c.ks.SetIdleSeconds(e, o.idle);
+  if (o.freq >= 0) c.ks.SetLfuFrequency(e, static_cast<int>(o.freq));
+  c.Changed(key, cmd::kNotifyGeneric, "restore");
+  c.out.Ok();
+}
+
+}  // namespace
+
+void RegisterPersistCommands(cmd::CommandTable& t) {
+  using namespace cmd;
+  t.Add({.name = "save",
+         .arity = 1,
+         .flags = kAdmin | kNoScript | kNoMulti,
+         .handler = Save,
+         .group = "server",
+         .summary = "Synchronously save the dataset to disk",
+         .since = "1.0.0"});
+  t.Add({.name = "bgsave",
+         .arity = -1,
+         .flags = kAdmin | kNoScript,
+         .handler = Bgsave,
+         .group = "server",
+         .summary = "Asynchronously save the dataset to disk",
+         .since = "1.0.0"});
+  t.Add({.name = "lastsave",
+         .arity = 1,
+         .flags = kLoading | kStale | kFast,
+         .handler = Lastsave,
+         .group = "server",
+         .summary = "Get the UNIX time stamp of the last successful save to disk",
+         .since = "1.0.0"});
+  t.Add({.name = "dump",
+         .arity = 2,
+         .flags = kReadOnly,
+         .first_key = 1,
+         .last_key = 1,
+         .key_step = 1,
+         .handler = Dump,
+         .group = "keyspace",
+         .summary = "Return a serialized version of the value stored at the specified key.",
+         .since = "2.6.0"});
+  t.Add({.name = "restore",
+         .arity = -4,
+         .flags = kWrite | kDenyOom,
+         .first_key = 1,
+         .last_key = 1,
+         .key_step = 1,
+         .handler = Restore,
+         .group = "keyspace",
+         .summary = "Create a key using the provided serialized value, previously obtained using "
+                    "DUMP.",
+         .since = "2.6.0"});
+}
+
+}  // namespace kv::server

@@ -1,0 +1,323 @@
+#include "server/persistence.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/clock.h"
+#include "common/logging.h"
+#include "common/strutil.h"
+#include "server/server.h"
+
+namespace kv::server {
+namespace {
+
+constexpr int64_t kBgsaveRetryDelayS = 5;  // Redis' CONFIG_BGSAVE_RETRY_DELAY
+
+// What the child reports through its progress pipe.
+struct ChildProgress {
+  uint64_t keys;
+  uint64_t bytes;
+};
+
+std::string HumanBytes(uint64_t n) {
+  char buf[32];
+  if (n >= (1ULL << 30)) {
+    snprintf(buf, sizeof(buf), "%.2f GiB", static_cast<double>(n) / (1ULL << 30));
+  } else {
+    snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(n) / (1ULL << 20));
+  }
+  return buf;
+}
+
+}  // namespace
+
+Persistence::Persistence(Server& server) : server_(server), last_save_s_(WallMs() / 1000) {}
+
+Persistence::~Persistence() {
+  KillChild();
+  if (progress_fd_ >= 0) close(progress_fd_);
+}
+
+std::string Persistence::RdbPath() const {
+  // The server runs in `dir` (it chdirs there), so the file name alone is the path.
+  return server_.config().GetString("dbfilename");
+}
+
+persist::RdbWriteOptions Persistence::WriteOptions() const {
+  persist::RdbWriteOptions o;
+  Config& c = server_.config();
+  o.compression = c.GetBool("rdbcompression");
+  o.checksum = c.GetBool("rdbchecksum");
+  o.limits = server_.keyspace().limits();
+  std::string policy = c.GetString("maxmemory-policy");
+  if (policy.find("lru") != std::string::npos) o.access = persist::RdbWriteOptions::Access::kIdle;
+  if (policy.find("lfu") != std::string::npos) o.access = persist::RdbWriteOptions::Access::kFreq;
+  return o;
+}
+
+persist::AuxFields Persistence::Aux() const {
+  persist::SnapshotInfo info;
+  info.version = kRedisCompatVersion;
+  info.used_memory = static_cast<int64_t>(UsedMemory());
+  return persist::StandardAux(info);
+}
+
+std::vector<std::pair<int64_t, int64_t>> Persistence::SavePoints() const {
+  std::vector<std::pair<int64_t, int64_t>> points;
+  auto words = SplitArgs(server_.config().GetString("save")).value_or(std::vector<std::string>{});
+  for (size_t i = 0; i + 1 < words.size(); i += 2) {
+    auto s = ParseInt64(words[i]), n = ParseInt64(words[i + 1]);
+    if (s && n) points.emplace_back(*s, *n);
+  }
+  return points;
+}
+
+Status Persistence::Load(const std::string& path, bool merge, persist::RdbLoadResult* res) {
+  persist::RdbLoadOptions opts;
+  opts.now_ms = WallMs();
+  opts.verify_checksum = server_.config().GetBool("rdbchecksum");
+  opts.replace_existing = merge;
+  int64_t start = MonoMs(), last_log = start;
+  opts.progress = [&](uint64_t offset) {
+    int64_t now = MonoMs();
+    if (now - last_log < 1000) return;
+    last_log = now;
+    LOG_NOTICE("Loading RDB: %s read", HumanBytes(offset).c_str());
+  };
+  opts.warn = [](const std::string& w) { LOG_WARNING("RDB load: %s", w.c_str()); };
+  Status st = persist::LoadRdbFile(path, server_.keyspace(), opts, res);
+  if (st.ok()) {
+    load_keys_loaded_ = res->keys_loaded;
+    load_keys_expired_ = res->expired_skipped;
+    LOG_NOTICE("Done loading RDB, keys loaded: %llu, keys expired: %llu.",
+               static_cast<unsigned long long>(res->keys_loaded),
+               static_cast<unsigned long long>(res->expired_skipped));
+    LOG_NOTICE("DB loaded from disk: %.3f seconds", (MonoMs() - start) / 1000.0);
+  }
+  return st;
+}
+
+Status Persistence::LoadAtStartup() {
+  std::string path = RdbPath();
+  persist::RdbLoadResult res;
+  Status st = Load(path, false, &res);
+  if (st.code() == Code::kNotFound) return Status::Ok();
+  if (!st.ok()) {
+    LOG_WARNING("Fatal error loading the DB: %s. Exiting.", st.message().c_str());
+    return st;
+  }
+  if (auto it = res.aux.find("redis-ver"); it != res.aux.end()) {
+    LOG_NOTICE("Loading RDB produced by version %s", it->second.c_str());
+  }
+  return Status::Ok();
+}
+
+Status Persistence::SaveNow() {
+  if (child_running()) return Status::Invalid("Background save already in progress");
+  int64_t start = MonoMs();
+  persist::SaveStats stats;
+  Status st = persist::SaveRdbFile(server_.keyspace(), RdbPath(), WriteOptions(), Aux(), &stats);
+  if (!st.ok()) {
+    LOG_WARNING("Failed saving the DB: %s", st.message().c_str());
+    return st;
+  }
+  LOG_NOTICE("DB saved on disk (%llu keys, %s, %.3f seconds)",
+             static_cast<unsigned long long>(stats.keys), HumanBytes(stats.bytes).c_str(),
+             (MonoMs() - start) / 1000.0);
+  server_.stats().dirty = 0;
+  last_save_s_ = WallMs() / 1000;
+  last_bgsave_ok_ = true;
+  rdb_saves_++;
+  return Status::Ok();
+}
+
+void Persistence::RunChild(int progress_fd) {
+  SetLogRole('C');
+  server_.CloseListenersInChild();
+  int64_t start = MonoMs(), last_log = start;
+  persist::RdbWriteOptions opts = WriteOptions();
+  uint64_t total = child_keys_total_;
+  opts.progress = [&](uint64_t bytes, uint64_t keys) {
+    ChildProgress p{keys, bytes};
+    [[maybe_unused]] ssize_t n = write(progress_fd, &p, sizeof(p));
+    int64_t now = MonoMs();
+    if (now - last_log >= 1000) {
+      last_log = now;
+      double secs = (now - start) / 1000.0;
+      LOG_NOTICE("Background saving: %s written, %llu/%llu keys (%.0f%%), %.1f MB/s",
+                 HumanBytes(bytes).c_str(), static_cast<unsigned long long>(keys),
+                 static_cast<unsigned long long>(total), total ? 100.0 * keys / total : 100.0,
+                 bytes / 1e6 / secs);
+    }
+  };
+  persist::SaveStats stats;
+  Status st = persist::SaveRdbFile(server_.keyspace(), RdbPath(), opts, Aux(), &stats);
+  if (!st.ok()) {
+    LOG_WARNING("Failed saving the DB: %s", st.message().c_str());
+    _exit(1);
+  }
+  LOG_NOTICE("DB saved on disk (%llu keys, %s, %.3f seconds)",
+             static_cast<unsigned long long>(stats.keys), HumanBytes(stats.bytes).c_str(),
+             (MonoMs() - start) / 1000.0);
+  _exit(0);
+}
+
+Status Persistence::StartBackgroundSave() {
+  if (child_running()) return Status::Invalid("Background save already in progress");
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return Status::FromErrno("pipe", errno);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  child_keys_total_ = server_.keyspace().TotalKeys();
+  child_keys_done_ = 0;
+  last_bgsave_try_s_ = WallMs() / 1000;
+  int64_t fork_start = MonoUs();
+  pid_t pid = fork();
+  if (pid < 0) {
+    int err = errno;
+    close(fds[0]);
+    close(fds[1]);
+    last_bgsave_ok_ = false;
+    LOG_WARNING("Can't save in background: fork: %s", strerror(err));
+    return Status::FromErrno("fork", err);
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    RunChild(fds[1]);  // never returns
+  }
+  close(fds[1]);
+  latest_fork_us_ = MonoUs() - fork_start;
+  total_forks_++;
+  progress_fd_ = fds[0];
+  child_pid_ = pid;
+  child_start_ms_ = WallMs();
+  dirty_at_fork_ = server_.stats().dirty;
+  // Growing tables now would copy pages the child shares with us.
+  server_.keyspace().SetResizeAllowed(false);
+  LOG_NOTICE("Background saving started by pid %d", static_cast<int>(pid));
+  return Status::Ok();
+}
+
+void Persistence::ReadChildProgress() {
+  ChildProgress p;
+  while (progress_fd_ >= 0 && read(progress_fd_, &p, sizeof(p)) == sizeof(p)) {
+    child_keys_done_ = p.keys;
+  }
+}
+
+void Persistence::ReapChild(int status) {
+  ReadChildProgress();
+  int64_t now_ms = WallMs();
+  last_bgsave_duration_s_ = (now_ms - child_start_ms_) / 1000;
+  bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (ok) {
+    LOG_NOTICE("Background saving terminated with success");
+    uint64_t& dirty = server_.stats().dirty;
+    dirty = dirty > dirty_at_fork_ ? dirty - dirty_at_fork_ : 0;
+    last_save_s_ = now_ms / 1000;
+    rdb_saves_++;
+  } else if (WIFSIGNALED(status)) {
+    LOG_WARNING("Background saving terminated by signal %d", WTERMSIG(status));
+    // The temp file of a killed child stays behind; remove it.
+    unlink(("temp-" + std::to_string(child_pid_) + ".rdb").c_str());
+  } else {
+    LOG_WARNING("Background saving error");
+  }
+  // A child we killed on purpose (SIGUSR1) does not count as a failure, as in Redis.
+  if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGUSR1)) last_bgsave_ok_ = ok;
+  child_pid_ = -1;
+  close(progress_fd_);
+  progress_fd_ = -1;
+  server_.keyspace().SetResizeAllowed(true);
+}
+
+void Persistence::KillChild() {
+  if (!child_running()) return;
+  kill(child_pid_, SIGUSR1);
+  int status = 0;
+  while (waitpid(child_pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  ReapChild(status);
+}
+
+void Persistence::Cron(int64_t now_ms) {
+  if (child_running()) {
+    ReadChildProgress();
+    int status = 0;
+    if (waitpid(child_pid_, &status, WNOHANG) == child_pid_) ReapChild(status);
+    return;
+  }
+  if (scheduled_) {
+    scheduled_ = false;
+    (void)StartBackgroundSave();
+    return;
+  }
+  int64_t now_s = now_ms / 1000;
+  uint64_t dirty = server_.stats().dirty;
+  for (const auto& [seconds, changes] : SavePoints()) {
+    if (dirty >= static_cast<uint64_t>(changes) && now_s - last_save_s_ > seconds &&
+        (last_bgsave_ok_ || now_s - last_bgsave_try_s_ > kBgsaveRetryDelayS)) {
+      LOG_NOTICE("%lld changes in %lld seconds. Saving...", static_cast<long long>(changes),
+                 static_cast<long long>(seconds));
+      (void)StartBackgroundSave();
+      return;
+    }
+  }
+}
+
+Status Persistence::PrepareShutdown(bool force_save, bool nosave) {
+  KillChild();
+  if (nosave || (!force_save && SavePoints().empty())) return Status::Ok();
+  LOG_NOTICE("Saving the final RDB snapshot before exiting.");
+  return SaveNow();
+}
+
+Status Persistence::Reload(bool flush, bool merge) {
+  if (flush) server_.keyspace().FlushAll();
+  persist::RdbLoadResult res;
+  Status st = Load(RdbPath(), merge, &res);
+  if (st.ok()) LOG_NOTICE("DB reloaded by DEBUG RELOAD");
+  return st;
+}
+
+bool Persistence::WritesDenied() const {
+  return !last_bgsave_ok_ && server_.config().GetBool("stop-writes-on-bgsave-error") &&
+         !SavePoints().empty();
+}
+
+void Persistence::AppendInfo(std::string* out, int64_t now_ms) const {
+  char buf[1024];
+  auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  snprintf(buf, sizeof(buf),
+           "loading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\n"
+           "current_cow_size_age:0\r\ncurrent_fork_perc:%.2f\r\n"
+           "current_save_keys_processed:%llu\r\ncurrent_save_keys_total:%llu\r\n"
+           "rdb_changes_since_last_save:%llu\r\nrdb_bgsave_in_progress:%d\r\n"
+           "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:%s\r\n"
+           "rdb_last_bgsave_time_sec:%lld\r\nrdb_current_bgsave_time_sec:%lld\r\n"
+           "rdb_saves:%llu\r\nrdb_last_cow_size:0\r\n"
+           "rdb_last_load_keys_expired:%llu\r\nrdb_last_load_keys_loaded:%llu\r\n",
+           child_running() && child_keys_total_
+               ? 100.0 * static_cast<double>(child_keys_done_) / child_keys_total_
+               : 0.0,
+           u(child_running() ? child_keys_done_ : 0), u(child_running() ? child_keys_total_ : 0),
+           u(server_.stats().dirty), child_running() ? 1 : 0,
+           static_cast<long long>(last_save_s_), last_bgsave_ok_ ? "ok" : "err",
+           static_cast<long long>(last_bgsave_duration_s_),
+           static_cast<long long>(child_running() ? (now_ms - child_start_ms_) / 1000 : -1),
+           u(rdb_saves_), u(load_keys_expired_), u(load_keys_loaded_));
+  out->append(buf);
+}
+
+void Persistence::AppendForkStats(std::string* out) const {
+  char buf[128];
+  snprintf(buf, sizeof(buf), "latest_fork_usec:%lld\r\ntotal_forks:%llu\r\n",
+           static_cast<long long>(latest_fork_us_), static_cast<unsigned long long>(total_forks_));
+  out->append(buf);
+}
+
+}  // namespace kv::server

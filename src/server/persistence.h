@@ -1,0 +1,90 @@
+// Snapshots for the server: SAVE, BGSAVE (a forked child writes the RDB while the server keeps
+// serving; copy-on-write keeps the child's view consistent), `save <seconds> <changes>` points,
+// loading at startup, saving at shutdown, DEBUG RELOAD, and the INFO persistence fields.
+//
+// Thread safety: every method runs with the keyspace lock held (commands, the cron, shutdown),
+// except LoadAtStartup, which runs before any poll group starts.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "persist/rdb_loader.h"
+#include "persist/snapshot.h"
+
+namespace kv::server {
+
+class Server;
+
+class Persistence {
+ public:
+  explicit Persistence(Server& server);
+  ~Persistence();
+
+  // Loads `dbfilename` from the working directory when it exists. An unreadable or corrupt
+  // file is an error: the server must not start (and must not overwrite it later).
+  Status LoadAtStartup();
+
+  // SAVE: writes the snapshot now, blocking everyone (as Redis does).
+  Status SaveNow();
+  // BGSAVE: forks a child that writes the snapshot. Fails if a child already runs.
+  Status StartBackgroundSave();
+  bool child_running() const { return child_pid_ > 0; }
+  // BGSAVE SCHEDULE while a child runs: start one when it ends.
+  void ScheduleBackgroundSave() { scheduled_ = true; }
+
+  // Periodic work: reaps the child, reads its progress, triggers save points.
+  void Cron(int64_t now_ms);
+
+  // Before exiting: stops a running child and saves when save points are configured (or
+  // `force_save`), unless `nosave`. A failed save is returned (the caller decides whether to go
+  // on).
+  Status PrepareShutdown(bool force_save, bool nosave);
+
+  // DEBUG RELOAD: empty the keyspace (unless !flush) and load the file; `merge` lets the
+  // file's keys replace existing ones instead of being an error.
+  Status Reload(bool flush, bool merge);
+
+  // MISCONF: writes are refused while the last background save failed, save points are
+  // configured and stop-writes-on-bgsave-error is on.
+  bool WritesDenied() const;
+
+  int64_t last_save_s() const { return last_save_s_; }
+  void AppendInfo(std::string* out, int64_t now_ms) const;
+  void AppendForkStats(std::string* out) const;
+
+ private:
+  std::string RdbPath() const;
+  persist::RdbWriteOptions WriteOptions() const;
+  persist::AuxFields Aux() const;
+  std::vector<std::pair<int64_t, int64_t>> SavePoints() const;
+  Status Load(const std::string& path, bool merge, persist::RdbLoadResult* res);
+  void RunChild(int progress_fd);
+  void ReapChild(int status);
+  void ReadChildProgress();
+  void KillChild();
+
+  Server& server_;
+  int64_t last_save_s_;
+  int64_t last_bgsave_try_s_ = 0;
+  bool last_bgsave_ok_ = true;
+  int64_t last_bgsave_duration_s_ = -1;
+  uint64_t rdb_saves_ = 0;
+  uint64_t load_keys_loaded_ = 0, load_keys_expired_ = 0;
+  // The running child, if any.
+  pid_t child_pid_ = -1;
+  int64_t child_start_ms_ = 0;
+  uint64_t dirty_at_fork_ = 0;
+  uint64_t child_keys_total_ = 0, child_keys_done_ = 0;
+  int progress_fd_ = -1;  // read end of the child's progress pipe
+  bool scheduled_ = false;
+  uint64_t total_forks_ = 0;
+  int64_t latest_fork_us_ = 0;
+};
+
+}  // namespace kv::server
