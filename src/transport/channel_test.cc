@@ -217,7 +217,7 @@ TEST_P(ChannelTest, OneGibibyte) {
   Transfer(*pair, data);
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, ChannelTest,
+INSTANTIATE_TEST_SUITE_P(Transport, ChannelTest,
                          ::testing::Values("fabric/tcp", "fabric/shm", "tcp"),
                          [](const auto& info) {
                            std::string n = info.param;
@@ -227,7 +227,7 @@ INSTANTIATE_TEST_SUITE_P(Transports, ChannelTest,
                            return n;
                          });
 
-TEST(ChannelSetup, UnknownTransportAndProviderAreErrors) {
+TEST(TransportChannelSetup, UnknownTransportAndProviderAreErrors) {
   ChannelOptions o;
   o.transport = "carrier-pigeon";
   EXPECT_FALSE(CreateSender(o).ok());
@@ -240,7 +240,7 @@ TEST(ChannelSetup, UnknownTransportAndProviderAreErrors) {
   EXPECT_NE(blob.status().message().find("unknown fabric provider"), std::string::npos);
 }
 
-TEST(ChannelSetup, VerbsIsAbsentHereAndSaysSo) {
+TEST(TransportChannelSetup, VerbsIsAbsentHereAndSaysSo) {
   ChannelOptions o;
   o.provider = "verbs";
   auto r = CreateReceiver(o, 0);

@@ -28,7 +28,7 @@ void Window(ChunkSizer& s, FakeClock& clk, int64_t latency_us) {
   for (int i = 0; i < 4; ++i) s.OnCompletion(s.chunk(), latency_us, clk.Advance(latency_us));
 }
 
-TEST(ChunkSizer, GrowsToMaxWhileFastThenHolds) {
+TEST(TransportChunkSizer, GrowsToMaxWhileFastThenHolds) {
   ChunkSizer s(Cfg());
   FakeClock clk;
   EXPECT_EQ(s.chunk(), 128u * 1024);
@@ -42,7 +42,7 @@ TEST(ChunkSizer, GrowsToMaxWhileFastThenHolds) {
   EXPECT_EQ(s.chunk(), 1024u * 1024);  // capped
 }
 
-TEST(ChunkSizer, DoesNotGrowWhenThroughputIsLow) {
+TEST(TransportChunkSizer, DoesNotGrowWhenThroughputIsLow) {
   ChunkSizer s(Cfg());
   FakeClock clk;
   // Fast completions, but with long gaps between them: low throughput.
@@ -53,7 +53,7 @@ TEST(ChunkSizer, DoesNotGrowWhenThroughputIsLow) {
   EXPECT_EQ(s.chunk(), 128u * 1024);
 }
 
-TEST(ChunkSizer, ShrinksOnSlowCompletionsAndErrors) {
+TEST(TransportChunkSizer, ShrinksOnSlowCompletionsAndErrors) {
   ChunkSizer s(Cfg());
   FakeClock clk;
   Window(s, clk, 50);
@@ -72,7 +72,7 @@ TEST(ChunkSizer, ShrinksOnSlowCompletionsAndErrors) {
   EXPECT_EQ(s.chunk(), 128u * 1024);
 }
 
-TEST(ChunkSizer, FixedWhenBoundsAreEqual) {
+TEST(TransportChunkSizer, FixedWhenBoundsAreEqual) {
   ChunkSizer::Config c = Cfg();
   c.min = c.max = 1 << 20;
   ChunkSizer s(c);

@@ -9,7 +9,7 @@ namespace {
 
 using SS = SenderCredits::SlotState;
 
-TEST(SenderCredits, FullCycleReturnsEveryCredit) {
+TEST(TransportSenderCredits, FullCycleReturnsEveryCredit) {
   SenderCredits c(4, 1000, 0);
   for (int i = 0; i < 4; ++i) {
     auto s = c.Acquire();
@@ -39,7 +39,7 @@ TEST(SenderCredits, FullCycleReturnsEveryCredit) {
   EXPECT_EQ(c.CountIn(SS::kWriting), 2u);
 }
 
-TEST(SenderCredits, RejectsHostileCredits) {
+TEST(TransportSenderCredits, RejectsHostileCredits) {
   SenderCredits c(2, 100, 500);
   auto s = c.Acquire();
   c.OnWritePosted(*s, 100);
@@ -56,7 +56,7 @@ TEST(SenderCredits, RejectsHostileCredits) {
   EXPECT_EQ(c.free_credits(), 2u);
 }
 
-TEST(ReceiverSlots, AcceptsInOrderAndReturnsSlots) {
+TEST(TransportReceiverSlots, AcceptsInOrderAndReturnsSlots) {
   ReceiverSlots r(2, 100, 1000);
   EXPECT_TRUE(r.OnChunk(1, 60, 1000).ok());
   EXPECT_TRUE(r.OnChunk(0, 100, 1060).ok());
@@ -72,7 +72,7 @@ TEST(ReceiverSlots, AcceptsInOrderAndReturnsSlots) {
   EXPECT_TRUE(r.eof());
 }
 
-TEST(ReceiverSlots, RejectsHostileDescriptors) {
+TEST(TransportReceiverSlots, RejectsHostileDescriptors) {
   ReceiverSlots r(2, 100, 0);
   EXPECT_FALSE(r.OnChunk(2, 10, 0).ok());      // unknown slot
   EXPECT_FALSE(r.OnChunk(65535, 10, 0).ok());  // unknown slot
@@ -90,7 +90,7 @@ TEST(ReceiverSlots, RejectsHostileDescriptors) {
 
 // Random interleavings of a well-behaved pair: the sender never holds a credit for a slot the
 // receiver still has filled, and offsets always agree.
-TEST(Credits, RandomInterleavingKeepsInvariants) {
+TEST(TransportCredits, RandomInterleavingKeepsInvariants) {
   std::mt19937 rng(1);
   const uint32_t kSlots = 4, kSize = 64;
   SenderCredits s(kSlots, kSize, 0);

@@ -13,14 +13,14 @@ PollModeController Make(PollMode m) {
   return PollModeController(c);
 }
 
-TEST(PollMode, Parse) {
+TEST(TransportPollMode, Parse) {
   EXPECT_EQ(*ParsePollMode("economy"), PollMode::kEconomy);
   EXPECT_EQ(*ParsePollMode("performance"), PollMode::kPerformance);
   EXPECT_EQ(*ParsePollMode("auto"), PollMode::kAuto);
   EXPECT_FALSE(ParsePollMode("turbo").ok());
 }
 
-TEST(PollMode, FixedModesNeverSwitch) {
+TEST(TransportPollMode, FixedModesNeverSwitch) {
   auto p = Make(PollMode::kPerformance);
   auto e = Make(PollMode::kEconomy);
   for (int i = 0; i < 100; ++i) {
@@ -32,7 +32,7 @@ TEST(PollMode, FixedModesNeverSwitch) {
   EXPECT_EQ(p.switches() + e.switches(), 0u);
 }
 
-TEST(PollMode, AutoSpinsUnderLoadAndSleepsWhenIdleWithHysteresis) {
+TEST(TransportPollMode, AutoSpinsUnderLoadAndSleepsWhenIdleWithHysteresis) {
   auto a = Make(PollMode::kAuto);
   int64_t t = 0;
   EXPECT_FALSE(a.spinning());

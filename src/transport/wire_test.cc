@@ -11,7 +11,7 @@
 namespace kv::transport {
 namespace {
 
-TEST(Wire, ControlMessageRoundTrip) {
+TEST(TransportWire, ControlMessageRoundTrip) {
   ControlMsg m{MsgType::kChunk, 3, 131072, 0, 1ull << 40, 0xabcdef};
   uint8_t buf[kControlMsgSize];
   EncodeControl(m, buf);
@@ -23,7 +23,7 @@ TEST(Wire, ControlMessageRoundTrip) {
   EXPECT_EQ(d->offset, 1ull << 40);
 }
 
-TEST(Wire, RejectsWrongSizeMagicTypeAndLink) {
+TEST(TransportWire, RejectsWrongSizeMagicTypeAndLink) {
   ControlMsg m{MsgType::kCredit, 1, 0, 0, 10, 42};
   uint8_t buf[kControlMsgSize + 1];
   EncodeControl(m, buf);
@@ -42,7 +42,7 @@ TEST(Wire, RejectsWrongSizeMagicTypeAndLink) {
   EXPECT_EQ(DecodeControl({bad, kControlMsgSize}, 42).status().code(), Code::kCorruption);
 }
 
-TEST(Wire, BlobRoundTripAndErrors) {
+TEST(TransportWire, BlobRoundTripAndErrors) {
   Blob b;
   b.Set("transport", "fabric");
   b.SetU64("slots", 4);
@@ -62,7 +62,7 @@ TEST(Wire, BlobRoundTripAndErrors) {
   EXPECT_FALSE(bad->GetBytes("z").ok());
 }
 
-TEST(Wire, ExchangeBlobsOverASocketpair) {
+TEST(TransportWire, ExchangeBlobsOverASocketpair) {
   int sv[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
   net::Fd a(sv[0]), b(sv[1]);

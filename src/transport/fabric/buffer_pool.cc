@@ -2,31 +2,49 @@
 
 #include <sys/mman.h>
 
+#include <unistd.h>
+
 #include <cerrno>
 
 namespace kv::transport::fabric {
 
-Result<AlignedBuffer> AlignedBuffer::Allocate(size_t size) {
+Result<AlignedBuffer> AlignedBuffer::Allocate(size_t size, bool guard) {
   AlignedBuffer b;
   if (size == 0) return b;
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  size = (size + page - 1) / page * page;
+  size_t g = guard ? page : 0;
+  void* p = mmap(nullptr, size + 2 * g, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                 -1, 0);
   if (p == MAP_FAILED) return Status::FromErrno("mmap registered buffer", errno);
+  auto* base = static_cast<uint8_t*>(p);
+  if (g > 0 && (mprotect(base, g, PROT_NONE) != 0 ||
+                mprotect(base + g + size, g, PROT_NONE) != 0)) {
+    int err = errno;
+    munmap(p, size + 2 * g);
+    return Status::FromErrno("mprotect guard page", err);
+  }
   // Touch every page: registration must find memory that is really there (FI_MR_ALLOCATED).
-  for (size_t off = 0; off < size; off += 4096) static_cast<volatile uint8_t*>(p)[off] = 0;
-  b.data_ = static_cast<uint8_t*>(p);
+  for (size_t off = 0; off < size; off += page) static_cast<volatile uint8_t*>(base + g)[off] = 0;
+  b.data_ = base + g;
   b.size_ = size;
+  b.guard_ = g;
   return b;
 }
 
-AlignedBuffer::~AlignedBuffer() {
-  if (data_ != nullptr) munmap(data_, size_);
+void AlignedBuffer::Release() {
+  if (data_ != nullptr) munmap(data_ - guard_, size_ + 2 * guard_);
+  data_ = nullptr;
 }
+
+AlignedBuffer::~AlignedBuffer() { Release(); }
 
 AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& o) noexcept {
   if (this != &o) {
-    if (data_ != nullptr) munmap(data_, size_);
+    Release();
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
+    guard_ = std::exchange(o.guard_, 0);
   }
   return *this;
 }
@@ -37,8 +55,8 @@ Result<RegisteredSlots> RegisteredSlots::Create(FabricContext& ctx, size_t slot_
   r.slot_size_ = slot_size;
   r.stride_ = (slot_size + 63) & ~size_t{63};
   r.count_ = count;
-  size_t bytes = (r.stride_ * count + 4095) & ~size_t{4095};
-  auto mem = AlignedBuffer::Allocate(bytes);
+  bool remote = (access & (FI_REMOTE_WRITE | FI_REMOTE_READ)) != 0;
+  auto mem = AlignedBuffer::Allocate(r.stride_ * count, remote);
   if (!mem.ok()) return mem.status();
   r.mem_ = std::move(*mem);
   auto mr = ctx.Register(r.mem_.data(), r.mem_.size(), access);

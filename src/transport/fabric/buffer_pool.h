@@ -17,13 +17,18 @@
 namespace kv::transport::fabric {
 
 // Anonymous page-aligned memory (mmap), zero-filled and touched, so FI_MR_ALLOCATED holds.
+// With `guard`, an inaccessible page sits on each side: some providers do not check a remote
+// write against the registration's bounds (shm with CMA, measured: see hostile_test.cc), and a
+// write just past the ring must fault rather than land in a neighbour.
 class AlignedBuffer {
  public:
   AlignedBuffer() = default;
-  static Result<AlignedBuffer> Allocate(size_t size);
+  static Result<AlignedBuffer> Allocate(size_t size, bool guard = false);
   ~AlignedBuffer();
   AlignedBuffer(AlignedBuffer&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+      : data_(std::exchange(o.data_, nullptr)),
+        size_(std::exchange(o.size_, 0)),
+        guard_(std::exchange(o.guard_, 0)) {}
   AlignedBuffer& operator=(AlignedBuffer&& o) noexcept;
   AlignedBuffer(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
@@ -32,14 +37,18 @@ class AlignedBuffer {
   size_t size() const { return size_; }
 
  private:
+  void Release();
+
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  size_t guard_ = 0;  // bytes of guard on each side
 };
 
 // `count` slots of `slot_size` bytes (rounded up to 64) in one registered region.
 class RegisteredSlots {
  public:
   RegisteredSlots() = default;
+  // Remotely accessible regions (FI_REMOTE_*) get guard pages.
   static Result<RegisteredSlots> Create(FabricContext& ctx, size_t slot_size, size_t count,
                                         uint64_t access);
 

@@ -104,8 +104,11 @@ Result<int> ControlPlane::Poll(uint32_t batch, Handler& h) {
 }
 
 bool ControlPlane::ArmWait() {
-  fid* fids[1] = {&ctx_->cq()->fid};
-  return fi_trywait(ctx_->fabric(), fids, 1) == FI_SUCCESS;
+  // The EQ's fd is a wait set too: without fi_trywait on it, it stays readable forever.
+  fid* fids[2] = {&ctx_->cq()->fid, nullptr};
+  int n = 1;
+  if (ctx_->eq() != nullptr && ctx_->eq_fd() >= 0) fids[n++] = &ctx_->eq()->fid;
+  return fi_trywait(ctx_->fabric(), fids, n) == FI_SUCCESS;
 }
 
 }  // namespace kv::transport::fabric

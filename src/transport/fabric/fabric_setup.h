@@ -105,6 +105,7 @@ class FabricContext {
   fid_fabric* fabric() const { return fabric_.get(); }
   fid_domain* domain() const { return domain_.get(); }
   fid_cq* cq() const { return cq_.get(); }
+  fid_eq* eq() const { return eq_.get(); }
   fid_ep* ctrl_ep() const { return ctrl_ep_.get(); }
   fid_ep* data_ep() const { return kind_ == EpKind::kRdm ? ctrl_ep_.get() : data_ep_.get(); }
   // Destination for sends and writes (FI_ADDR_UNSPEC on MSG, the AV entry on RDM).
