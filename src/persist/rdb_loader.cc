@@ -1,5 +1,6 @@
 #include "persist/rdb_loader.h"
 
+#include <algorithm>
 #include <cstring>
 #include <future>
 #include <thread>
@@ -91,14 +92,9 @@ Status Loader::ReadKey(uint8_t type, int64_t expire_ms, int64_t idle, int freq) 
     return Status::Ok();
   }
   store::Db& db = ks_.db(db_);
-  if (db.Find(key_)) {
-    if (opts_.replace_existing) {
-      db.Delete(key_);
-    } else {
-      return Status::Corruption("duplicated key '" + key_ + "' in db " + std::to_string(db_));
-    }
-  }
-  store::Entry* e = db.Add(key_, std::move(value));
+  if (opts_.replace_existing) db.Delete(key_);
+  store::Entry* e = db.AddIfAbsent(key_, std::move(value));
+  if (!e) return Status::Corruption("duplicated key '" + key_ + "' in db " + std::to_string(db_));
   ks_.InitAccess(e);
   if (expire_ms >= 0) db.SetExpire(e, expire_ms);
   if (idle >= 0) ks_.SetIdleSeconds(e, idle);
@@ -167,7 +163,10 @@ Status Loader::ReadBody() {
         if (!a.ok()) return Fail(a.status(), at);
         auto b = reader_.ReadLen();
         if (!b.ok()) return Fail(b.status(), at);
-        // A hint only; tables grow incrementally as keys arrive.
+        // Size the tables up front (no rehashing during the load), within what the data can
+        // hold: a key takes at least 3 bytes, so a corrupt count cannot allocate much.
+        uint64_t cap = std::min<uint64_t>(src_.remaining() / 3, uint64_t{1} << 28);
+        ks_.db(db_).Reserve(std::min(*a, cap), std::min(*b, cap));
         continue;
       }
       case kOpAux: {

@@ -296,7 +296,7 @@ std::string Client::Describe(int64_t now_mono_ms) const {
   if (blocked()) flags += 'b';
   if (session_.no_evict) flags += 'e';
   if (close_requested_ || session_.close_after_reply) flags += 'A';
-  if (flags.empty()) flags = "N";
+  if (flags.empty()) flags.push_back('N');  // GCC 12 -Wrestrict bug
   size_t qbuf = in_pending_.load(std::memory_order_relaxed);
   size_t omem = out_pending_.load(std::memory_order_relaxed);
   size_t rbs = in_cap_.load(std::memory_order_relaxed);

@@ -10,6 +10,20 @@ Entry* Db::Add(std::string_view key, Value value) {
   return e;
 }
 
+Entry* Db::AddIfAbsent(std::string_view key, Value value) {
+  Entry* e = Entry::Create(key, std::move(value));
+  if (keys_.InsertIfAbsent(e)) {
+    Entry::Destroy(e);
+    return nullptr;
+  }
+  return e;
+}
+
+void Db::Reserve(size_t keys, size_t expires) {
+  keys_.Reserve(keys);
+  ttl_.reserve(expires);
+}
+
 void Db::Adopt(Entry* e) {
   e->expire_slot = Entry::kNoExpire;
   keys_.Insert(e);

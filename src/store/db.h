@@ -25,12 +25,16 @@ class Db {
   Entry* Find(std::string_view key) { return keys_.Find(key); }
   // Adds a new key (must be absent) without a TTL.
   Entry* Add(std::string_view key, Value value);
+  // Adds a key unless it is present (then nullptr, and `value` is dropped). For bulk loads.
+  Entry* AddIfAbsent(std::string_view key, Value value);
   // Removes the key with its TTL and returns the entry (owned by the caller), or nullptr.
   Entry* Unlink(std::string_view key);
   bool Delete(std::string_view key);
   // Re-adds an entry that was unlinked (MOVE, RENAME); its TTL is not kept.
   void Adopt(Entry* e);
   void Clear();
+  // Sizes the key table and the TTL index ahead of a bulk load.
+  void Reserve(size_t keys, size_t expires);
 
   size_t size() const { return keys_.size(); }
   size_t expires_size() const { return ttl_.size(); }

@@ -50,10 +50,16 @@ class IntrusiveTable {
   Node* Find(std::string_view key);
   // Adds e, whose key must not be present.
   void Insert(Node* e);
+  // Adds e unless its key is present; returns the node already there (e is then not added), or
+  // nullptr. One hash and one walk of the bucket, for bulk loads that must reject duplicates.
+  Node* InsertIfAbsent(Node* e);
   // Removes the key and returns its entry (now owned by the caller), or nullptr.
   Node* Unlink(std::string_view key);
   // Destroys every entry; the table returns to its initial size.
   void Clear();
+  // Sizes the table for `n` entries ahead of bulk inserts (a snapshot load): an empty table is
+  // allocated at once, a filled one starts an incremental resize. Never shrinks.
+  void Reserve(size_t n);
 
   size_t size() const { return t_[0].used + t_[1].used; }
   size_t bucket_count() const { return t_[0].size() + t_[1].size(); }
@@ -132,6 +138,13 @@ void IntrusiveTable<Node>::StartResize(size_t min_size) {
 }
 
 template <typename Node>
+void IntrusiveTable<Node>::Reserve(size_t n) {
+  if (rehashing() || n <= t_[0].size()) return;
+  if (size() == 0) t_[0] = Table();
+  StartResize(n);
+}
+
+template <typename Node>
 void IntrusiveTable<Node>::ExpandIfNeeded() {
   if (rehashing()) return;
   if (!t_[0].b) {
@@ -199,6 +212,27 @@ void IntrusiveTable<Node>::Insert(Node* e) {
   e->next = t.b[idx];
   t.b[idx] = e;
   t.used++;
+}
+
+template <typename Node>
+Node* IntrusiveTable<Node>::InsertIfAbsent(Node* e) {
+  if (rehashing()) RehashSteps(1);
+  ExpandIfNeeded();
+  std::string_view key = e->key();
+  uint64_t h = HashOf(key);
+  for (int i = 0; i < 2; i++) {
+    if (!t_[i].b) break;
+    for (Node* n = t_[i].b[h & t_[i].mask]; n; n = n->next) {
+      if (n->key() == key) return n;
+    }
+    if (!rehashing()) break;
+  }
+  Table& t = rehashing() ? t_[1] : t_[0];
+  size_t idx = h & t.mask;
+  e->next = t.b[idx];
+  t.b[idx] = e;
+  t.used++;
+  return nullptr;
 }
 
 template <typename Node>
