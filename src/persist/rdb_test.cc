@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <unistd.h>
@@ -186,6 +188,135 @@ TEST(Rdb, SaveFileIsAtomicAndLoadsByMapping) {
   EXPECT_EQ(LoadRdbFile(std::string(dir) + "/missing.rdb", c, {}, &res).code(), Code::kNotFound);
   unlink(path.c_str());
   rmdir(dir);
+}
+
+// Raw RDB bytes, for the encodings kvstore never writes (files from older Redis versions).
+class RdbBuilder {
+ public:
+  explicit RdbBuilder(int version = 9) {
+    char magic[10];
+    snprintf(magic, sizeof(magic), "REDIS%04d", version);
+    out_.append(magic, 9);
+  }
+  RdbBuilder& Byte(uint8_t b) {
+    out_.push_back(static_cast<char>(b));
+    return *this;
+  }
+  RdbBuilder& Len(uint64_t n) {
+    if (n < 64) return Byte(static_cast<uint8_t>(n));
+    Byte(0x80);
+    for (int i = 3; i >= 0; i--) Byte(static_cast<uint8_t>(n >> (8 * i)));
+    return *this;
+  }
+  RdbBuilder& Str(std::string_view s) {
+    Len(s.size());
+    out_.append(s);
+    return *this;
+  }
+  RdbBuilder& Raw(std::string_view s) {
+    out_.append(s);
+    return *this;
+  }
+  std::string Finish() {
+    Byte(255);
+    uint64_t crc = 0;  // "saved without checksum": not verified
+    out_.append(reinterpret_cast<const char*>(&crc), 8);
+    return out_;
+  }
+
+ private:
+  std::string out_;
+};
+
+// A ziplist holding `elems` (strings only; prevlen fields are not checked by readers).
+std::string Ziplist(const std::vector<std::string>& elems) {
+  std::string body;
+  for (const auto& e : elems) {
+    body.push_back('\0');
+    body.push_back(static_cast<char>(e.size()));  // 6-bit string length
+    body += e;
+  }
+  std::string zl(10, '\0');
+  zl += body;
+  zl.push_back('\xff');
+  uint32_t bytes = static_cast<uint32_t>(zl.size());
+  memcpy(zl.data(), &bytes, 4);
+  uint16_t n = static_cast<uint16_t>(elems.size());
+  memcpy(zl.data() + 8, &n, 2);
+  return zl;
+}
+
+TEST(Rdb, LoadsTheEncodingsOfOlderFiles) {
+  std::string zipmap = std::string("\x01\x01" "f" "\x01\x00" "v", 6) + "\xff";
+  RdbBuilder b;
+  b.Byte(250).Str("redis-ver").Str("5.0.0");
+  b.Byte(254).Len(0);
+  b.Byte(253).Raw(std::string("\x00\x00\x00\x7f", 4));  // EXPIRETIME (s), year 2037
+  b.Byte(0).Str("old-expire").Str("v");
+  b.Byte(1).Str("linked-list").Len(2).Str("a").Str("b");
+  b.Byte(3).Str("zset-strscores").Len(2).Str("m1").Raw("\x03" "1.5").Str("m2").Raw("\xfe");
+  b.Byte(9).Str("zipmap-hash").Str(zipmap);
+  b.Byte(10).Str("ziplist-list").Str(Ziplist({"x", "y", "z"}));
+  b.Byte(12).Str("ziplist-zset").Str(Ziplist({"b", "2", "a", "1"}));
+  b.Byte(13).Str("ziplist-hash").Str(Ziplist({"k1", "v1", "k2", "v2"}));
+  b.Byte(14).Str("quicklist").Len(2).Str(Ziplist({"1", "2"})).Str(Ziplist({"3"}));
+  b.Byte(248).Len(100);  // IDLE
+  b.Byte(0).Str("idle").Str("v");
+  b.Byte(249).Byte(7);  // FREQ
+  b.Byte(0).Str("freq").Str("v");
+  b.Byte(247).Len(12345).Len(2).Len(0).Len(5).Str("blob").Len(2).Len(99).Len(0);  // MODULE_AUX
+  b.Byte(245).Str("#!lua name=lib\nredis.register_function('f', function() end)");
+  std::string rdb = b.Finish();
+  Keyspace ks(16);
+  MemorySource src(rdb);
+  RdbLoadResult res;
+  std::vector<std::string> warnings;
+  RdbLoadOptions opts;
+  opts.warn = [&](const std::string& w) { warnings.push_back(w); };
+  Status st = LoadRdb(src, ks, opts, &res);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(res.version, 9);
+  EXPECT_EQ(res.keys_loaded, 10u);
+  EXPECT_EQ(warnings.size(), 2u);  // module aux data, function library
+  store::Db& db = ks.db(0);
+  EXPECT_EQ(db.GetExpire(db.Find("old-expire")), int64_t{0x7f000000} * 1000);
+  EXPECT_EQ(db.Find("linked-list")->value.object()->Size(), 2u);
+  auto* z = db.Find("zset-strscores")->value.As<store::ZSetValue>();
+  EXPECT_EQ(z->Score("m1"), 1.5);
+  EXPECT_EQ(z->Score("m2"), HUGE_VAL);
+  EXPECT_EQ(*db.Find("zipmap-hash")->value.As<store::HashValue>()->Get("f"), "v");
+  EXPECT_EQ(db.Find("ziplist-list")->value.As<store::ListValue>()->At(2), "z");
+  EXPECT_EQ(db.Find("ziplist-zset")->value.As<store::ZSetValue>()->At(0).member, "a");
+  EXPECT_EQ(*db.Find("ziplist-hash")->value.As<store::HashValue>()->Get("k2"), "v2");
+  EXPECT_EQ(db.Find("quicklist")->value.As<store::ListValue>()->Size(), 3u);
+}
+
+TEST(Rdb, RejectsDuplicatesAndUnknownTypes) {
+  struct Case {
+    std::string name, rdb, expect;
+  };
+  std::vector<Case> cases = {
+      {"duplicate key",
+       RdbBuilder().Byte(0).Str("k").Str("a").Byte(0).Str("k").Str("b").Finish(), "duplicated"},
+      {"duplicate set member", RdbBuilder().Byte(2).Str("s").Len(2).Str("x").Str("x").Finish(),
+       "duplicate"},
+      {"duplicate hash field",
+       RdbBuilder().Byte(4).Str("h").Len(2).Str("f").Str("1").Str("f").Str("2").Finish(),
+       "duplicate"},
+      {"unknown type", RdbBuilder().Byte(42).Str("k").Str("v").Finish(), "unknown value type"},
+      {"stream", RdbBuilder().Byte(15).Str("k").Finish(), "stream"},
+      {"db out of range", RdbBuilder().Byte(254).Len(99).Finish(), "databases"},
+      {"absurd list length", RdbBuilder().Byte(1).Str("l").Len(0xFFFFFFFF).Finish(), "count"},
+  };
+  for (const auto& c : cases) {
+    Keyspace ks(16);
+    MemorySource src(c.rdb);
+    RdbLoadResult res;
+    Status st = LoadRdb(src, ks, {}, &res);
+    ASSERT_FALSE(st.ok()) << c.name;
+    EXPECT_NE(st.message().find(c.expect), std::string::npos) << c.name << ": " << st.message();
+    EXPECT_NE(st.message().find("offset"), std::string::npos) << c.name;
+  }
 }
 
 TEST(Dump, RoundTripsEveryTypeAndRejectsBadPayloads) {

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -231,6 +233,18 @@ TEST(PersistenceInteropDump, RestoreErrorsMatchRedis) {
   EXPECT_GT(k.Call({"PTTL", "k10"}).integer, 90000);
 }
 
+TEST(PersistenceInteropDump, RestoreSetsIdleTimeAndFrequency) {
+  ServerProcess kv(Kind::kKvstore);
+  RespClient c(kv.port());
+  c.Call({"SET", "src", "v"});
+  std::string payload = c.Call({"DUMP", "src"}).str;
+  ASSERT_EQ(c.Call({"RESTORE", "idle", "0", payload, "IDLETIME", "1000"}).str, "OK");
+  EXPECT_GE(c.Call({"OBJECT", "IDLETIME", "idle"}).integer, 1000);
+  ASSERT_EQ(c.Call({"CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"}).str, "OK");
+  ASSERT_EQ(c.Call({"RESTORE", "freq", "0", payload, "FREQ", "100"}).str, "OK");
+  EXPECT_EQ(c.Call({"OBJECT", "FREQ", "freq"}).integer, 100);
+}
+
 // A snapshot started by BGSAVE holds the dataset as it was at the fork, whatever is written
 // while the child runs; the server keeps serving meanwhile.
 TEST(Persistence, BgsaveSnapshotsThePointOfTheFork) {
@@ -353,6 +367,47 @@ TEST(Persistence, FailedBgsaveStopsWritesWithMisconf) {
   ASSERT_EQ(c.Call({"CONFIG", "SET", "stop-writes-on-bgsave-error", "no"}).str, "OK");
   EXPECT_EQ(c.Call({"SET", "b", "2"}).str, "OK");
   EXPECT_EQ(c.Call({"SHUTDOWN", "NOSAVE"}).type, 0);
+}
+
+// A save that dies half way (the child killed with SIGKILL, as a crash would) leaves the previous
+// dump.rdb untouched and no temp file behind.
+TEST(Persistence, CrashMidSaveLeavesThePreviousFileIntact) {
+  ServerProcess kv(Kind::kKvstore);
+  RespClient c(kv.port());
+  std::mt19937_64 rng(5);
+  for (int batch = 0; batch < 150; batch++) {
+    Cmd mset = {"MSET"};
+    for (int i = 0; i < 1000; i++) {
+      mset.push_back("k:" + std::to_string(batch) + ":" + std::to_string(i));
+      mset.push_back(RandomBytes(rng, 1000));
+    }
+    ASSERT_EQ(c.Call(mset).str, "OK");
+  }
+  ASSERT_EQ(c.Call({"SAVE"}).str, "OK");
+  std::string path = kv.dir() + "/dump.rdb";
+  std::string good = ReadFile(path);
+  c.Call({"SET", "changed", "1"});
+  ASSERT_EQ(c.Call({"BGSAVE"}).str, "Background saving started");
+  // The child writes temp-<pid>.rdb; kill it while it does.
+  pid_t child = -1;
+  for (int i = 0; i < 5000 && child < 0; i++) {
+    for (const auto& f : std::filesystem::directory_iterator(kv.dir())) {
+      std::string name = f.path().filename();
+      if (name.rfind("temp-", 0) == 0) child = std::stoi(name.substr(5));
+    }
+    if (child < 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  ASSERT_GT(child, 0) << "no temp file seen";
+  bool killed = kill(child, SIGKILL) == 0;
+  ASSERT_TRUE(WaitFor([&] { return InfoField(c, "persistence", "rdb_bgsave_in_progress") == "0"; }));
+  if (!killed || InfoField(c, "persistence", "rdb_last_bgsave_status") == "ok") {
+    GTEST_SKIP() << "the child finished before it could be killed";
+  }
+  EXPECT_EQ(ReadFile(path), good);
+  for (const auto& f : std::filesystem::directory_iterator(kv.dir())) {
+    EXPECT_NE(f.path().filename().string().rfind("temp-", 0), 0u) << f.path();
+  }
+  EXPECT_NE(kv.LogText().find("terminated by signal 9"), std::string::npos);
 }
 
 // Starts kvstore on `dir` expecting it to refuse to start; returns its log.
