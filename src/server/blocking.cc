@@ -79,6 +79,7 @@ bool Server::TryServe(Client& c) {
   int saved_db = c.session().db;
   c.session().db = b.db;
   auto again = Run(c, views, w);
+  EndReplicationUnit();
   c.session().db = saved_db;
   current_client_ = caller;
   if (again) return false;  // still nothing for it: it keeps its place in the queues

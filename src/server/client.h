@@ -60,6 +60,8 @@ class Client : public net::FdHandler {
   cmd::Session& session() { return session_; }
   int session_db() const { return session_.db; }
   const std::string& peer() const { return peer_; }
+  // The socket, for the replication snapshot child and +FULLRESYNC (written directly).
+  int fd() const { return fd_.get(); }
   const std::string& local() const { return local_; }
   uint32_t flags() const { return flags_; }
   void set_flag(Flag f, bool on) { flags_ = on ? flags_ | f : flags_ & ~f; }

@@ -8,6 +8,7 @@ void RegisterAdminCommands(cmd::CommandTable& t);             // admin_cmds.cc
 void RegisterPubSubCommands(cmd::CommandTable& t);            // pubsub.cc
 void RegisterMultiCommands(cmd::CommandTable& t);             // multi.cc
 void RegisterPersistCommands(cmd::CommandTable& t);           // persist_cmds.cc
+void RegisterReplCommands(cmd::CommandTable& t);              // repl_primary.cc
 
 void RegisterServerCommands(cmd::CommandTable& t) {
   RegisterConnectionServerCommands(t);
@@ -16,6 +17,7 @@ void RegisterServerCommands(cmd::CommandTable& t) {
   RegisterPubSubCommands(t);
   RegisterMultiCommands(t);
   RegisterPersistCommands(t);
+  RegisterReplCommands(t);
 }
 
 }  // namespace kv::server

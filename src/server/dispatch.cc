@@ -7,6 +7,7 @@
 #include "common/strutil.h"
 #include "server/client.h"
 #include "server/persistence.h"
+#include "server/repl_primary.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -22,6 +23,7 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   if (skip_reply) session.reply_mode = cmd::ReplyMode::kOn;
   resp::ReplyWriter w(&out, session.resp);
   auto block = Run(c, args, w);
+  EndReplicationUnit();
   if (block) BlockClient(c, args, std::move(*block));
   // CLIENT REPLY OFF (as in force after the command, so "CLIENT REPLY ON" itself is answered)
   // and SKIP drop whatever the command wrote, errors included.
@@ -109,7 +111,15 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   int64_t start_us = WallUs();
   cmd::Context ctx(args, w, *keyspace_, session, *this, stats_.exec, start_us / 1000);
   ctx.spec = spec;
+  int db = session.db;  // a write propagates in the db it ran in (SELECT/MOVE change it)
   spec->handler(ctx);
+  if (ctx.dirty > 0 && !(flags & cmd::kNoPropagate) && primary_->feed().active()) {
+    if (ctx.rewrite) {
+      primary_->feed().Add(db, std::span<const std::string>(*ctx.rewrite));
+    } else {
+      primary_->feed().Add(db, args);
+    }
+  }
   int64_t dur_us = std::max<int64_t>(0, WallUs() - start_us);
 
   mspec->stats.calls++;

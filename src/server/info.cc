@@ -27,6 +27,7 @@
 #include "common/strutil.h"
 #include "server/client.h"
 #include "server/persistence.h"
+#include "server/repl_primary.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -279,16 +280,7 @@ void StatsSection(Server& s, std::string* out) {
           u(st.unexpected_error_replies), u(st.total_error_replies));
 }
 
-void ReplicationSection(Server& s, std::string* out) {
-  // A primary without replicas and without a backlog (none is created until a replica asks).
-  Appendf(out,
-          "role:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\n"
-          "master_replid:%s\r\nmaster_replid2:0000000000000000000000000000000000000000\r\n"
-          "master_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\n"
-          "repl_backlog_size:%lld\r\nrepl_backlog_first_byte_offset:0\r\n"
-          "repl_backlog_histlen:0\r\n",
-          s.run_id().c_str(), static_cast<long long>(s.config().GetInt("repl-backlog-size")));
-}
+void ReplicationSection(Server& s, std::string* out) { s.primary().AppendInfo(out, WallMs()); }
 
 void CpuSection(Server&, std::string* out) {
   rusage self{}, children{};

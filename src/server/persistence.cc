@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/strutil.h"
+#include "server/repl_primary.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -168,7 +169,7 @@ void Persistence::RunChild(int progress_fd) {
 }
 
 Status Persistence::StartBackgroundSave() {
-  if (child_running()) return Status::Invalid("Background save already in progress");
+  if (child_running() || server_.primary().child_running()) return Status::Invalid("Background save already in progress");
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return Status::FromErrno("pipe", errno);
   fcntl(fds[0], F_SETFL, O_NONBLOCK);

@@ -12,6 +12,7 @@
 #include "common/strutil.h"
 #include "server/client.h"
 #include "server/persistence.h"
+#include "server/repl_primary.h"
 
 namespace kv::server {
 
@@ -43,6 +44,7 @@ Server::Server(std::unique_ptr<Config> config)
   keyspace_ = std::make_unique<store::Keyspace>(static_cast<int>(config_->GetInt("databases")));
   keyspace_->set_observer(this);
   persistence_ = std::make_unique<Persistence>(*this);
+  primary_ = std::make_unique<ReplPrimary>(*this);
   cmd::RegisterDataCommands(commands_);
   RegisterServerCommands(commands_);
 }
@@ -239,6 +241,7 @@ void Server::UnregisterClient(Client* c) {
   UnblockClient(*c);
   std::erase(monitors_, c);
   if (current_client_ == c) current_client_ = nullptr;
+  primary_->OnClientClosed(c);
 }
 
 void Server::AddMonitor(Client* c) {
@@ -259,6 +262,8 @@ int64_t Server::Cron() {
   if (active_expire_) keyspace_->ActiveExpireCycle(period_ms * 1000 / 4, now);  // 25% of CPU
   if (config_->GetBool("activerehashing")) keyspace_->Cron(1000);
   persistence_->Cron(now);
+  primary_->Cron(now);
+  EndReplicationUnit();
   // Instantaneous metrics.
   int i = stats_.sample_idx++ % ServerStats::kSamples;
   stats_.sample_time[i] = MonoMs();
@@ -289,9 +294,16 @@ void Server::RecordLatency(const std::string& event, int64_t ms) {
   e.max_ms = std::max(e.max_ms, ms);
 }
 
+void Server::EndReplicationUnit() { primary_->feed().EndUnit(); }
+
 void Server::OnKeyExpired(int db, std::string_view key) {
   KeyModified(db, key);
   Notify(cmd::kNotifyExpired, "expired", key, db);
+  // Replicas do not expire keys themselves: they get a DEL. Outside a command (the cron's
+  // active expiry) each DEL is a unit of its own, as in Redis.
+  std::string_view del[] = {"DEL", key};
+  primary_->feed().Add(db, del);
+  if (!current_client_) EndReplicationUnit();
 }
 
 void Server::WaitForShutdown() {

@@ -31,6 +31,7 @@ namespace kv::server {
 
 class Client;
 class Persistence;
+class ReplPrimary;
 
 // The Redis version kvstore is compatible with (INFO redis_version, HELLO, RDB redis-ver).
 inline constexpr const char* kRedisCompatVersion = "7.0.15";
@@ -100,6 +101,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   size_t num_groups() const { return groups_.size(); }
   PollGroup& group(size_t i) { return *groups_[i]; }
   Persistence& persistence() { return *persistence_; }
+  ReplPrimary& primary() { return *primary_; }
   // In a forked child: closes the listening sockets so the port is free when the parent exits.
   void CloseListenersInChild();
 
@@ -177,6 +179,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // Returns the block request of a blocking command that must wait.
   std::optional<cmd::BlockRequest> Run(Client& c, std::span<const std::string_view> args,
                                        resp::ReplyWriter& w);
+  // Ends a replication unit: its writes go to the stream (wrapped in MULTI/EXEC when several).
+  void EndReplicationUnit();
   // Blocking (blocking.cc). Keyspace lock held.
   void BlockClient(Client& c, std::span<const std::string_view> args, cmd::BlockRequest req);
   void ServeReadyKeys();
@@ -193,6 +197,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::mutex mu_;
   std::unique_ptr<store::Keyspace> keyspace_;
   std::unique_ptr<Persistence> persistence_;
+  std::unique_ptr<ReplPrimary> primary_;
   cmd::CommandTable commands_;
   ServerStats stats_;
   std::vector<std::unique_ptr<PollGroup>> groups_;

@@ -1,0 +1,77 @@
+// The primary side of replication: replicas attach with REPLCONF and PSYNC (Redis 7.0's
+// protocol, so a `redis-server` replica follows a kvstore primary), get a full resync (the
+// snapshot streamed by a forked child straight to their sockets, "diskless", in the $EOF: framing)
+// or a partial one from the backlog (+CONTINUE), then the live stream of writes.
+//
+// Replica states: kWaitSnapshot (waiting for repl-diskless-sync-delay or for another child to
+// end), kSendingSnapshot (a child writes the RDB to the socket; stream bytes are held back), and
+// kOnline (stream bytes go out as they are produced).
+//
+// Thread safety: everything runs with the keyspace lock held.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cmd/context.h"
+#include "repl/feed.h"
+
+namespace kv::server {
+
+class Client;
+class Server;
+
+class ReplPrimary {
+ public:
+  explicit ReplPrimary(Server& server);
+  ~ReplPrimary();
+
+  repl::Feed& feed() { return feed_; }
+  const std::string& replid() const { return replid_; }
+  bool child_running() const { return child_pid_ > 0; }
+
+  void Replconf(cmd::Context& c);
+  void Psync(cmd::Context& c);
+  // Periodic work: starts waiting full syncs, reaps the snapshot child, pings replicas.
+  void Cron(int64_t now_ms);
+  void OnClientClosed(Client* c);
+  void AppendInfo(std::string* out, int64_t now_ms) const;
+
+ private:
+  enum class State { kWaitSnapshot, kSendingSnapshot, kOnline };
+  struct Replica {
+    Client* client;
+    State state;
+    int64_t since_ms;        // when it asked for a full sync
+    std::string held;        // stream bytes produced while its snapshot is being sent
+    int64_t ack_offset = 0;
+    int64_t ack_ms = 0;
+    int listening_port = 0;
+    std::string ip;
+  };
+
+  Replica* Find(Client* c);
+  Replica* Register(Client& c);
+  void OnStream(std::string_view bytes);
+  void StartSnapshot(int64_t now_ms);
+  void RunChild(const std::vector<int>& fds, int64_t offset);
+  void SnapshotDone(bool ok);
+  bool TryPartial(cmd::Context& c, Client& client, std::string_view replid, int64_t offset);
+
+  Server& server_;
+  repl::Feed feed_;
+  std::string replid_, replid2_;
+  int64_t second_offset_ = -1;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::map<uint64_t, int> pending_port_;  // REPLCONF listening-port before PSYNC, by client id
+  pid_t child_pid_ = -1;
+  int64_t last_ping_ms_ = 0;
+};
+
+}  // namespace kv::server
