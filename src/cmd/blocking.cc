@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cmd/context.h"
+#include "cmd/key_finders.h"
 #include "cmd/list_ops.h"
 #include "cmd/registry.h"
 #include "cmd/zset_ops.h"
@@ -194,6 +195,7 @@ void RegisterBlockingCommands(CommandTable& t) {
     const char* group;
     const char* summary;
     const char* since;
+    KeyFinder getkeys = nullptr;
   };
   static const Row kRows[] = {
       {"blpop", -3, kWrite | kBlocking, 1, -2, 1, BLPop, "list",
@@ -207,7 +209,7 @@ void RegisterBlockingCommands(CommandTable& t) {
        "Pop an element from a list, push it to another list and return it; or block until one "
        "is available", "2.2.0"},
       {"blmpop", -5, kWrite | kBlocking, 0, 0, 0, BLMPop, "list",
-       "Pop elements from a list, or block until one is available", "7.0.0"},
+       "Pop elements from a list, or block until one is available", "7.0.0", NumkeysAt2Keys},
       {"bzpopmin", -3, kWrite | kFast | kBlocking, 1, -2, 1, BZPopMin, "sorted-set",
        "Remove and return the member with the lowest score from one or more sorted sets, or "
        "block until one is available", "5.0.0"},
@@ -216,12 +218,12 @@ void RegisterBlockingCommands(CommandTable& t) {
        "block until one is available", "5.0.0"},
       {"bzmpop", -5, kWrite | kBlocking, 0, 0, 0, BZMPop, "sorted-set",
        "Remove and return members with scores in a sorted set or block until one is available",
-       "7.0.0"},
+       "7.0.0", NumkeysAt2Keys},
   };
   for (const Row& r : kRows) {
     t.Add({.name = r.name, .arity = r.arity, .flags = r.flags, .first_key = r.first,
-           .last_key = r.last, .key_step = r.step, .handler = r.fn, .group = r.group,
-           .summary = r.summary, .since = r.since});
+           .last_key = r.last, .key_step = r.step, .handler = r.fn, .getkeys = r.getkeys,
+           .group = r.group, .summary = r.summary, .since = r.since});
   }
 }
 

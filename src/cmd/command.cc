@@ -13,7 +13,8 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
       {kAdmin, "admin"},         {kPubSub, "pubsub"},       {kNoScript, "noscript"},
       {kBlocking, "blocking"},   {kLoading, "loading"},     {kStale, "stale"},
       {kSkipMonitor, "skip_monitor"}, {kSkipSlowlog, "skip_slowlog"}, {kFast, "fast"},
-      {kNoAuth, "no_auth"},      {kNoMulti, "no_multi"},    {kAllowBusy, "allow_busy"},
+      {kNoAuth, "no_auth"},      {kNoMulti, "no_multi"},    {kMovableKeys, "movablekeys"},
+      {kAllowBusy, "allow_busy"},
   };
   std::vector<std::string_view> out;
   for (const auto& [f, n] : kNames) {
@@ -31,6 +32,11 @@ std::vector<int> CommandSpec::KeyIndexes(int argc) const {
   return keys;
 }
 
+std::vector<int> CommandSpec::FindKeys(std::span<const std::string_view> args) const {
+  if (getkeys) return getkeys(args);
+  return KeyIndexes(static_cast<int>(args.size()));
+}
+
 CommandSpec* CommandSpec::FindSub(std::string_view sub) const {
   for (const auto& s : subcommands) {
     std::string_view n = s->name;
@@ -41,6 +47,7 @@ CommandSpec* CommandSpec::FindSub(std::string_view sub) const {
 }
 
 CommandSpec* CommandTable::Add(CommandSpec spec) {
+  if (spec.getkeys) spec.flags |= kMovableKeys;
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
   CommandSpec* p = owned.get();
   by_name_[p->name] = p;
@@ -51,6 +58,7 @@ CommandSpec* CommandTable::Add(CommandSpec spec) {
 
 CommandSpec* CommandTable::AddSub(CommandSpec* parent, CommandSpec spec) {
   spec.name = parent->name + "|" + spec.name;
+  if (spec.getkeys) spec.flags |= kMovableKeys;
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
   owned->parent = parent;
   CommandSpec* p = owned.get();
@@ -99,7 +107,7 @@ void AddRows(CommandTable& table, std::span<const CommandRow> rows, const char* 
   for (const CommandRow& r : rows) {
     table.Add({.name = r.name, .arity = r.arity, .flags = r.flags, .first_key = r.first_key,
                .last_key = r.last_key, .key_step = r.key_step, .handler = r.handler,
-               .group = group, .summary = r.summary, .since = r.since});
+               .getkeys = r.getkeys, .group = group, .summary = r.summary, .since = r.since});
   }
 }
 

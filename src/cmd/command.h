@@ -16,6 +16,11 @@ namespace kv::cmd {
 class Context;
 using Handler = void (*)(Context&);
 
+// Finds the keys of a command whose key positions depend on its arguments ("movable keys"):
+// given the whole invocation (args[0] is the name, arity already checked), returns the key
+// argument indexes in Redis' order, empty when the arguments name no keys. See key_finders.h.
+using KeyFinder = std::vector<int> (*)(std::span<const std::string_view> args);
+
 // Command flags, named as in Redis' COMMAND INFO.
 enum Flag : uint32_t {
   kWrite = 1u << 0,        // may modify the keyspace
@@ -34,6 +39,7 @@ enum Flag : uint32_t {
   kBlocking = 1u << 13,    // may block the client
   kNoPropagate = 1u << 14, // never replicated even if it changed data
   kAllowBusy = 1u << 15,   // allowed while the server is busy
+  kMovableKeys = 1u << 16, // keys found by a KeyFinder; CommandTable sets it, never a table row
 };
 
 // Names of the flags set in `flags`, in Redis' order, for COMMAND INFO.
@@ -54,6 +60,9 @@ struct CommandSpec {
   int last_key = 0;    // negative counts from the end (-1: last argument)
   int key_step = 0;
   Handler handler = nullptr;
+  // Set for movable-key commands; first_key..last_key then only describe Redis' legacy range
+  // (what COMMAND INFO reports), and the finder is the authority on which arguments are keys.
+  KeyFinder getkeys = nullptr;
   std::string group;   // "string", "keyspace", "connection", "server", ...
   std::string summary; // one line, for COMMAND DOCS
   std::string since;   // version the command appeared in Redis
@@ -62,8 +71,13 @@ struct CommandSpec {
   CommandStats stats;  // updated under the keyspace lock
 
   bool IsWrite() const { return flags & kWrite; }
-  // Key argument indexes for a concrete invocation with argc arguments.
+  bool HasKeys() const { return first_key > 0 || getkeys != nullptr; }
+  // Key argument indexes of the legacy range (first_key, last_key, key_step) for an invocation
+  // with argc arguments. Complete only for commands without a key finder.
   std::vector<int> KeyIndexes(int argc) const;
+  // Key argument indexes of a concrete invocation whose arity has been checked: the finder's
+  // answer for movable-key commands, the legacy range otherwise.
+  std::vector<int> FindKeys(std::span<const std::string_view> args) const;
   CommandSpec* FindSub(std::string_view name) const;
 };
 
@@ -104,6 +118,7 @@ struct CommandRow {
   Handler handler;
   const char* summary;
   const char* since;
+  KeyFinder getkeys = nullptr;  // movable-key commands only
 };
 void AddRows(CommandTable& table, std::span<const CommandRow> rows, const char* group);
 

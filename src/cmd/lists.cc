@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cmd/context.h"
+#include "cmd/key_finders.h"
 #include "cmd/list_ops.h"
 #include "cmd/registry.h"
 #include "common/strutil.h"
@@ -567,7 +568,8 @@ void RegisterListCommands(CommandTable& t) {
        "Pop an element from a list, push it to another list and return it", "6.2.0"},
       {"rpoplpush", 3, kW, 1, 2, 1, RPopLPush,
        "Remove the last element in a list, prepend it to another list and return it", "1.2.0"},
-      {"lmpop", -4, kWrite, 0, 0, 0, LMPop, "Pop elements from a list", "7.0.0"},
+      {"lmpop", -4, kWrite, 0, 0, 0, LMPop, "Pop elements from a list", "7.0.0",
+       NumkeysAt1Keys},
   };
   AddRows(t, kRows, "list");
 }

@@ -408,7 +408,7 @@ TEST_F(ListsTest, RegistrationMatchesRedis) {
       {"lpos", -3, {"readonly"}, 1, 1, 1},
       {"lmove", 5, {"write", "denyoom"}, 1, 2, 1},
       {"rpoplpush", 3, {"write", "denyoom"}, 1, 2, 1},
-      {"lmpop", -4, {"write"}, 0, 0, 0},
+      {"lmpop", -4, {"write", "movablekeys"}, 0, 0, 0},
   };
   for (const Want& w : wants) {
     const CommandSpec* s = r.table.Find(w.name);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cmd/context.h"
+#include "cmd/key_finders.h"
 #include "cmd/registry.h"
 #include "common/strutil.h"
 #include "store/set_type.h"
@@ -509,9 +510,9 @@ void RegisterSetCommands(CommandTable& t) {
       {"smove", 4, kWrite | kFast, 1, 2, 1, SMove, "Move a member from one set to another",
        "1.0.0"},
       {"sinter", -2, kR, 1, -1, 1, SInter, "Intersect multiple sets", "1.0.0"},
-      // Keys follow numkeys: Redis reports 0 0 0 (movablekeys), which the table cannot express.
       {"sintercard", -3, kR, 0, 0, 0, SInterCard,
-       "Intersect multiple sets and return the cardinality of the result", "7.0.0"},
+       "Intersect multiple sets and return the cardinality of the result", "7.0.0",
+       NumkeysAt1Keys},
       {"sunion", -2, kR, 1, -1, 1, SUnion, "Add multiple sets", "1.0.0"},
       {"sdiff", -2, kR, 1, -1, 1, SDiff, "Subtract multiple sets", "1.0.0"},
       {"sinterstore", -3, kW, 1, -1, 1, SInterStore,

@@ -396,7 +396,7 @@ TEST(SetCommands, RegisteredLikeRedis) {
       {"srandmember", -2, {"readonly"}, 1, 1, 1},
       {"smove", 4, {"write", "fast"}, 1, 2, 1},
       {"sinter", -2, {"readonly"}, 1, -1, 1},
-      {"sintercard", -3, {"readonly"}, 0, 0, 0},
+      {"sintercard", -3, {"readonly", "movablekeys"}, 0, 0, 0},
       {"sunion", -2, {"readonly"}, 1, -1, 1},
       {"sdiff", -2, {"readonly"}, 1, -1, 1},
       {"sinterstore", -3, {"write", "denyoom"}, 1, -1, 1},

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cmd/context.h"
+#include "cmd/key_finders.h"
 #include "cmd/registry.h"
 #include "common/strutil.h"
 #include "store/hash_type.h"
@@ -207,10 +208,10 @@ void SortRo(Context& c) { Sort(c, true); }
 
 void RegisterSortCommands(CommandTable& t) {
   t.Add({.name = "sort", .arity = -2, .flags = kWrite | kDenyOom, .first_key = 1, .last_key = 1,
-         .key_step = 1, .handler = SortCmd, .group = "generic",
+         .key_step = 1, .handler = SortCmd, .getkeys = SortKeys, .group = "generic",
          .summary = "Sort the elements in a list, set or sorted set", .since = "1.0.0"});
   t.Add({.name = "sort_ro", .arity = -2, .flags = kReadOnly, .first_key = 1, .last_key = 1,
-         .key_step = 1, .handler = SortRo, .group = "generic",
+         .key_step = 1, .handler = SortRo, .getkeys = SortRoKeys, .group = "generic",
          .summary = "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
          .since = "7.0.0"});
 }

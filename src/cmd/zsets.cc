@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cmd/context.h"
+#include "cmd/key_finders.h"
 #include "cmd/registry.h"
 #include "cmd/zset_ops.h"
 #include "common/hash.h"
@@ -1181,24 +1182,29 @@ void RegisterZsetCommands(CommandTable& t) {
       {"zpopmax", -2, kWrite | kFast, 1, 1, 1, Zpopmax,
        "Remove and return members with the highest scores in a sorted set", "5.0.0"},
       {"zmpop", -4, kWrite, 0, 0, 0, Zmpop, "Remove and return members with scores in a sorted set",
-       "7.0.0"},
+       "7.0.0", NumkeysAt1Keys},
       {"zremrangebyrank", 4, kWrite, 1, 1, 1, ZremRangeByRank,
        "Remove all members in a sorted set within the given indexes", "2.0.0"},
       {"zremrangebyscore", 4, kWrite, 1, 1, 1, ZremRangeByScore,
        "Remove all members in a sorted set within the given scores", "1.2.0"},
       {"zremrangebylex", 4, kWrite, 1, 1, 1, ZremRangeByLex,
        "Remove all members in a sorted set between the given lexicographical range", "2.8.9"},
-      {"zunion", -3, kR, 0, 0, 0, Zunion, "Add multiple sorted sets", "6.2.0"},
-      {"zinter", -3, kR, 0, 0, 0, Zinter, "Intersect multiple sorted sets", "6.2.0"},
-      {"zdiff", -3, kR, 0, 0, 0, Zdiff, "Subtract multiple sorted sets", "6.2.0"},
+      {"zunion", -3, kR, 0, 0, 0, Zunion, "Add multiple sorted sets", "6.2.0", NumkeysAt1Keys},
+      {"zinter", -3, kR, 0, 0, 0, Zinter, "Intersect multiple sorted sets", "6.2.0",
+       NumkeysAt1Keys},
+      {"zdiff", -3, kR, 0, 0, 0, Zdiff, "Subtract multiple sorted sets", "6.2.0", NumkeysAt1Keys},
       {"zunionstore", -4, kW, 1, 1, 1, Zunionstore,
-       "Add multiple sorted sets and store the resulting sorted set in a new key", "2.0.0"},
+       "Add multiple sorted sets and store the resulting sorted set in a new key", "2.0.0",
+       StoreNumkeysKeys},
       {"zinterstore", -4, kW, 1, 1, 1, Zinterstore,
-       "Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0"},
+       "Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0",
+       StoreNumkeysKeys},
       {"zdiffstore", -4, kW, 1, 1, 1, Zdiffstore,
-       "Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0"},
+       "Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0",
+       StoreNumkeysKeys},
       {"zintercard", -3, kR, 0, 0, 0, Zintercard,
-       "Intersect multiple sorted sets and return the cardinality of the result", "7.0.0"},
+       "Intersect multiple sorted sets and return the cardinality of the result", "7.0.0",
+       NumkeysAt1Keys},
       {"zrandmember", -2, kR, 1, 1, 1, Zrandmember,
        "Get one or multiple random elements from a sorted set", "6.2.0"},
       {"zscan", -3, kR, 1, 1, 1, Zscan,

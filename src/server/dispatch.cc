@@ -2,6 +2,7 @@
 // runs it, and does the bookkeeping every command shares (statistics, slowlog, latency monitor,
 // MONITOR feed, CLIENT REPLY modes).
 #include <algorithm>
+#include <cstdlib>
 
 #include "common/clock.h"
 #include "common/strutil.h"
@@ -143,9 +144,14 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
 std::string_view Server::FirstKey(std::span<const std::string_view> args) const {
   if (args.empty()) return {};
   const cmd::CommandSpec* spec = commands_.Find(args[0]);
-  if (!spec || spec->first_key <= 0 || args.size() <= static_cast<size_t>(spec->first_key)) {
-    return {};
+  if (!spec) return {};
+  if (spec->getkeys) {
+    // A finder expects checked arity; a short request fails before touching any key anyway.
+    if (args.size() < static_cast<size_t>(std::abs(spec->arity))) return {};
+    std::vector<int> keys = spec->getkeys(args);
+    return keys.empty() ? std::string_view() : args[keys.front()];
   }
+  if (spec->first_key <= 0 || args.size() <= static_cast<size_t>(spec->first_key)) return {};
   return args[spec->first_key];
 }
 

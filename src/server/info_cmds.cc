@@ -305,6 +305,8 @@ bool ArityOk(int arity, size_t argc) {
   return arity > 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
 }
 
+// Redis' getKeysSubcommandImpl: the checks come in its order, and movable-key commands answer
+// from their key finder.
 void CommandGetKeys(Context& c) {
   std::span<const std::string_view> args = c.args.subspan(2);
   const CommandSpec* spec = ServerOf(c).commands().Find(args[0]);
@@ -313,7 +315,7 @@ void CommandGetKeys(Context& c) {
     c.Error("Invalid command specified");
     return;
   }
-  if (spec->first_key <= 0) {
+  if (!spec->HasKeys()) {
     c.Error("The command has no key arguments");
     return;
   }
@@ -321,7 +323,7 @@ void CommandGetKeys(Context& c) {
     c.Error("Invalid number of arguments specified for command");
     return;
   }
-  std::vector<int> keys = spec->KeyIndexes(static_cast<int>(args.size()));
+  std::vector<int> keys = spec->FindKeys(args);
   if (keys.empty()) {
     c.Error("Invalid arguments specified for command");
     return;

@@ -23,6 +23,7 @@ GenTable& Table() {
     AddSetGens(t);
     AddZsetGens(t);
     AddSortGens(t);
+    AddCommandKeysGens(t);
     t->gens.push_back({1, [](Gen& g) { return Args{"SELECT", std::to_string(g.Pick(3))}; }});
     t->gens.push_back({1, [](Gen& g) { return Args{"ECHO", g.Value()}; }});
     t->gens.push_back({1, [](Gen&) { return Args{"PING"}; }});

@@ -67,5 +67,6 @@ void AddListGens(GenTable* t);
 void AddSetGens(GenTable* t);
 void AddZsetGens(GenTable* t);
 void AddSortGens(GenTable* t);
+void AddCommandKeysGens(GenTable* t);  // COMMAND GETKEYS of the movable-key commands
 
 }  // namespace kv::test

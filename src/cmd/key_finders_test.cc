@@ -1,0 +1,86 @@
+// Unit tests of the movable-key finders and of how the command table carries them. The e2e
+// CommandTest.GetKeysMovableMatchesRedis compares the same cases with redis-server itself.
+#include "cmd/key_finders.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cmd/command_test_util.h"
+
+namespace kv::cmd {
+namespace {
+
+using Keys = std::vector<int>;
+
+Keys Find(KeyFinder f, std::vector<std::string_view> args) { return f(args); }
+
+TEST(KeyFinders, NumkeysFirst) {
+  EXPECT_EQ(Find(NumkeysAt1Keys, {"zunion", "2", "a", "b", "weights", "1", "2"}), (Keys{2, 3}));
+  EXPECT_EQ(Find(NumkeysAt1Keys, {"lmpop", "1", "a", "left"}), (Keys{2}));
+  EXPECT_EQ(Find(NumkeysAt1Keys, {"lmpop", "3", "a", "b", "c"}), (Keys{2, 3, 4}));
+  // numkeys past the end, zero or negative: no keys (the command answers an error).
+  EXPECT_EQ(Find(NumkeysAt1Keys, {"zunion", "3", "a", "b"}), Keys{});
+  EXPECT_EQ(Find(NumkeysAt1Keys, {"zunion", "0", "a"}), Keys{});
+  EXPECT_EQ(Find(NumkeysAt1Keys, {"zunion", "-1", "a"}), Keys{});
+  EXPECT_EQ(Find(NumkeysAt1Keys, {"zunion", "x", "a"}), Keys{});
+  EXPECT_EQ(Find(NumkeysAt1Keys, {"zunion", "9223372036854775807", "a"}), Keys{});
+  EXPECT_EQ(Find(NumkeysAt1Keys, {"zunion", "4294967295", "a"}), Keys{});
+  // Redis narrows a string2ll numkeys to int: 2^32 + 1 reads as 1.
+  EXPECT_EQ(Find(NumkeysAt1Keys, {"zunion", "4294967297", "a", "b"}), (Keys{2}));
+  // Not an integer to string2ll but one to atoi: Redis' legacy fallback still finds keys.
+  EXPECT_EQ(Find(NumkeysAt1Keys, {"zunion", "02", "a", "b"}), (Keys{2, 3}));
+  EXPECT_EQ(Find(NumkeysAt1Keys, {"zunion", " 1x", "a", "b"}), (Keys{2}));
+  EXPECT_EQ(Find(NumkeysAt1Keys, {"zunion", "+2", "a", "b"}), (Keys{2, 3}));
+}
+
+TEST(KeyFinders, NumkeysAfterTimeout) {
+  EXPECT_EQ(Find(NumkeysAt2Keys, {"blmpop", "0", "2", "a", "b", "left"}), (Keys{3, 4}));
+  EXPECT_EQ(Find(NumkeysAt2Keys, {"bzmpop", "1.5", "1", "a", "min"}), (Keys{3}));
+  EXPECT_EQ(Find(NumkeysAt2Keys, {"bzmpop", "0", "3", "a", "min"}), Keys{});
+}
+
+TEST(KeyFinders, DestinationOrderDependsOnThePath) {
+  // Key specs: the destination first.
+  EXPECT_EQ(Find(StoreNumkeysKeys, {"zunionstore", "d", "2", "a", "b"}), (Keys{1, 3, 4}));
+  // The legacy fallback puts it last, as Redis' genericGetKeys does.
+  EXPECT_EQ(Find(StoreNumkeysKeys, {"zunionstore", "d", "02", "a", "b"}), (Keys{3, 4, 1}));
+  EXPECT_EQ(Find(StoreNumkeysKeys, {"zunionstore", "d", "0", "a"}), Keys{});
+  EXPECT_EQ(Find(StoreNumkeysKeys, {"zunionstore", "d", "2", "a"}), Keys{});
+}
+
+TEST(KeyFinders, Sort) {
+  EXPECT_EQ(Find(SortKeys, {"sort", "k"}), (Keys{1}));
+  EXPECT_EQ(Find(SortKeys, {"sort", "k", "store", "d"}), (Keys{1, 3}));
+  EXPECT_EQ(Find(SortKeys, {"sort", "k", "STORE", "d", "store", "e"}), (Keys{1, 5}));
+  EXPECT_EQ(Find(SortKeys, {"sort", "k", "get", "store", "by", "store"}), (Keys{1}));
+  EXPECT_EQ(Find(SortKeys, {"sort", "k", "limit", "store", "x", "store"}), (Keys{1}));
+  EXPECT_EQ(Find(SortKeys, {"sort", "k", "store"}), (Keys{1}));
+  EXPECT_EQ(Find(SortRoKeys, {"sort_ro", "k", "store", "d"}), (Keys{1}));
+}
+
+TEST(KeyFinders, TableMarksMovableCommands) {
+  CommandRunner r;
+  for (const char* name : {"lmpop", "blmpop", "zmpop", "bzmpop", "zunion", "zinter", "zdiff",
+                           "zunionstore", "zinterstore", "zdiffstore", "zintercard",
+                           "sintercard", "sort", "sort_ro"}) {
+    const CommandSpec* s = r.table.Find(name);
+    ASSERT_NE(s, nullptr) << name;
+    EXPECT_NE(s->getkeys, nullptr) << name;
+    EXPECT_TRUE(s->flags & kMovableKeys) << name;
+    EXPECT_TRUE(s->HasKeys()) << name;
+  }
+  for (const CommandSpec* s : r.table.all()) {
+    EXPECT_EQ(s->getkeys != nullptr, (s->flags & kMovableKeys) != 0) << s->name;
+  }
+  std::vector<std::string_view> args = {"zinterstore", "d", "1", "a"};
+  EXPECT_EQ(r.table.Find("zinterstore")->FindKeys(args), (Keys{1, 3}));
+  args = {"mset", "a", "1", "b", "2"};
+  EXPECT_EQ(r.table.Find("mset")->FindKeys(args), (Keys{1, 3}));
+  EXPECT_EQ(FlagNames(kWrite | kNoMulti | kMovableKeys | kAllowBusy),
+            (std::vector<std::string_view>{"write", "no_multi", "movablekeys", "allow_busy"}));
+}
+
+}  // namespace
+}  // namespace kv::cmd
