@@ -1,5 +1,6 @@
 // kvstore-perf raw fabric tests: write_bw, read_bw, send_bw, send_lat.
 #include <poll.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <random>
@@ -39,7 +40,11 @@ class CqWaiter {
       if (n < 0 && n != -FI_EAGAIN) return FiError("fi_cq_read", static_cast<int>(n));
       int got = n > 0 ? static_cast<int>(n) : 0;
       ctl_.OnPoll(got, MonoUs());
-      if (got > 0 || ctl_.spinning()) return got;
+      if (got > 0) return got;
+      if (ctl_.spinning()) {
+        sched_yield();  // as the channel does: share the cores with a runnable peer
+        return 0;
+      }
       if (ctx_->wait_fd() < 0) {
         ::usleep(50);
         return 0;

@@ -1,6 +1,7 @@
 #include "transport/channel.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,7 +45,12 @@ Result<int> Link::Wait(int timeout_ms) {
     if (*r > 0) return r;
     ++stats_.empty_polls;
     if (now >= deadline) return 0;
-    if (poll_ctl_.spinning()) continue;
+    if (poll_ctl_.spinning()) {
+      // Spin, but let a runnable peer on the same core go first (on a 2-core machine both ends
+      // and the provider's progress share the cores: FABRIC.md pitfall 5).
+      sched_yield();
+      continue;
+    }
     // Sleep: on the CQ/EQ fds when there are some (fi_trywait first, so nothing already
     // queued is slept through), else a short timed poll.
     ++stats_.sleeps;

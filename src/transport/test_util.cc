@@ -14,6 +14,15 @@
 
 namespace kv::transport::test {
 
+namespace {
+// A watchdog for every transport test process: a hang (a provider spinning on a lock, a lost
+// completion) ends the process with SIGALRM instead of holding up the whole suite.
+const int kWatchdog = [] {
+  alarm(120);
+  return 0;
+}();
+}  // namespace
+
 ChannelOptions OptionsFor(const std::string& config) {
   ChannelOptions o;
   if (config.rfind("fabric/", 0) == 0) {

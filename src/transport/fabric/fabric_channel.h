@@ -28,6 +28,13 @@ namespace kv::transport::fabric {
 
 FabricOptions ToFabricOptions(const ChannelOptions& o);
 
+// shm keeps its queues, and spin locks, in shared memory: a peer process killed while holding
+// one of our locks makes our next fi_cq_read spin forever (seen with libfabric 1.17). So on shm
+// each end publishes its pid, and before every call into the provider a link checks that the
+// peer still exists; once it is gone the link fails without touching the provider again.
+// Returns true (and the reason) when the shm peer `pid` no longer exists.
+bool PeerGone(int pid, Status* why);
+
 class FabricSender final : public StreamSender, private ControlPlane::Handler {
  public:
   explicit FabricSender(const ChannelOptions& opts);
@@ -72,6 +79,7 @@ class FabricSender final : public StreamSender, private ControlPlane::Handler {
   bool finishing_ = false, fin_queued_ = false;
   int64_t last_event_ms_ = 0;
   int64_t last_eq_check_ms_ = 0;
+  int peer_pid_ = 0;  // shm only: see PeerGone()
 };
 
 class FabricReceiver final : public StreamReceiver, private ControlPlane::Handler {
@@ -108,6 +116,7 @@ class FabricReceiver final : public StreamReceiver, private ControlPlane::Handle
   uint64_t link_id_ = 0;
   uint64_t resume_offset_;
   int64_t last_eq_check_ms_ = 0;
+  int peer_pid_ = 0;  // shm only: see PeerGone()
 };
 
 }  // namespace kv::transport::fabric

@@ -35,6 +35,7 @@ Status FabricSender::Commit(size_t n) {
   if (!credits_ || finishing_) return Status::Invalid("Commit after Finish or before Connect");
   auto slot = credits_->Acquire();
   if (!slot || n == 0 || n > ChunkLimit()) return Status::Invalid("Commit without a reservation");
+  if (Status why; PeerGone(peer_pid_, &why)) return Fail(why);
   credits_->OnWritePosted(*slot, static_cast<uint32_t>(n));
   OpContext& op = write_ctx_[*slot];
   op.len = static_cast<uint32_t>(n);
@@ -116,6 +117,7 @@ Status FabricSender::Advance() {
 Result<int> FabricSender::Progress() {
   if (!status_.ok()) return status_;
   if (!credits_) return Fail(Status::Invalid("Progress before Connect"));
+  if (Status why; PeerGone(peer_pid_, &why)) return Fail(why);
   auto n = control_.Poll(opts_.cq_batch, *this);
   if (!n.ok()) {
     sizer_.OnError(MonoUs());
@@ -188,6 +190,7 @@ Status FabricReceiver::OnMessage(const ControlMsg& m) {
 Result<int> FabricReceiver::Progress() {
   if (!status_.ok()) return status_;
   if (!slots_) return Fail(Status::Invalid("Progress before Connect"));
+  if (Status why; PeerGone(peer_pid_, &why)) return Fail(why);
   auto n = control_.Poll(opts_.cq_batch, *this);
   if (!n.ok()) {
     if (n.status().code() == Code::kCorruption) {
@@ -216,6 +219,7 @@ std::span<const uint8_t> FabricReceiver::Peek() {
 
 Status FabricReceiver::Consume(size_t n) {
   if (!status_.ok()) return status_;
+  if (Status why; PeerGone(peer_pid_, &why)) return Fail(why);
   while (n > 0) {
     auto f = slots_->Front();
     if (!f) return Status::Invalid("Consume beyond the received bytes");

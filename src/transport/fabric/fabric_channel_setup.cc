@@ -1,4 +1,8 @@
 // Fabric channel setup: blobs, opening the fabric, registering memory, connecting, teardown.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <random>
 
 #include "common/clock.h"
@@ -62,6 +66,21 @@ Result<Blob> DecodePeer(std::string_view text, const char* want_role) {
 
 }  // namespace
 
+bool PeerGone(int pid, Status* why) {
+  if (pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH) return false;
+  *why = Status::Closed("shm peer process " + std::to_string(pid) + " is gone");
+  return true;
+}
+
+namespace {
+// The peer's pid on shm (0 elsewhere or when absent).
+int PeerPid(const Blob& b, const std::string& provider) {
+  if (provider != "shm") return 0;
+  auto pid = b.GetU64("pid");
+  return pid.ok() && *pid < (1u << 31) ? static_cast<int>(*pid) : 0;
+}
+}  // namespace
+
 FabricOptions ToFabricOptions(const ChannelOptions& o) {
   FabricOptions f;
   f.provider = o.provider;
@@ -91,6 +110,7 @@ Result<std::string> FabricSender::LocalBlob() {
   b.Set("transport", "fabric");
   b.Set("role", "sender");
   PutAddress(b, *addr);
+  b.SetU64("pid", static_cast<uint64_t>(getpid()));
   return b.Encode();
 }
 
@@ -118,6 +138,7 @@ Status FabricSender::Connect(std::string_view peer_blob) {
     return Fail(Status::Corruption("receiver announced an impossible ring geometry"));
   }
   link_id_ = *id;
+  peer_pid_ = PeerPid(*b, addr->provider);
   ring_base_ = *base;
   ring_key_ = *key;
   ring_stride_ = *stride;
@@ -198,6 +219,7 @@ Result<std::string> FabricReceiver::LocalBlob() {
   b.Set("transport", "fabric");
   b.Set("role", "receiver");
   PutAddress(b, *addr);
+  b.SetU64("pid", static_cast<uint64_t>(getpid()));
   b.SetU64("link_id", link_id_);
   b.SetU64("ring_base", ctx_->RemoteBase(ring_.base()));
   b.SetU64("ring_key", ring_.key());
@@ -216,6 +238,7 @@ Status FabricReceiver::Connect(std::string_view peer_blob) {
   if (!b.ok()) return Fail(b.status());
   auto addr = GetAddress(*b);
   if (!addr.ok()) return Fail(addr.status());
+  peer_pid_ = PeerPid(*b, addr->provider);
   Status s = ctx_->Accept(*addr, link_id_, opts_.connect_timeout_ms,
                           [this](fid_ep* ep) { return control_.PostAllRecvs(ep); });
   if (!s.ok()) return Fail(s);
