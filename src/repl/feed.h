@@ -40,6 +40,12 @@ class Feed {
   void EndUnit();
   // Emits a command outside any unit and outside MULTI wrapping (PING to replicas).
   void EmitRaw(std::span<const std::string_view> argv);
+  // Emits stream bytes as they are (a replica passing its primary's stream on). The db they
+  // select is unknown, so the next own write starts with SELECT.
+  void EmitBytes(std::string_view bytes) {
+    Emit(bytes);
+    selected_db_ = -1;
+  }
   // The next write must be preceded by SELECT (a new replica or stream).
   void ForgetSelectedDb() { selected_db_ = -1; }
 

@@ -39,7 +39,11 @@ void Client::Start() {
     server_.RegisterClient(this);
   }
   Status s = group_.loop().AddFd(fd_.get(), net::EventLoop::kReadable, this);
-  if (!s.ok()) Close("cannot register: " + s.message());
+  if (!s.ok()) {
+    Close("cannot register: " + s.message());
+    return;
+  }
+  if (!in_.empty()) ResumeInput();  // injected input does not wait for the socket
 }
 
 void Client::Close(const std::string& reason) {
@@ -172,6 +176,8 @@ void Client::ProcessInput() {
       if (req.argc > 0) {
         server_.Execute(*this, std::span(batch_args_).subspan(req.first_arg, req.argc));
       }
+      // The primary's stream: what was applied counts toward the replication offset.
+      if (flags_ & kMaster) server_.OnMasterCommand(*this, std::string_view(in_.data(), req.size));
       in_.Consume(req.size);
       if (session_.close_after_reply || blocked() ||
           out_.size() - out_sent_ >= kPauseReadingAt) {
@@ -251,6 +257,12 @@ bool Client::Push(std::string_view data, size_t hard_limit, size_t soft_limit,
     if (Client* c = g->Find(cid)) c->DrainPushed();
   });
   return true;
+}
+
+void Client::InjectInput(std::string_view data) {
+  char* tail = in_.WritableTail(data.size());
+  memcpy(tail, data.data(), data.size());
+  in_.Commit(data.size());
 }
 
 void Client::ResumeInput() {

@@ -103,6 +103,9 @@ class Client : public net::FdHandler {
   void set_blocked(bool b) { blocked_.store(b, std::memory_order_release); }
   // Continues with input that waited while the client was blocked. Loop thread.
   void ResumeInput();
+  // Input that arrived before the client existed (the replication stream read past the
+  // snapshot). Before Start, loop thread.
+  void InjectInput(std::string_view data);
 
   // Pub/sub subscriptions. Keyspace lock held.
   std::set<std::string>& channels() { return channels_; }

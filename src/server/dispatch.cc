@@ -9,6 +9,7 @@
 #include "server/client.h"
 #include "server/persistence.h"
 #include "server/repl_primary.h"
+#include "server/repl_replica.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -27,8 +28,10 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   EndReplicationUnit();
   if (block) BlockClient(c, args, std::move(*block));
   // CLIENT REPLY OFF (as in force after the command, so "CLIENT REPLY ON" itself is answered)
-  // and SKIP drop whatever the command wrote, errors included.
-  if (skip_reply || session.reply_mode == cmd::ReplyMode::kOff) out.resize(out_mark);
+  // and SKIP drop whatever the command wrote, errors included. The primary gets no replies.
+  if (skip_reply || session.reply_mode == cmd::ReplyMode::kOff || (c.flags() & Client::kMaster)) {
+    out.resize(out_mark);
+  }
   // Clients blocked on keys this command changed get their turn now, in order.
   if (!ready_keys_.empty()) ServeReadyKeys();
   // Work outside commands (the cron's expiries) must not mistake anyone for the caller.
@@ -93,6 +96,15 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     CountErrors(w);
     return std::nullopt;
   }
+  // A read-only replica takes writes only from its primary.
+  if ((flags & cmd::kWrite) && replica_->is_replica() && !(c.flags() & Client::kMaster) &&
+      config_->GetBool("replica-read-only")) {
+    w.Error("-READONLY You can't write against a read only replica.");
+    mspec->stats.rejected_calls++;
+    FlagTransactionError(c);
+    CountErrors(w);
+    return std::nullopt;
+  }
   // MISCONF: a failing background save stops writes (and PING, as in Redis).
   if (((flags & cmd::kWrite) || spec->name == "ping") && persistence_->WritesDenied()) {
     w.Error(kMisconfError);
@@ -114,7 +126,9 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   ctx.spec = spec;
   int db = session.db;  // a write propagates in the db it ran in (SELECT/MOVE change it)
   spec->handler(ctx);
-  if (ctx.dirty > 0 && !(flags & cmd::kNoPropagate) && primary_->feed().active()) {
+  // Writes from our own primary are passed on verbatim instead (OnMasterCommand).
+  if (ctx.dirty > 0 && !(flags & cmd::kNoPropagate) && primary_->feed().active() &&
+      !(c.flags() & Client::kMaster)) {
     if (ctx.rewrite) {
       primary_->feed().Add(db, std::span<const std::string>(*ctx.rewrite));
     } else {

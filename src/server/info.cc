@@ -28,6 +28,7 @@
 #include "server/client.h"
 #include "server/persistence.h"
 #include "server/repl_primary.h"
+#include "server/repl_replica.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -280,7 +281,12 @@ void StatsSection(Server& s, std::string* out) {
           u(st.unexpected_error_replies), u(st.total_error_replies));
 }
 
-void ReplicationSection(Server& s, std::string* out) { s.primary().AppendInfo(out, WallMs()); }
+void ReplicationSection(Server& s, std::string* out) {
+  int64_t now = WallMs();
+  bool replica = s.replica().is_replica();
+  if (replica) s.replica().AppendInfo(out, now);
+  s.primary().AppendInfo(out, now, !replica);
+}
 
 void CpuSection(Server&, std::string* out) {
   rusage self{}, children{};

@@ -31,12 +31,13 @@ void PollGroup::StopAndJoin() {
   thread_.join();
 }
 
-void PollGroup::Adopt(net::Fd fd, uint64_t client_id) {
+void PollGroup::Adopt(net::Fd fd, uint64_t client_id, std::function<void(Client&)> init) {
   int raw = fd.Release();
-  loop_.Post([this, raw, client_id] {
+  loop_.Post([this, raw, client_id, init = std::move(init)] {
     auto c = std::make_unique<Client>(server_, *this, net::Fd(raw), client_id);
     Client* p = c.get();
     clients_.emplace(client_id, std::move(c));
+    if (init) init(*p);
     p->Start();
   });
 }

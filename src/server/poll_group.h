@@ -2,6 +2,7 @@
 // Connections are handed to groups round-robin at accept time and stay there for their life.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <thread>
 #include <unordered_map>
@@ -26,7 +27,9 @@ class PollGroup {
   int index() const { return index_; }
 
   // Takes a freshly accepted connection. Any thread.
-  void Adopt(net::Fd fd, uint64_t client_id);
+  // Takes a new connection. `init` (optional) runs on the loop thread before the client starts
+  // reading (the replication link marks its master client there).
+  void Adopt(net::Fd fd, uint64_t client_id, std::function<void(Client&)> init = nullptr);
   // Runs fn with the client if it still exists. Loop thread.
   Client* Find(uint64_t id);
   // Destroys a closed client at the end of the current loop iteration. Loop thread.

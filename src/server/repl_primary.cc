@@ -15,6 +15,7 @@
 #include "persist/snapshot.h"
 #include "server/client.h"
 #include "server/persistence.h"
+#include "server/repl_replica.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -75,6 +76,63 @@ ReplPrimary::~ReplPrimary() {
   }
 }
 
+void ReplPrimary::SetHistory(const std::string& replid, int64_t offset) {
+  replid_ = replid;
+  replid2_.assign(40, '0');
+  second_offset_ = -1;
+  feed_.FreeBacklog();
+  feed_.CreateBacklog(static_cast<size_t>(server_.config().GetInt("repl-backlog-size")), offset);
+}
+
+void ReplPrimary::ShiftReplid(const std::string& next) {
+  replid2_ = replid_;
+  second_offset_ = feed_.offset() + 1;
+  replid_ = next;
+  LOG_NOTICE("Setting secondary replication ID to %s, valid up to offset: %lld. New replication "
+             "ID is %s", replid2_.c_str(), static_cast<long long>(second_offset_), replid_.c_str());
+}
+
+void ReplPrimary::ContinueWith(const std::string& replid) { ShiftReplid(replid); }
+
+void ReplPrimary::Promote() {
+  ShiftReplid(RandomHex40());
+  // They learn the new ID by reconnecting (and resync partially, through replid2).
+  DisconnectReplicas();
+  if (!feed_.active()) {
+    feed_.CreateBacklog(static_cast<size_t>(server_.config().GetInt("repl-backlog-size")),
+                        feed_.offset());
+  }
+  feed_.ForgetSelectedDb();
+}
+
+void ReplPrimary::ProxyStream(std::string_view raw) {
+  if (!feed_.active()) {
+    feed_.CreateBacklog(static_cast<size_t>(server_.config().GetInt("repl-backlog-size")),
+                        feed_.offset());
+  }
+  feed_.EmitBytes(raw);
+}
+
+void ReplPrimary::DisconnectReplicas() {
+  for (auto& r : replicas_) r->client->RequestClose();
+}
+
+void ReplPrimary::Role(cmd::Context& c) const {
+  c.out.Array(3);
+  c.out.Bulk("master");
+  c.out.Int(feed_.offset());
+  size_t online = 0;
+  for (const auto& r : replicas_) online += r->state == State::kOnline;
+  c.out.Array(online);
+  for (const auto& r : replicas_) {
+    if (r->state != State::kOnline) continue;
+    c.out.Array(3);
+    c.out.Bulk(r->ip);
+    c.out.Bulk(std::to_string(r->listening_port));
+    c.out.Bulk(std::to_string(r->ack_offset));
+  }
+}
+
 ReplPrimary::Replica* ReplPrimary::Find(Client* c) {
   for (auto& r : replicas_) {
     if (r->client == c) return r.get();
@@ -123,7 +181,9 @@ void ReplPrimary::Replconf(cmd::Context& c) {
       }
       return;
     } else if (EqualsIgnoreCase(opt, "getack")) {
-      return;  // only a primary asks this of its replica
+      // Our primary asks where we are.
+      if (client.flags() & Client::kMaster) server_.replica().SendAck();
+      return;
     } else if (EqualsIgnoreCase(opt, "ip-address") || EqualsIgnoreCase(opt, "capa") ||
                EqualsIgnoreCase(opt, "rdb-only") || EqualsIgnoreCase(opt, "rdb-filter-only")) {
       // Accepted; kvstore always sends the $EOF: framing and PSYNC2 replies.
@@ -182,6 +242,10 @@ void ReplPrimary::Psync(cmd::Context& c) {
   if (Find(&client)) return;  // already a replica: ignored, as in Redis
   if (client.flags() & Client::kMulti) {
     c.Error("Replica can't be in MULTI");  // not reached: PSYNC is no-multi
+    return;
+  }
+  if (server_.replica().is_replica() && !server_.replica().link_up()) {
+    c.Error("-NOMASTERLINK Can't SYNC while not connected with my master");
     return;
   }
   bool psync = EqualsIgnoreCase(c.arg(0), "psync");
@@ -289,16 +353,19 @@ void ReplPrimary::Cron(int64_t now_ms) {
   }
   if (child_pid_ < 0) StartSnapshot(now_ms);
   int64_t period_ms = server_.config().GetInt("repl-ping-replica-period") * 1000;
-  if (!replicas_.empty() && now_ms - last_ping_ms_ >= period_ms) {
+  // A replica passes its primary's PINGs on instead of making its own.
+  if (!replicas_.empty() && now_ms - last_ping_ms_ >= period_ms &&
+      !server_.replica().is_replica()) {
     last_ping_ms_ = now_ms;
     std::string_view ping[] = {"PING"};
     feed_.EmitRaw(ping);
   }
 }
 
-void ReplPrimary::AppendInfo(std::string* out, int64_t now_ms) const {
+void ReplPrimary::AppendInfo(std::string* out, int64_t now_ms, bool role) const {
   char buf[512];
-  snprintf(buf, sizeof(buf), "role:master\r\nconnected_slaves:%zu\r\n", replicas_.size());
+  if (role) out->append("role:master\r\n");
+  snprintf(buf, sizeof(buf), "connected_slaves:%zu\r\n", replicas_.size());
   out->append(buf);
   for (size_t i = 0; i < replicas_.size(); i++) {
     const Replica& r = *replicas_[i];
@@ -323,6 +390,30 @@ void ReplPrimary::AppendInfo(std::string* out, int64_t now_ms) const {
 
 void RegisterReplCommands(cmd::CommandTable& t) {
   using namespace cmd;
+  for (const char* name : {"replicaof", "slaveof"}) {
+    t.Add({.name = name,
+           .arity = 3,
+           .flags = kAdmin | kNoScript | kStale,
+           .handler = [](Context& c) { ServerOf(c).replica().ReplicaOf(c); },
+           .group = "server",
+           .summary = "Configure a server as replica of another, or promote it to a master.",
+           .since = name[0] == 'r' ? "5.0.0" : "1.0.0"});
+  }
+  t.Add({.name = "role",
+         .arity = 1,
+         .flags = kNoScript | kLoading | kStale | kFast,
+         .handler =
+             [](Context& c) {
+               Server& s = ServerOf(c);
+               if (s.replica().is_replica()) {
+                 s.replica().Role(c);
+               } else {
+                 s.primary().Role(c);
+               }
+             },
+         .group = "server",
+         .summary = "Return the role of the instance in the context of replication",
+         .since = "2.8.12"});
   t.Add({.name = "replconf",
          .arity = -1,
          .flags = kAdmin | kNoScript | kLoading | kStale,

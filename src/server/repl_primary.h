@@ -36,12 +36,25 @@ class ReplPrimary {
   const std::string& replid() const { return replid_; }
   bool child_running() const { return child_pid_ > 0; }
 
+  // History changes. SetHistory: a replica adopts its primary's replid and offset after a full
+  // sync (new backlog there). ContinueWith: the primary continues under a new replid (+CONTINUE
+  // <id>); the old one stays valid up to here. Promote: REPLICAOF NO ONE keeps the old history
+  // as replid2 so the other replicas can resync partially.
+  void SetHistory(const std::string& replid, int64_t offset);
+  void ContinueWith(const std::string& replid);
+  void Promote();
+  // A replica passes its primary's stream on verbatim (chained replication).
+  void ProxyStream(std::string_view raw);
+  void DisconnectReplicas();
+  void Role(cmd::Context& c) const;
+
   void Replconf(cmd::Context& c);
   void Psync(cmd::Context& c);
   // Periodic work: starts waiting full syncs, reaps the snapshot child, pings replicas.
   void Cron(int64_t now_ms);
   void OnClientClosed(Client* c);
-  void AppendInfo(std::string* out, int64_t now_ms) const;
+  // INFO replication; `role` adds the role line (a replica writes its own first).
+  void AppendInfo(std::string* out, int64_t now_ms, bool role) const;
 
  private:
   enum class State { kWaitSnapshot, kSendingSnapshot, kOnline };
@@ -59,6 +72,7 @@ class ReplPrimary {
   Replica* Find(Client* c);
   Replica* Register(Client& c);
   void OnStream(std::string_view bytes);
+  void ShiftReplid(const std::string& next);
   void StartSnapshot(int64_t now_ms);
   void RunChild(const std::vector<int>& fds, int64_t offset);
   void SnapshotDone(bool ok);

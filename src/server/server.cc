@@ -13,6 +13,7 @@
 #include "server/client.h"
 #include "server/persistence.h"
 #include "server/repl_primary.h"
+#include "server/repl_replica.h"
 
 namespace kv::server {
 
@@ -45,6 +46,7 @@ Server::Server(std::unique_ptr<Config> config)
   keyspace_->set_observer(this);
   persistence_ = std::make_unique<Persistence>(*this);
   primary_ = std::make_unique<ReplPrimary>(*this);
+  replica_ = std::make_unique<ReplReplica>(*this);
   cmd::RegisterDataCommands(commands_);
   RegisterServerCommands(commands_);
 }
@@ -174,6 +176,12 @@ Status Server::Start() {
   for (int i = 0; i < threads; i++) groups_.push_back(std::make_unique<PollGroup>(*this, i));
   s = StartListeners();
   if (!s.ok()) return s;
+  // After the listeners: the link announces our port.
+  if (auto words = SplitArgs(config_->GetString("replicaof")); words && words->size() == 2) {
+    auto port = ParseInt64((*words)[1]);
+    if (!port) return Status::Invalid("replicaof: invalid port '" + (*words)[1] + "'");
+    replica_->Follow((*words)[0], static_cast<int>(*port));
+  }
   for (auto& g : groups_) g->StartThread();
   groups_[0]->loop().Post([this] {
     groups_[0]->loop().AddTimer(1000 / hz_, [this] { return Cron(); });
@@ -242,6 +250,7 @@ void Server::UnregisterClient(Client* c) {
   std::erase(monitors_, c);
   if (current_client_ == c) current_client_ = nullptr;
   primary_->OnClientClosed(c);
+  replica_->OnClientClosed(c);
 }
 
 void Server::AddMonitor(Client* c) {
@@ -259,10 +268,12 @@ int64_t Server::Cron() {
   int64_t period_ms = 1000 / hz_;
   int64_t now = WallMs();
   keyspace_->TickClock(now);
-  if (active_expire_) keyspace_->ActiveExpireCycle(period_ms * 1000 / 4, now);  // 25% of CPU
+  // A replica leaves expiry to its primary (keys are hidden, not deleted, when their TTL passes).
+  if (active_expire_ && !replica_->is_replica()) keyspace_->ActiveExpireCycle(period_ms * 1000 / 4, now);  // 25% of CPU
   if (config_->GetBool("activerehashing")) keyspace_->Cron(1000);
   persistence_->Cron(now);
   primary_->Cron(now);
+  replica_->Cron(now);
   EndReplicationUnit();
   // Instantaneous metrics.
   int i = stats_.sample_idx++ % ServerStats::kSamples;
@@ -295,6 +306,8 @@ void Server::RecordLatency(const std::string& event, int64_t ms) {
 }
 
 void Server::EndReplicationUnit() { primary_->feed().EndUnit(); }
+
+void Server::OnMasterCommand(Client&, std::string_view raw) { replica_->OnMasterCommand(raw); }
 
 void Server::OnKeyExpired(int db, std::string_view key) {
   KeyModified(db, key);
@@ -333,6 +346,7 @@ void Server::CloseListenersInChild() {
 }
 
 void Server::Stop() {
+  if (replica_) replica_->Stop();  // its thread may wait for the keyspace lock: not held here
   for (auto& g : groups_) g->StopAndJoin();
   listeners_.clear();
 }

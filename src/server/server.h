@@ -32,6 +32,7 @@ namespace kv::server {
 class Client;
 class Persistence;
 class ReplPrimary;
+class ReplReplica;
 
 // The Redis version kvstore is compatible with (INFO redis_version, HELLO, RDB redis-ver).
 inline constexpr const char* kRedisCompatVersion = "7.0.15";
@@ -102,6 +103,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   PollGroup& group(size_t i) { return *groups_[i]; }
   Persistence& persistence() { return *persistence_; }
   ReplPrimary& primary() { return *primary_; }
+  ReplReplica& replica() { return *replica_; }
+  // The master client applied one command of the replication stream (`raw`: its bytes).
+  void OnMasterCommand(Client& c, std::string_view raw);
   // In a forked child: closes the listening sockets so the port is free when the parent exits.
   void CloseListenersInChild();
 
@@ -198,6 +202,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::unique_ptr<store::Keyspace> keyspace_;
   std::unique_ptr<Persistence> persistence_;
   std::unique_ptr<ReplPrimary> primary_;
+  std::unique_ptr<ReplReplica> replica_;
   cmd::CommandTable commands_;
   ServerStats stats_;
   std::vector<std::unique_ptr<PollGroup>> groups_;

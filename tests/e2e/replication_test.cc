@@ -132,3 +132,89 @@ TEST_F(KvstorePrimary, DroppedLinkResyncsPartially) {
 
 }  // namespace
 }  // namespace kv::test
+
+namespace kv::test {
+namespace {
+
+class KvstoreReplica : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  }
+  static Cmd Follow(const ServerProcess& primary) {
+    return {"--replicaof", "127.0.0.1 " + std::to_string(primary.port()),
+            "--repl-diskless-sync-delay", "0"};
+  }
+};
+
+TEST_F(KvstoreReplica, FollowsRedisPrimaryAndResyncsPartially) {
+  ServerProcess primary(Kind::kRedis, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  Populate(p, 20000);
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    RespClient w(primary.port());
+    for (int i = 0; !stop; i++) Writes(w, i);
+  });
+  ServerProcess replica(Kind::kKvstore, Follow(primary));
+  RespClient r(replica.port());
+  ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  stop = true;
+  writer.join();
+  ASSERT_TRUE(InSync(p, r));
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  EXPECT_EQ(r.Call({"SET", "x", "1"}).str, "READONLY You can't write against a read only replica.");
+  Reply role = r.Call({"ROLE"});
+  ASSERT_EQ(role.elems.size(), 5u);
+  EXPECT_EQ(role.elems[0].str, "slave");
+  EXPECT_EQ(role.elems[3].str, "connected");
+  // Drop the link from the primary's side: the replica comes back with PSYNC and continues.
+  EXPECT_EQ(p.Call({"CLIENT", "KILL", "TYPE", "replica"}).integer, 1);
+  for (int i = 0; i < 20; i++) Writes(p, 1000 + i);
+  ASSERT_TRUE(InSync(p, r));
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  EXPECT_NE(replica.LogText().find("Master accepted a Partial Resynchronization"),
+            std::string::npos)
+      << replica.LogText();
+}
+
+// kvstore -> kvstore -> kvstore, then a failover: the middle replica is promoted and the last one
+// keeps following it without a full resync; a second replica re-pointed to it resyncs partially.
+TEST_F(KvstoreReplica, ChainedReplicasAndFailover) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  Populate(p, 5000);
+  ServerProcess r1(Kind::kKvstore, Follow(primary));
+  ServerProcess r2(Kind::kKvstore, Follow(primary));
+  RespClient c1(r1.port()), c2(r2.port());
+  ASSERT_TRUE(InSync(p, c1));
+  ServerProcess r3(Kind::kKvstore, Follow(r1));
+  RespClient c3(r3.port());
+  for (int i = 0; i < 30; i++) Writes(p, i);
+  ASSERT_TRUE(InSync(p, c1));
+  ASSERT_TRUE(InSync(p, c2));
+  ASSERT_TRUE(InSync(c1, c3));
+  std::string digest = p.Call({"DEBUG", "DIGEST"}).str;
+  EXPECT_EQ(c1.Call({"DEBUG", "DIGEST"}).str, digest);
+  EXPECT_EQ(c2.Call({"DEBUG", "DIGEST"}).str, digest);
+  EXPECT_EQ(c3.Call({"DEBUG", "DIGEST"}).str, digest);
+  // Failover to r1.
+  ASSERT_EQ(c1.Call({"REPLICAOF", "NO", "ONE"}).str, "OK");
+  EXPECT_EQ(InfoField(c1, "replication", "role"), "master");
+  ASSERT_EQ(c2.Call({"REPLICAOF", "127.0.0.1", std::to_string(r1.port())}).str, "OK");
+  for (int i = 0; i < 30; i++) Writes(c1, 100 + i);
+  ASSERT_TRUE(InSync(c1, c2)) << c2.Call({"INFO", "replication"}).str << "\n---- r1:\n"
+                              << c1.Call({"INFO", "replication"}).str;
+  ASSERT_TRUE(InSync(c1, c3)) << r3.LogText();
+  digest = c1.Call({"DEBUG", "DIGEST"}).str;
+  EXPECT_EQ(c2.Call({"DEBUG", "DIGEST"}).str, digest);
+  EXPECT_EQ(c3.Call({"DEBUG", "DIGEST"}).str, digest);
+  EXPECT_EQ(r2.LogText().find("Full resync from master", r2.LogText().find("Connecting to MASTER 127.0.0.1:" + std::to_string(r1.port()))),
+            std::string::npos)
+      << r2.LogText();
+  EXPECT_NE(r1.LogText().find("Partial resynchronization request"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kv::test

@@ -1,0 +1,551 @@
+#include "server/repl_replica.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/clock.h"
+#include "common/logging.h"
+#include "common/strutil.h"
+#include "net/socket.h"
+#include "persist/snapshot.h"
+#include "server/client.h"
+#include "server/repl_primary.h"
+#include "server/server.h"
+
+namespace kv::server {
+namespace {
+
+constexpr int kConnectTimeoutMs = 5000;
+constexpr int kRetryMs = 1000;  // Redis retries the connection every second (replicationCron)
+
+const char* StateName(ReplReplica::State s) {
+  switch (s) {
+    case ReplReplica::State::kNone: return "none";
+    case ReplReplica::State::kConnect: return "connect";
+    case ReplReplica::State::kConnecting: return "connecting";
+    case ReplReplica::State::kHandshake: return "handshake";
+    case ReplReplica::State::kTransfer: return "sync";
+    case ReplReplica::State::kConnected: return "connected";
+  }
+  return "none";
+}
+
+// Blocking IO with a deadline on the link's non-blocking socket.
+class LinkIo {
+ public:
+  LinkIo(int fd, int timeout_ms) : fd_(fd), timeout_ms_(timeout_ms) {}
+
+  Status WriteAll(std::string_view data) {
+    while (!data.empty()) {
+      ssize_t n = ::write(fd_, data.data(), data.size());
+      if (n > 0) {
+        data.remove_prefix(static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno != EAGAIN && errno != EINTR) return Status::FromErrno("write", errno);
+      KV_TRY(Wait(POLLOUT));
+    }
+    return Status::Ok();
+  }
+  // Reads what is available (at most `cap` bytes), waiting up to the timeout for something.
+  Result<size_t> ReadSome(char* buf, size_t cap) {
+    while (true) {
+      ssize_t n = ::read(fd_, buf, cap);
+      if (n > 0) return static_cast<size_t>(n);
+      if (n == 0) return Status::Closed("connection closed by the primary");
+      if (errno != EAGAIN && errno != EINTR) return Status::FromErrno("read", errno);
+      KV_TRY(Wait(POLLIN));
+    }
+  }
+  // A line without its CRLF; bytes after it stay in pending_.
+  Result<std::string> ReadLine() {
+    while (true) {
+      size_t eol = pending_.find('\n');
+      if (eol != std::string::npos) {
+        std::string line = pending_.substr(0, eol);
+        pending_.erase(0, eol + 1);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        return line;
+      }
+      if (pending_.size() > 64 * 1024) return Status::Corruption("protocol line too long");
+      char buf[4096];
+      KV_TRY_ASSIGN(n, ReadSome(buf, sizeof(buf)));
+      pending_.append(buf, n);
+    }
+  }
+  std::string& pending() { return pending_; }
+
+ private:
+  Status Wait(short events) {
+    pollfd pfd{fd_, events, 0};
+    int r = poll(&pfd, 1, timeout_ms_);
+    if (r == 0) return Status::IoError("timeout talking to the primary");
+    if (r < 0 && errno != EINTR) return Status::FromErrno("poll", errno);
+    if (r > 0 && (pfd.revents & (POLLERR | POLLNVAL))) return Status::Closed("link error");
+    return Status::Ok();
+  }
+  int fd_;
+  int timeout_ms_;
+  std::string pending_;
+};
+
+std::string Command(std::initializer_list<std::string_view> argv) {
+  std::string out;
+  std::vector<std::string_view> v(argv);
+  repl::Feed::EncodeCommand(v, &out);
+  return out;
+}
+
+std::string Human(int64_t n) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.1f MB", static_cast<double>(n) / 1e6);
+  return buf;
+}
+
+}  // namespace
+
+ReplReplica::ReplReplica(Server& server) : server_(server) {
+  thread_ = std::thread([this] { ThreadMain(); });
+}
+
+ReplReplica::~ReplReplica() { Stop(); }
+
+void ReplReplica::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  generation_++;
+  if (int fd = link_fd_.load(); fd >= 0) shutdown(fd, SHUT_RDWR);
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ReplReplica::SetState(State s) {
+  if (state_ != s) LOG_VERBOSE("Replica link state: %s -> %s", StateName(state_), StateName(s));
+  state_ = s;
+}
+
+void ReplReplica::Follow(const std::string& host, int port) {
+  host_ = host;
+  port_ = port;
+  master_id_ = 0;
+  SetState(State::kConnect);
+  link_down_since_ms_ = WallMs();
+  server_.keyspace().set_expire_deletes(false);  // the primary's DELs expire keys here
+  server_.primary().DisconnectReplicas();        // they follow our new history
+  LOG_NOTICE("Connecting to MASTER %s:%d", host.c_str(), port);
+  {
+    std::lock_guard lock(mu_);
+    target_ = {host, port, ++generation_};
+    wake_ = true;
+  }
+  if (int fd = link_fd_.load(); fd >= 0) shutdown(fd, SHUT_RDWR);
+  cv_.notify_all();
+}
+
+void ReplReplica::StopFollowing() {
+  generation_++;
+  if (int fd = link_fd_.load(); fd >= 0) shutdown(fd, SHUT_RDWR);
+  if (master_id_) {
+    for (auto& [id, c] : server_.clients()) {
+      if (id == master_id_) c->RequestClose();
+    }
+  }
+  master_id_ = 0;
+  host_.clear();
+  port_ = 0;
+  SetState(State::kNone);
+  server_.keyspace().set_expire_deletes(true);
+}
+
+void ReplReplica::ReplicaOf(cmd::Context& c) {
+  if (EqualsIgnoreCase(c.arg(1), "no") && EqualsIgnoreCase(c.arg(2), "one")) {
+    if (is_replica()) {
+      LOG_NOTICE("MASTER MODE enabled (user request from '%s')",
+                 server_.current_client().peer().c_str());
+      StopFollowing();
+      server_.primary().Promote();
+    }
+    c.out.Ok();
+    return;
+  }
+  int64_t port;
+  if (!c.ParseInt(c.arg(2), &port)) return;
+  if (port < 0 || port > 65535) {
+    c.Error("Invalid master port");
+    return;
+  }
+  std::string host(c.arg(1));
+  if (is_replica() && host == host_ && port == port_) {
+    c.out.Simple("OK Already connected to specified master");
+    return;
+  }
+  if (is_replica()) StopFollowing();
+  Follow(host, static_cast<int>(port));
+  c.out.Ok();
+}
+
+void ReplReplica::ThreadMain() {
+  Target last_failed;
+  while (true) {
+    Target t;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || wake_; });
+      if (stop_) return;
+      wake_ = false;
+      t = target_;
+    }
+    Status st = Attempt(t);
+    if (st.ok() || Cancelled(t)) continue;
+    LOG_WARNING("Replication link to %s:%d failed: %s", t.host.c_str(), t.port,
+                st.message().c_str());
+    {
+      std::lock_guard lock(server_.mu());
+      if (!Cancelled(t)) SetState(State::kConnect);
+    }
+    // Try again after a pause, unless told otherwise meanwhile.
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(kRetryMs), [&] { return stop_ || wake_; });
+    if (!stop_ && !wake_ && target_.generation == t.generation) wake_ = true;
+  }
+}
+
+Status ReplReplica::Attempt(const Target& t) {
+  {
+    std::lock_guard lock(server_.mu());
+    if (Cancelled(t)) return Status::Ok();
+    SetState(State::kConnecting);
+  }
+  auto fd_r = net::ConnectTcp(t.host, t.port, kConnectTimeoutMs);
+  if (!fd_r.ok()) return fd_r.status();
+  net::Fd fd = std::move(*fd_r);
+  link_fd_ = fd.get();
+  struct Clear {
+    std::atomic<int>& f;
+    ~Clear() { f = -1; }
+  } clear{link_fd_};
+  if (Cancelled(t)) return Status::Ok();
+  LOG_NOTICE("MASTER <-> REPLICA sync started");
+  std::string reply;
+  KV_TRY(Handshake(fd.get(), t, &reply));
+  std::string leftover;
+  if (reply.rfind("+CONTINUE", 0) == 0) {
+    std::lock_guard lock(server_.mu());
+    if (Cancelled(t)) return Status::Ok();
+    std::string newid = reply.size() > 10 ? reply.substr(10) : "";
+    if (!newid.empty() && newid != server_.primary().replid()) server_.primary().ContinueWith(newid);
+    LOG_NOTICE("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
+    // The backlog may have arrived with the reply.
+    AdoptMaster(fd.Release(), std::move(link_pending_));
+    return Status::Ok();
+  }
+  if (reply.rfind("+FULLRESYNC ", 0) != 0) {
+    return Status::Corruption("unexpected reply to PSYNC: " + reply.substr(0, 100));
+  }
+  auto words = SplitArgs(reply.substr(1)).value_or(std::vector<std::string>{});
+  if (words.size() != 3 || words[1].size() != 40 || !ParseInt64(words[2])) {
+    return Status::Corruption("malformed +FULLRESYNC reply: " + reply.substr(0, 100));
+  }
+  LOG_NOTICE("Full resync from master: %s:%s", words[1].c_str(), words[2].c_str());
+  {
+    std::lock_guard lock(server_.mu());
+    if (Cancelled(t)) return Status::Ok();
+    SetState(State::kTransfer);
+  }
+  std::string path;
+  Status st = ReceiveSnapshot(fd.get(), t, &leftover, &path);
+  if (!st.ok()) {
+    if (!path.empty()) unlink(path.c_str());
+    return st;
+  }
+  std::lock_guard lock(server_.mu());
+  if (Cancelled(t)) {
+    unlink(path.c_str());
+    return Status::Ok();
+  }
+  KV_TRY(LoadSnapshot(path, words[1], *ParseInt64(words[2])));
+  AdoptMaster(fd.Release(), std::move(leftover));
+  return Status::Ok();
+}
+
+Status ReplReplica::Handshake(int fd, const Target& t, std::string* reply) {
+  {
+    std::lock_guard lock(server_.mu());
+    if (Cancelled(t)) return Status::Closed("cancelled");
+    SetState(State::kHandshake);
+  }
+  int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
+  LinkIo io(fd, timeout_ms);
+  auto expect_ok = [&](const std::string& what, bool allow_noauth) -> Status {
+    KV_TRY_ASSIGN(line, io.ReadLine());
+    if (line.rfind("-NOAUTH", 0) == 0 && allow_noauth) return Status::Ok();
+    if (!line.empty() && line[0] == '-') return Status::Invalid(what + ": " + line);
+    return Status::Ok();
+  };
+  KV_TRY(io.WriteAll(Command({"PING"})));
+  KV_TRY(expect_ok("PING", true));
+  std::string user = server_.config().GetString("masteruser");
+  std::string pass = server_.config().GetString("masterauth");
+  if (!pass.empty()) {
+    KV_TRY(io.WriteAll(user.empty() ? Command({"AUTH", pass}) : Command({"AUTH", user, pass})));
+    KV_TRY(expect_ok("AUTH", false));
+  }
+  std::string port = std::to_string(server_.port());
+  KV_TRY(io.WriteAll(Command({"REPLCONF", "listening-port", port})));
+  KV_TRY(expect_ok("REPLCONF listening-port", false));
+  KV_TRY(io.WriteAll(Command({"REPLCONF", "capa", "eof", "capa", "psync2"})));
+  (void)expect_ok("REPLCONF capa", false);  // a primary without it still syncs
+  std::string replid, offset;
+  {
+    std::lock_guard lock(server_.mu());
+    // A known history (ours, or the last primary's) asks for a partial resync.
+    if (server_.primary().feed().active()) {
+      replid = server_.primary().replid();
+      offset = std::to_string(server_.primary().feed().offset() + 1);
+    }
+  }
+  if (replid.empty()) {
+    KV_TRY(io.WriteAll(Command({"PSYNC", "?", "-1"})));
+  } else {
+    KV_TRY(io.WriteAll(Command({"PSYNC", replid, offset})));
+  }
+  while (true) {
+    KV_TRY_ASSIGN(line, io.ReadLine());
+    if (line.empty()) continue;  // keepalive newlines
+    if (line[0] == '-') return Status::Invalid("PSYNC refused: " + line);
+    *reply = line;
+    break;
+  }
+  // Bytes already read past the reply belong to what follows (payload or stream).
+  link_pending_ = std::move(io.pending());
+  return Status::Ok();
+}
+
+Status ReplReplica::ReceiveSnapshot(int fd, const Target& t, std::string* leftover,
+                                    std::string* path) {
+  int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
+  LinkIo io(fd, timeout_ms);
+  io.pending() = std::move(link_pending_);
+  // The bulk header: "$<len>" or "$EOF:<40-byte mark>", possibly after keepalive newlines.
+  std::string header;
+  while (header.empty()) {
+    KV_TRY_ASSIGN(line, io.ReadLine());
+    header = line;
+  }
+  if (header[0] != '$') return Status::Corruption("bad snapshot header: " + header.substr(0, 64));
+  std::string mark;
+  int64_t total = -1;
+  if (header.rfind("$EOF:", 0) == 0) {
+    mark = header.substr(5);
+    if (mark.size() != 40) return Status::Corruption("bad $EOF: mark");
+  } else {
+    auto n = ParseInt64(std::string_view(header).substr(1));
+    if (!n || *n < 0) return Status::Corruption("bad snapshot length: " + header.substr(0, 64));
+    total = *n;
+  }
+  *path = "temp-" + std::to_string(WallMs() / 1000) + "." + std::to_string(getpid()) + ".rdb";
+  net::Fd out(::open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!out.valid()) return Status::FromErrno("open " + *path, errno);
+  sync_total_ = total;
+  sync_read_ = 0;
+  LOG_NOTICE("MASTER <-> REPLICA sync: receiving %s from master to disk",
+             total >= 0 ? Human(total).c_str() : "streamed snapshot");
+  int64_t start = MonoMs(), last_log = start, written = 0;
+  std::string buf = std::move(io.pending());
+  std::string tail;  // $EOF: the last bytes kept back in case they begin the mark
+  auto write_out = [&](const char* p, size_t n) -> Status {
+    while (n > 0) {
+      ssize_t w = ::write(out.get(), p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return Status::FromErrno("write " + *path, errno);
+      p += w;
+      n -= static_cast<size_t>(w);
+      written += w;
+    }
+    return Status::Ok();
+  };
+  std::vector<char> chunk(1 << 20);
+  while (true) {
+    if (Cancelled(t)) return Status::Closed("cancelled");
+    if (total >= 0) {
+      size_t want = static_cast<size_t>(total - written);
+      size_t take = std::min(want, buf.size());
+      KV_TRY(write_out(buf.data(), take));
+      buf.erase(0, take);
+      if (written == total) {
+        *leftover = std::move(buf);
+        break;
+      }
+    } else {
+      std::string window = tail + buf;
+      size_t at = window.find(mark);
+      if (at != std::string::npos) {
+        KV_TRY(write_out(window.data(), at));
+        *leftover = window.substr(at + mark.size());
+        break;
+      }
+      size_t keep = std::min(window.size(), mark.size() - 1);
+      KV_TRY(write_out(window.data(), window.size() - keep));
+      tail = window.substr(window.size() - keep);
+      buf.clear();
+    }
+    KV_TRY_ASSIGN(n, io.ReadSome(chunk.data(), chunk.size()));
+    buf.append(chunk.data(), n);
+    sync_read_ += static_cast<int64_t>(n);
+    sync_last_io_ms_ = WallMs();
+    int64_t now = MonoMs();
+    if (now - last_log >= 1000) {
+      last_log = now;
+      double rate = static_cast<double>(sync_read_) / 1e6 / ((now - start) / 1000.0);
+      if (total > 0) {
+        LOG_NOTICE("MASTER <-> REPLICA sync: %s of %s (%.0f%%), %.1f MB/s, ETA %.0f s",
+                   Human(sync_read_).c_str(), Human(total).c_str(), 100.0 * sync_read_ / total,
+                   rate, rate > 0 ? (total - sync_read_) / 1e6 / rate : 0.0);
+      } else {
+        LOG_NOTICE("MASTER <-> REPLICA sync: %s received, %.1f MB/s", Human(sync_read_).c_str(),
+                   rate);
+      }
+    }
+  }
+  if (::fsync(out.get()) != 0) return Status::FromErrno("fsync " + *path, errno);
+  LOG_NOTICE("MASTER <-> REPLICA sync: %s received in %.3f s", Human(written).c_str(),
+             (MonoMs() - start) / 1000.0);
+  return Status::Ok();
+}
+
+Status ReplReplica::LoadSnapshot(const std::string& path, const std::string& replid,
+                                 int64_t offset) {
+  std::string dbfile = server_.config().GetString("dbfilename");
+  if (::rename(path.c_str(), dbfile.c_str()) != 0) {
+    Status st = Status::FromErrno("rename " + path, errno);
+    unlink(path.c_str());
+    return st;
+  }
+  LOG_NOTICE("MASTER <-> REPLICA sync: Flushing old data");
+  server_.keyspace().FlushAll();
+  LOG_NOTICE("MASTER <-> REPLICA sync: Loading DB in memory");
+  persist::RdbLoadOptions opts;
+  opts.drop_expired = false;  // the primary decides when keys expire
+  opts.now_ms = WallMs();
+  persist::RdbLoadResult res;
+  int64_t start = MonoMs();
+  Status st = persist::LoadRdbFile(dbfile, server_.keyspace(), opts, &res);
+  if (!st.ok()) {
+    LOG_WARNING("Failed trying to load the MASTER synchronization DB from disk: %s",
+                st.message().c_str());
+    server_.keyspace().FlushAll();  // never serve a partial dataset as if it were complete
+    return st;
+  }
+  server_.primary().SetHistory(replid, offset);
+  // Our own replicas followed the history we just dropped: they must resync with the new one.
+  server_.primary().DisconnectReplicas();
+  sync_total_ = -1;
+  LOG_NOTICE("MASTER <-> REPLICA sync: Finished with success (%llu keys, %.3f s to load)",
+             static_cast<unsigned long long>(res.keys_loaded), (MonoMs() - start) / 1000.0);
+  return Status::Ok();
+}
+
+void ReplReplica::AdoptMaster(int fd, std::string leftover) {
+  // Keyspace lock held.
+  uint64_t id = server_.NextClientId();
+  master_id_ = id;
+  SetState(State::kConnected);
+  last_io_ms_ = WallMs();
+  server_.stats().connected_clients++;
+  server_.group(0).Adopt(net::Fd(fd), id, [leftover = std::move(leftover)](Client& c) {
+    c.set_flag(Client::kMaster, true);
+    c.session().authenticated = true;
+    if (!leftover.empty()) c.InjectInput(leftover);
+  });
+}
+
+void ReplReplica::OnMasterCommand(std::string_view raw) {
+  last_io_ms_ = WallMs();
+  server_.primary().ProxyStream(raw);
+}
+
+void ReplReplica::OnClientClosed(Client* c) {
+  if (master_id_ == 0 || c->id() != master_id_) return;
+  master_id_ = 0;
+  if (state_ == State::kNone) return;
+  LOG_NOTICE("Connection with master lost. Caching the disconnected master state.");
+  link_down_since_ms_ = WallMs();
+  SetState(State::kConnect);
+  {
+    std::lock_guard lock(mu_);
+    wake_ = true;
+  }
+  cv_.notify_all();
+}
+
+void ReplReplica::SendAck() {
+  if (!master_id_) return;
+  std::string off = std::to_string(server_.primary().feed().offset());
+  std::string ack = Command({"REPLCONF", "ACK", off});
+  for (auto& [id, c] : server_.clients()) {
+    if (id == master_id_) c->Push(ack);
+  }
+}
+
+void ReplReplica::Cron(int64_t now_ms) {
+  if (state_ != State::kConnected) return;
+  static thread_local int64_t last_ack = 0;
+  if (now_ms - last_ack >= 1000) {
+    last_ack = now_ms;
+    SendAck();
+  }
+}
+
+void ReplReplica::AppendInfo(std::string* out, int64_t now_ms) const {
+  char buf[512];
+  bool up = state_ == State::kConnected;
+  int64_t offset = server_.primary().feed().offset();
+  snprintf(buf, sizeof(buf),
+           "role:slave\r\nmaster_host:%s\r\nmaster_port:%d\r\nmaster_link_status:%s\r\n"
+           "master_last_io_seconds_ago:%lld\r\nmaster_sync_in_progress:%d\r\n"
+           "slave_read_repl_offset:%lld\r\nslave_repl_offset:%lld\r\n",
+           host_.c_str(), port_, up ? "up" : "down",
+           static_cast<long long>(up ? (now_ms - last_io_ms_) / 1000 : -1),
+           state_ == State::kTransfer ? 1 : 0, static_cast<long long>(offset),
+           static_cast<long long>(offset));
+  out->append(buf);
+  if (state_ == State::kTransfer) {
+    int64_t total = sync_total_, read = sync_read_;
+    snprintf(buf, sizeof(buf),
+             "master_sync_total_bytes:%lld\r\nmaster_sync_read_bytes:%lld\r\n"
+             "master_sync_left_bytes:%lld\r\nmaster_sync_perc:%.2f\r\n"
+             "master_sync_last_io_seconds_ago:%lld\r\n",
+             static_cast<long long>(total), static_cast<long long>(read),
+             static_cast<long long>(total >= 0 ? total - read : -1),
+             total > 0 ? 100.0 * read / total : 0.0,
+             static_cast<long long>((now_ms - sync_last_io_ms_) / 1000));
+    out->append(buf);
+  }
+  if (!up) {
+    snprintf(buf, sizeof(buf), "master_link_down_since_seconds:%lld\r\n",
+             static_cast<long long>((now_ms - link_down_since_ms_) / 1000));
+    out->append(buf);
+  }
+  snprintf(buf, sizeof(buf), "slave_priority:%lld\r\nslave_read_only:%d\r\nreplica_announced:1\r\n",
+           static_cast<long long>(server_.config().GetInt("replica-priority")),
+           server_.config().GetBool("replica-read-only") ? 1 : 0);
+  out->append(buf);
+}
+
+void ReplReplica::Role(cmd::Context& c) const {
+  c.out.Array(5);
+  c.out.Bulk("slave");
+  c.out.Bulk(host_);
+  c.out.Int(port_);
+  c.out.Bulk(StateName(state_));
+  c.out.Int(server_.primary().feed().offset());
+}
+
+}  // namespace kv::server

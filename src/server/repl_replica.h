@@ -1,0 +1,102 @@
+// The replica side of replication: REPLICAOF host port | NO ONE, and the link to the primary.
+//
+// A dedicated link thread runs each connection attempt as an explicit sequence of states
+// (below) with blocking, time-limited socket IO, so the poll groups never wait on the primary.
+// When the primary sends a snapshot (+FULLRESYNC), the thread receives it into a temp file
+// (showing progress in the log and INFO), then, under the keyspace lock, replaces the dataset
+// with it. The socket is then handed to a poll group as the "master client", whose commands are
+// applied without replies; the bytes they took are the replication offset, and they are passed
+// on verbatim to this server's own replicas (chained replication).
+//
+// Locking: public methods run with the keyspace lock held; the link thread takes it to change
+// state. Progress counters read by INFO are atomics.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "cmd/context.h"
+#include "common/status.h"
+
+namespace kv::server {
+
+class Client;
+class Server;
+
+class ReplReplica {
+ public:
+  // The link's states, as ROLE and INFO report them.
+  enum class State {
+    kNone,        // not a replica
+    kConnect,     // waiting to (re)connect
+    kConnecting,  // TCP connect in progress
+    kHandshake,   // PING, AUTH, REPLCONF, PSYNC
+    kTransfer,    // receiving the snapshot
+    kConnected,   // streaming
+  };
+
+  explicit ReplReplica(Server& server);
+  ~ReplReplica();
+  // Stops the link thread. Call without the keyspace lock (the thread may be waiting for it).
+  void Stop();
+
+  bool is_replica() const { return state_ != State::kNone; }
+  bool link_up() const { return state_ == State::kConnected; }
+  uint64_t master_client_id() const { return master_id_; }
+
+  void ReplicaOf(cmd::Context& c);
+  // Starts following host:port (config `replicaof` at startup). Lock held or before start.
+  void Follow(const std::string& host, int port);
+  // The master client applied one command of `raw` bytes.
+  void OnMasterCommand(std::string_view raw);
+  void OnClientClosed(Client* c);
+  // REPLCONF GETACK from the master.
+  void SendAck();
+  void Cron(int64_t now_ms);
+  void AppendInfo(std::string* out, int64_t now_ms) const;
+  void Role(cmd::Context& c) const;
+
+ private:
+  struct Target {
+    std::string host;
+    int port = 0;
+    uint64_t generation = 0;
+  };
+  void ThreadMain();
+  // One connection attempt, from TCP connect to the adopted master client.
+  Status Attempt(const Target& t);
+  Status Handshake(int fd, const Target& t, std::string* reply);
+  Status ReceiveSnapshot(int fd, const Target& t, std::string* leftover, std::string* path);
+  Status LoadSnapshot(const std::string& path, const std::string& replid, int64_t offset);
+  void AdoptMaster(int fd, std::string leftover);
+  void SetState(State s);
+  bool Cancelled(const Target& t) const { return generation_.load() != t.generation; }
+  void StopFollowing();
+
+  Server& server_;
+  // Guarded by the keyspace lock:
+  std::string host_;
+  int port_ = 0;
+  std::atomic<State> state_{State::kNone};
+  uint64_t master_id_ = 0;
+  int64_t link_down_since_ms_ = 0;
+  int64_t last_io_ms_ = 0;
+  // The link thread.
+  std::thread thread_;
+  std::mutex mu_;  // guards target_, wake_, stop_ (never held with the keyspace lock waited on)
+  std::condition_variable cv_;
+  Target target_;
+  bool wake_ = false, stop_ = false;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> link_fd_{-1};  // shut down to cancel an attempt
+  std::string link_pending_;      // link thread only: bytes read past the PSYNC reply
+  // Snapshot transfer progress (INFO master_sync_*).
+  std::atomic<int64_t> sync_total_{-1}, sync_read_{0}, sync_last_io_ms_{0};
+};
+
+}  // namespace kv::server
