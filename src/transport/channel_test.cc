@@ -218,7 +218,8 @@ TEST_P(ChannelTest, OneGibibyte) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Transport, ChannelTest,
-                         ::testing::Values("fabric/tcp", "fabric/shm", "tcp"),
+                         ::testing::Values("fabric/tcp", "fabric/shm", "fabric/tcp;ofi_rxm",
+                                           "tcp"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n) {

@@ -18,7 +18,8 @@ Result<std::vector<ProviderSpec>> ParseProvider(std::string_view config) {
     return std::vector<ProviderSpec>{{c, EpKind::kMsg}};
   }
   if (c == "shm") return std::vector<ProviderSpec>{{c, EpKind::kRdm}};
-  if (c.size() > 9 && c.compare(c.size() - 9, 9, ";ofi_rxm") == 0) {
+  constexpr std::string_view kRxm = ";ofi_rxm";
+  if (c.size() > kRxm.size() && std::string_view(c).substr(c.size() - kRxm.size()) == kRxm) {
     return std::vector<ProviderSpec>{{c, EpKind::kRdm}};
   }
   return Status::Invalid("unknown fabric provider '" + c +
