@@ -4,6 +4,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 
 #include "common/clock.h"
@@ -14,6 +16,16 @@ namespace kv::perf {
 
 using transport::Blob;
 using transport::ExchangeBlobs;
+
+namespace {
+// With KV_PERF_DEBUG set: how each end polled (on stderr).
+void DebugStats(const char* who, const transport::LinkStats& s) {
+  std::fprintf(stderr, "%s: chunks %llu polls %llu empty %llu sleeps %llu mode switches %llu\n",
+               who, (unsigned long long)s.chunks, (unsigned long long)s.polls,
+               (unsigned long long)s.empty_polls, (unsigned long long)s.sleeps,
+               (unsigned long long)s.mode_switches);
+}
+}  // namespace
 
 Status StreamServer(const PerfOptions& o, int control_fd) {
   auto r = transport::CreateReceiver(ChannelOptionsFor(o), 0);
@@ -40,6 +52,7 @@ Status StreamServer(const PerfOptions& o, int control_fd) {
     auto w = rx.Wait(10);
     if (!w.ok()) break;
   }
+  if (std::getenv("KV_PERF_DEBUG")) DebugStats("receiver", rx.stats());
   return ServerReport(control_fd, CpuSeconds() - cpu0);
 }
 
@@ -89,6 +102,7 @@ Result<RunResult> StreamClient(const PerfOptions& o, int control_fd) {
   res.seconds = (MonoUs() - t0) / 1e6;
   res.client_cpu = CpuSeconds() - cpu0;
   prog.Finish();
+  if (std::getenv("KV_PERF_DEBUG")) DebugStats("sender", tx.stats());
   res.bytes = o.size;
   res.iters = tx.stats().chunks;
   res.final_chunk = res.iters ? static_cast<uint32_t>(o.size / res.iters) : 0;

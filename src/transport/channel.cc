@@ -35,12 +35,14 @@ Status Link::Fail(Status s) {
 Result<int> Link::Wait(int timeout_ms) {
   int64_t deadline = MonoUs() + int64_t{timeout_ms} * 1000;
   std::vector<pollfd> fds;
+  bool woke = false;  // this poll follows a sleep
   for (;;) {
     auto r = Progress();
     if (!r.ok()) return r;
     int64_t now = MonoUs();
     ++stats_.polls;
-    poll_ctl_.OnPoll(*r, now);
+    poll_ctl_.OnPoll(*r, now, woke);
+    woke = false;
     stats_.mode_switches = poll_ctl_.switches();
     if (*r > 0) return r;
     ++stats_.empty_polls;
@@ -57,6 +59,7 @@ Result<int> Link::Wait(int timeout_ms) {
     int64_t left_us = deadline - now;
     fds.clear();
     WaitFds(&fds);
+    woke = true;
     if (fds.empty()) {
       ::usleep(static_cast<useconds_t>(std::min<int64_t>(left_us, opts_.timed_poll_us)));
       continue;

@@ -19,7 +19,7 @@ class ChunkSizer {
     uint32_t window = 8;                       // completions per decision
     int64_t fast_latency_us = 4000;            // grow only below this average latency
     int64_t slow_latency_us = 50000;           // shrink above this average latency
-    uint64_t grow_bytes_per_s = 500ull << 20;  // and only at or above this throughput
+    uint64_t grow_bytes_per_s = 200ull << 20;  // and only at or above this throughput
   };
 
   explicit ChunkSizer(const Config& cfg);

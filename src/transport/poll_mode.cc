@@ -22,7 +22,7 @@ const char* PollModeName(PollMode m) {
 PollModeController::PollModeController(const Config& cfg)
     : cfg_(cfg), spinning_(cfg.mode == PollMode::kPerformance) {}
 
-void PollModeController::OnPoll(int events, int64_t now_us) {
+void PollModeController::OnPoll(int events, int64_t now_us, bool woke) {
   if (cfg_.mode != PollMode::kAuto) return;
   if (events > 0) last_event_us_ = now_us;
   if (spinning_) {
@@ -33,7 +33,7 @@ void PollModeController::OnPoll(int events, int64_t now_us) {
     }
     return;
   }
-  // Sleeping: every poll is a wakeup.
+  if (!woke) return;
   busy_wakeups_ = events > 0 ? busy_wakeups_ + 1 : 0;
   if (busy_wakeups_ >= cfg_.spin_after) {
     spinning_ = true;

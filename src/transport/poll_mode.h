@@ -32,8 +32,10 @@ class PollModeController {
 
   explicit PollModeController(const Config& cfg);
 
-  // Reports one poll: how many events it found and when.
-  void OnPoll(int events, int64_t now_us);
+  // Reports one poll: how many events it found, when, and whether it followed a sleep. While
+  // sleeping only wakeups count (a poll made right after handling work says nothing about the
+  // load, and must not reset the count of busy wakeups).
+  void OnPoll(int events, int64_t now_us, bool woke = true);
   bool spinning() const { return spinning_; }
   // Number of switches so far (for stats and tests).
   uint64_t switches() const { return switches_; }

@@ -62,5 +62,20 @@ TEST(TransportPollMode, AutoSpinsUnderLoadAndSleepsWhenIdleWithHysteresis) {
   EXPECT_FALSE(a.spinning());
 }
 
+// Polls that do not follow a sleep (the first poll of each wait, right after handling work)
+// neither count as wakeups nor reset the count.
+TEST(TransportPollMode, OnlyWakeupsCountWhileSleeping) {
+  auto a = Make(PollMode::kAuto);
+  int64_t t = 0;
+  for (int i = 0; i < 2; ++i) {
+    a.OnPoll(0, t += 10, /*woke=*/false);
+    a.OnPoll(1, t += 100, /*woke=*/true);
+  }
+  EXPECT_FALSE(a.spinning());
+  a.OnPoll(0, t += 10, false);
+  a.OnPoll(1, t += 100, true);
+  EXPECT_TRUE(a.spinning());
+}
+
 }  // namespace
 }  // namespace kv::transport

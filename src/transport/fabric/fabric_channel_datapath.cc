@@ -41,6 +41,7 @@ Status FabricSender::Commit(size_t n) {
   op.len = static_cast<uint32_t>(n);
   ++stats_.chunks;
   stats_.bytes += n;
+  stats_.chunk_size = ChunkLimit();
   if (!unposted_.empty()) {
     unposted_.push_back(*slot);  // keep the provider's order equal to stream order
     return Status::Ok();

@@ -21,9 +21,10 @@ uint64_t NewLinkId() {
   return (uint64_t{rd()} << 32 | rd()) | 1;  // never 0
 }
 
+// Without adaptation the chunk is fixed at max_chunk (min = max).
 ChunkSizer::Config SizerConfig(const ChannelOptions& o) {
   ChunkSizer::Config c;
-  c.max = o.adaptive ? o.max_chunk : o.max_chunk;
+  c.max = o.max_chunk;
   c.min = o.adaptive ? std::min(o.min_chunk, o.max_chunk) : o.max_chunk;
   return c;
 }
