@@ -38,8 +38,8 @@ void Feed::Emit(std::string_view bytes) {
   if (sink_) sink_(bytes);
 }
 
-void Feed::EndUnit() {
-  if (pending_.empty()) return;
+bool Feed::EndUnit() {
+  if (pending_.empty()) return false;
   scratch_.clear();
   bool wrap = pending_.size() > 1;
   auto select = [&](int db) {
@@ -65,6 +65,7 @@ void Feed::EndUnit() {
   }
   pending_.clear();
   Emit(scratch_);
+  return true;
 }
 
 void Feed::EmitRaw(std::span<const std::string_view> argv) {

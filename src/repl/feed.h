@@ -36,8 +36,9 @@ class Feed {
   // Records a write of the current unit.
   void Add(int db, std::span<const std::string> argv);
   void Add(int db, std::span<const std::string_view> argv);
-  // Ends the unit: emits its writes (wrapped in MULTI/EXEC when more than one).
-  void EndUnit();
+  // Ends the unit: emits its writes (wrapped in MULTI/EXEC when more than one). Returns whether
+  // anything was emitted.
+  bool EndUnit();
   // Emits a command outside any unit and outside MULTI wrapping (PING to replicas).
   void EmitRaw(std::span<const std::string_view> argv);
   // Emits stream bytes as they are (a replica passing its primary's stream on). The db they

@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "server/client.h"
 #include "server/poll_group.h"
+#include "server/repl_primary.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -79,10 +80,15 @@ bool Server::TryServe(Client& c) {
   int saved_db = c.session().db;
   c.session().db = b.db;
   auto again = Run(c, views, w);
-  EndReplicationUnit();
+  if (EndReplicationUnit()) c.set_write_offset(primary_->feed().offset());
   c.session().db = saved_db;
   current_client_ = caller;
   if (again) return false;  // still nothing for it: it keeps its place in the queues
+  CompleteBlocked(c, reply);
+  return true;
+}
+
+void Server::CompleteBlocked(Client& c, const std::string& reply) {
   UnblockClient(c);
   c.Push(reply);  // no output limit: this is the reply it waited for
   PollGroup* g = &c.group();
@@ -90,7 +96,6 @@ bool Server::TryServe(Client& c) {
   g->loop().Post([g, id] {
     if (Client* cl = g->Find(id)) cl->ResumeInput();
   });
-  return true;
 }
 
 void Server::ServeReadyKeys() {

@@ -103,6 +103,9 @@ class Client : public net::FdHandler {
   void set_blocked(bool b) { blocked_.store(b, std::memory_order_release); }
   // Continues with input that waited while the client was blocked. Loop thread.
   void ResumeInput();
+  // The replication offset this client's last write reached (WAIT). Keyspace lock held.
+  int64_t write_offset() const { return woff_; }
+  void set_write_offset(int64_t o) { woff_ = o; }
   // Input that arrived before the client existed (the replication stream read past the
   // snapshot). Before Start, loop thread.
   void InjectInput(std::string_view data);
@@ -155,6 +158,7 @@ class Client : public net::FdHandler {
   std::atomic<bool> blocked_{false};
   std::set<std::string> channels_, patterns_;  // keyspace lock
   const std::string* last_cmd_ = nullptr; // keyspace lock
+  int64_t woff_ = 0;                      // keyspace lock
 
   std::mutex push_mu_;
   std::string pushed_;          // guarded by push_mu_

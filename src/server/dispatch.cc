@@ -25,7 +25,8 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   if (skip_reply) session.reply_mode = cmd::ReplyMode::kOn;
   resp::ReplyWriter w(&out, session.resp);
   auto block = Run(c, args, w);
-  EndReplicationUnit();
+  // WAIT waits for the stream to reach the end of this client's last write.
+  if (EndReplicationUnit()) c.set_write_offset(primary_->feed().offset());
   if (block) BlockClient(c, args, std::move(*block));
   // CLIENT REPLY OFF (as in force after the command, so "CLIENT REPLY ON" itself is answered)
   // and SKIP drop whatever the command wrote, errors included. The primary gets no replies.
@@ -100,6 +101,15 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   if ((flags & cmd::kWrite) && replica_->is_replica() && !(c.flags() & Client::kMaster) &&
       config_->GetBool("replica-read-only")) {
     w.Error("-READONLY You can't write against a read only replica.");
+    mspec->stats.rejected_calls++;
+    FlagTransactionError(c);
+    CountErrors(w);
+    return std::nullopt;
+  }
+  // min-replicas-to-write: too few good replicas stop writes.
+  if ((flags & cmd::kWrite) && !(c.flags() & Client::kMaster) &&
+      !primary_->EnoughGoodReplicas(WallMs())) {
+    w.Error("-NOREPLICAS Not enough good replicas to write.");
     mspec->stats.rejected_calls++;
     FlagTransactionError(c);
     CountErrors(w);

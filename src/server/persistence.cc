@@ -12,6 +12,7 @@
 #include "common/logging.h"
 #include "common/strutil.h"
 #include "server/repl_primary.h"
+#include "server/repl_replica.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -65,6 +66,15 @@ persist::AuxFields Persistence::Aux() const {
   persist::SnapshotInfo info;
   info.version = kRedisCompatVersion;
   info.used_memory = static_cast<int64_t>(UsedMemory());
+  // The replication history the snapshot belongs to, so a restarted replica (or primary) can
+  // continue with a partial resync.
+  ReplPrimary& primary = server_.primary();
+  if (primary.feed().active()) {
+    info.has_repl = true;
+    info.repl_id = primary.replid();
+    info.repl_offset = primary.feed().offset();
+    info.repl_stream_db = server_.replica().stream_db();
+  }
   return persist::StandardAux(info);
 }
 
@@ -111,6 +121,14 @@ Status Persistence::LoadAtStartup() {
   if (!st.ok()) {
     LOG_WARNING("Fatal error loading the DB: %s. Exiting.", st.message().c_str());
     return st;
+  }
+  auto id = res.aux.find("repl-id");
+  auto off = res.aux.find("repl-offset");
+  if (id != res.aux.end() && off != res.aux.end() && id->second.size() == 40 &&
+      ParseInt64(off->second)) {
+    auto db = res.aux.find("repl-stream-db");
+    startup_history_ = {id->second, *ParseInt64(off->second),
+                        db == res.aux.end() ? 0 : static_cast<int>(ParseInt64(db->second).value_or(0))};
   }
   if (auto it = res.aux.find("redis-ver"); it != res.aux.end()) {
     LOG_NOTICE("Loading RDB produced by version %s", it->second.c_str());

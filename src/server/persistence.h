@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,6 +56,14 @@ class Persistence {
   bool WritesDenied() const;
 
   int64_t last_save_s() const { return last_save_s_; }
+  // The replication history recorded in the snapshot loaded at startup (repl-id, repl-offset,
+  // repl-stream-db), if any.
+  struct History {
+    std::string replid;
+    int64_t offset = -1;
+    int stream_db = 0;
+  };
+  const std::optional<History>& startup_history() const { return startup_history_; }
   void AppendInfo(std::string* out, int64_t now_ms) const;
   void AppendForkStats(std::string* out) const;
 
@@ -85,6 +94,7 @@ class Persistence {
   bool scheduled_ = false;
   uint64_t total_forks_ = 0;
   int64_t latest_fork_us_ = 0;
+  std::optional<History> startup_history_;
 };
 
 }  // namespace kv::server

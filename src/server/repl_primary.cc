@@ -1,6 +1,9 @@
 #include "server/repl_primary.h"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +15,7 @@
 #include "common/hash.h"
 #include "common/logging.h"
 #include "common/strutil.h"
+#include "net/socket.h"
 #include "persist/snapshot.h"
 #include "server/client.h"
 #include "server/persistence.h"
@@ -56,6 +60,27 @@ class PollingSink : public persist::Sink {
   int fd_;
   int timeout_ms_;
 };
+
+// Sends a snapshot file as a bulk payload ("$<size>\r\n" and the bytes), with sendfile.
+Status SendFile(persist::Sink& sink, int fd, const std::string& path, int timeout_ms) {
+  net::Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!file.valid()) return Status::FromErrno("open " + path, errno);
+  struct stat sb;
+  if (fstat(file.get(), &sb) != 0) return Status::FromErrno("fstat " + path, errno);
+  std::string head = "$" + std::to_string(sb.st_size) + "\r\n";
+  KV_TRY(sink.Write(head.data(), head.size()));
+  off_t off = 0;
+  while (off < sb.st_size) {
+    ssize_t n = sendfile(fd, file.get(), &off, static_cast<size_t>(sb.st_size - off));
+    if (n > 0) continue;
+    if (n == 0) return Status::IoError("snapshot file shrank while sending");
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) return Status::FromErrno("sendfile", errno);
+    pollfd pfd{fd, POLLOUT, 0};
+    if (poll(&pfd, 1, timeout_ms) == 0) return Status::IoError("replica did not read for too long");
+  }
+  return Status::Ok();
+}
 
 const char* StateName(int s) {
   static const char* kNames[] = {"wait_bgsave", "send_bulk", "online"};
@@ -141,6 +166,8 @@ ReplPrimary::Replica* ReplPrimary::Find(Client* c) {
 }
 
 void ReplPrimary::OnClientClosed(Client* c) {
+  announced_.erase(c->id());
+  std::erase_if(waiters_, [&](const Waiter& w) { return w.client == c; });
   std::erase_if(replicas_, [&](const auto& r) {
     if (r->client != c) return false;
     LOG_NOTICE("Connection with replica %s lost.", c->peer().c_str());
@@ -172,19 +199,22 @@ void ReplPrimary::Replconf(cmd::Context& c) {
       int64_t port;
       if (!c.ParseInt(val, &port)) return;
       if (Replica* r = Find(&client)) r->listening_port = static_cast<int>(port);
-      pending_port_[client.id()] = static_cast<int>(port);
+      announced_[client.id()].port = static_cast<int>(port);
     } else if (EqualsIgnoreCase(opt, "ack") || EqualsIgnoreCase(opt, "fack")) {
       // ACKs get no reply; they only count for a replica.
       if (Replica* r = Find(&client); r && EqualsIgnoreCase(opt, "ack")) {
         r->ack_offset = ParseInt64(val).value_or(r->ack_offset);
         r->ack_ms = WallMs();
+        if (!waiters_.empty()) ServeWaiters(r->ack_ms);
       }
       return;
     } else if (EqualsIgnoreCase(opt, "getack")) {
       // Our primary asks where we are.
       if (client.flags() & Client::kMaster) server_.replica().SendAck();
       return;
-    } else if (EqualsIgnoreCase(opt, "ip-address") || EqualsIgnoreCase(opt, "capa") ||
+    } else if (EqualsIgnoreCase(opt, "capa")) {
+      if (EqualsIgnoreCase(val, "eof")) announced_[client.id()].capa_eof = true;
+    } else if (EqualsIgnoreCase(opt, "ip-address") ||
                EqualsIgnoreCase(opt, "rdb-only") || EqualsIgnoreCase(opt, "rdb-filter-only")) {
       // Accepted; kvstore always sends the $EOF: framing and PSYNC2 replies.
     } else {
@@ -203,9 +233,10 @@ ReplPrimary::Replica* ReplPrimary::Register(Client& c) {
   r->ack_ms = r->since_ms;
   std::string peer = c.peer();
   r->ip = peer.substr(0, peer.rfind(':'));
-  if (auto it = pending_port_.find(c.id()); it != pending_port_.end()) {
-    r->listening_port = it->second;
-    pending_port_.erase(it);
+  if (auto it = announced_.find(c.id()); it != announced_.end()) {
+    r->listening_port = it->second.port;
+    r->capa_eof = it->second.capa_eof;
+    announced_.erase(it);
   }
   c.set_flag(Client::kReplica, true);
   replicas_.push_back(std::move(r));
@@ -269,7 +300,12 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
       oldest = std::min(oldest, r->since_ms);
     }
   }
-  if (batch.empty() || now_ms - oldest < delay_ms) return;
+  int64_t max_replicas = server_.config().GetInt("repl-diskless-sync-max-replicas");
+  bool enough = max_replicas > 0 && static_cast<int64_t>(batch.size()) >= max_replicas;
+  bool disk = !server_.config().GetBool("repl-diskless-sync");
+  for (Replica* r : batch) disk = disk || !r->capa_eof;
+  // Disk-based syncs start at once; diskless ones wait for more replicas to share the transfer.
+  if (batch.empty() || (!disk && !enough && now_ms - oldest < delay_ms)) return;
   if (server_.persistence().child_running()) return;  // one child at a time
   int64_t offset = feed_.offset();
   // The stream restarts with a SELECT for whoever joins now.
@@ -290,14 +326,14 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
     for (Replica* r : batch) r->client->RequestClose();
     return;
   }
-  if (pid == 0) RunChild(fds, offset);
+  if (pid == 0) RunChild(fds, offset, disk);
   child_pid_ = pid;
   for (Replica* r : batch) r->state = State::kSendingSnapshot;
-  LOG_NOTICE("Starting BGSAVE for SYNC with target: replicas sockets (pid %d, %zu replica(s))",
-             static_cast<int>(pid), batch.size());
+  LOG_NOTICE("Starting BGSAVE for SYNC with target: %s (pid %d, %zu replica(s))",
+             disk ? "disk" : "replicas sockets", static_cast<int>(pid), batch.size());
 }
 
-void ReplPrimary::RunChild(const std::vector<int>& fds, int64_t offset) {
+void ReplPrimary::RunChild(const std::vector<int>& fds, int64_t offset, bool disk) {
   SetLogRole('C');
   server_.CloseListenersInChild();
   std::string mark = RandomHex40();
@@ -308,17 +344,33 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, int64_t offset) {
   info.repl_offset = offset;
   persist::RdbWriteOptions opts;
   opts.compression = server_.config().GetBool("rdbcompression");
+  opts.checksum = server_.config().GetBool("rdbchecksum");
   opts.limits = server_.keyspace().limits();
   int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
+  std::string path = server_.config().GetString("dbfilename");
+  if (disk) {
+    Status st = persist::SaveRdbFile(server_.keyspace(), path, opts, persist::StandardAux(info),
+                                     nullptr);
+    if (!st.ok()) {
+      LOG_WARNING("Snapshot for replication failed: %s", st.message().c_str());
+      _exit(1);
+    }
+    LOG_NOTICE("DB saved on disk");
+  }
   bool ok = true;
   // One replica after the other: each gets the whole snapshot from the same (copy-on-write)
-  // memory image.
+  // memory image, or the same file.
   for (int fd : fds) {
     PollingSink sink(fd, timeout_ms);
-    std::string head = "$EOF:" + mark + "\r\n";
-    Status st = sink.Write(head.data(), head.size());
-    if (st.ok()) st = persist::WriteRdb(server_.keyspace(), sink, opts, persist::StandardAux(info), nullptr);
-    if (st.ok()) st = sink.Write(mark.data(), mark.size());
+    Status st = disk ? SendFile(sink, fd, path, timeout_ms) : Status::Ok();
+    if (!disk) {
+      std::string head = "$EOF:" + mark + "\r\n";
+      st = sink.Write(head.data(), head.size());
+      if (st.ok()) {
+        st = persist::WriteRdb(server_.keyspace(), sink, opts, persist::StandardAux(info), nullptr);
+      }
+      if (st.ok()) st = sink.Write(mark.data(), mark.size());
+    }
     if (!st.ok()) {
       LOG_WARNING("Snapshot transfer to a replica failed: %s", st.message().c_str());
       ok = false;
@@ -352,6 +404,16 @@ void ReplPrimary::Cron(int64_t now_ms) {
     }
   }
   if (child_pid_ < 0) StartSnapshot(now_ms);
+  // A replica that stopped acknowledging for repl-timeout is cut off (it will resync).
+  int64_t timeout_ms = server_.config().GetInt("repl-timeout") * 1000;
+  for (auto& r : replicas_) {
+    if (r->state == State::kOnline && now_ms - r->ack_ms > timeout_ms) {
+      LOG_WARNING("Disconnecting timedout replica: %s", r->client->peer().c_str());
+      r->client->RequestClose();
+      r->ack_ms = now_ms;  // once
+    }
+  }
+  if (!waiters_.empty()) ServeWaiters(now_ms);
   int64_t period_ms = server_.config().GetInt("repl-ping-replica-period") * 1000;
   // A replica passes its primary's PINGs on instead of making its own.
   if (!replicas_.empty() && now_ms - last_ping_ms_ >= period_ms &&
@@ -359,6 +421,65 @@ void ReplPrimary::Cron(int64_t now_ms) {
     last_ping_ms_ = now_ms;
     std::string_view ping[] = {"PING"};
     feed_.EmitRaw(ping);
+  }
+}
+
+int64_t ReplPrimary::CountAcked(int64_t offset) const {
+  int64_t n = 0;
+  for (const auto& r : replicas_) n += r->state == State::kOnline && r->ack_offset >= offset;
+  return n;
+}
+
+bool ReplPrimary::EnoughGoodReplicas(int64_t now_ms) const {
+  int64_t need = server_.config().GetInt("min-replicas-to-write");
+  if (need <= 0) return true;
+  int64_t max_lag_ms = server_.config().GetInt("min-replicas-max-lag") * 1000;
+  int64_t good = 0;
+  for (const auto& r : replicas_) {
+    good += r->state == State::kOnline && now_ms - r->ack_ms <= max_lag_ms;
+  }
+  return good >= need;
+}
+
+void ReplPrimary::Wait(cmd::Context& c) {
+  if (server_.replica().is_replica()) {
+    c.Error("WAIT cannot be used with replica instances. Please also note that since Redis 4.0 "
+            "if a replica is configured to be writable (which is not the default) writes to "
+            "replicas are just local and are not propagated.");
+    return;
+  }
+  int64_t numreplicas, timeout;
+  if (!c.ParseInt(c.arg(1), &numreplicas) || !c.ParseInt(c.arg(2), &timeout)) return;
+  if (timeout < 0) {
+    c.Error("timeout is negative");
+    return;
+  }
+  Client& client = server_.current_client();
+  int64_t offset = client.write_offset();
+  int64_t acked = CountAcked(offset);
+  if (acked >= numreplicas || c.session.deny_blocking) {
+    c.out.Int(acked);
+    return;
+  }
+  waiters_.push_back({&client, offset, numreplicas, timeout > 0 ? c.now_ms + timeout : 0});
+  c.block = cmd::BlockRequest{};  // parked with no keys; ServeWaiters answers it
+  // Ask every replica where it is now (the request travels in the stream, as in Redis).
+  std::string_view getack[] = {"REPLCONF", "GETACK", "*"};
+  feed_.EmitRaw(getack);
+}
+
+void ReplPrimary::ServeWaiters(int64_t now_ms) {
+  std::vector<std::pair<Client*, int64_t>> done;
+  std::erase_if(waiters_, [&](const Waiter& w) {
+    int64_t acked = CountAcked(w.offset);
+    if (acked < w.replicas && (w.deadline_ms == 0 || now_ms < w.deadline_ms)) return false;
+    done.emplace_back(w.client, acked);
+    return true;
+  });
+  for (auto [client, acked] : done) {
+    std::string reply;
+    resp::ReplyWriter(&reply, client->session().resp).Int(acked);
+    server_.CompleteBlocked(*client, reply);
   }
 }
 
@@ -399,6 +520,14 @@ void RegisterReplCommands(cmd::CommandTable& t) {
            .summary = "Configure a server as replica of another, or promote it to a master.",
            .since = name[0] == 'r' ? "5.0.0" : "1.0.0"});
   }
+  t.Add({.name = "wait",
+         .arity = 3,
+         .flags = kNoScript,
+         .handler = [](Context& c) { ServerOf(c).primary().Wait(c); },
+         .group = "generic",
+         .summary = "Wait for the synchronous replication of all the write commands sent in the "
+                    "context of the current connection",
+         .since = "3.0.0"});
   t.Add({.name = "role",
          .arity = 1,
          .flags = kNoScript | kLoading | kStale | kFast,

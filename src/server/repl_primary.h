@@ -49,6 +49,10 @@ class ReplPrimary {
   void Role(cmd::Context& c) const;
 
   void Replconf(cmd::Context& c);
+  // WAIT numreplicas timeout.
+  void Wait(cmd::Context& c);
+  // min-replicas-to-write: false when too few replicas are connected with a small enough lag.
+  bool EnoughGoodReplicas(int64_t now_ms) const;
   void Psync(cmd::Context& c);
   // Periodic work: starts waiting full syncs, reaps the snapshot child, pings replicas.
   void Cron(int64_t now_ms);
@@ -67,6 +71,19 @@ class ReplPrimary {
     int64_t ack_ms = 0;
     int listening_port = 0;
     std::string ip;
+    bool capa_eof = false;   // understands the $EOF: framing (diskless transfers)
+  };
+  // What a replica said with REPLCONF before PSYNC made it one.
+  struct Announced {
+    int port = 0;
+    bool capa_eof = false;
+  };
+  // A client blocked in WAIT.
+  struct Waiter {
+    Client* client;
+    int64_t offset;     // the stream offset its writes reached
+    int64_t replicas;   // how many must acknowledge it
+    int64_t deadline_ms;  // 0: none
   };
 
   Replica* Find(Client* c);
@@ -74,7 +91,11 @@ class ReplPrimary {
   void OnStream(std::string_view bytes);
   void ShiftReplid(const std::string& next);
   void StartSnapshot(int64_t now_ms);
-  void RunChild(const std::vector<int>& fds, int64_t offset);
+  // The snapshot child: diskless (the RDB streamed to the sockets) or disk-based (the RDB
+  // saved to dbfilename, then sent from the file).
+  void RunChild(const std::vector<int>& fds, int64_t offset, bool disk);
+  int64_t CountAcked(int64_t offset) const;
+  void ServeWaiters(int64_t now_ms);
   void SnapshotDone(bool ok);
   bool TryPartial(cmd::Context& c, Client& client, std::string_view replid, int64_t offset);
 
@@ -83,7 +104,8 @@ class ReplPrimary {
   std::string replid_, replid2_;
   int64_t second_offset_ = -1;
   std::vector<std::unique_ptr<Replica>> replicas_;
-  std::map<uint64_t, int> pending_port_;  // REPLCONF listening-port before PSYNC, by client id
+  std::map<uint64_t, Announced> announced_;  // by client id
+  std::vector<Waiter> waiters_;
   pid_t child_pid_ = -1;
   int64_t last_ping_ms_ = 0;
 };

@@ -243,7 +243,7 @@ Status ReplReplica::Attempt(const Target& t) {
     if (!newid.empty() && newid != server_.primary().replid()) server_.primary().ContinueWith(newid);
     LOG_NOTICE("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
     // The backlog may have arrived with the reply.
-    AdoptMaster(fd.Release(), std::move(link_pending_));
+    AdoptMaster(fd.Release(), std::move(link_pending_), master_db_);
     return Status::Ok();
   }
   if (reply.rfind("+FULLRESYNC ", 0) != 0) {
@@ -271,7 +271,7 @@ Status ReplReplica::Attempt(const Target& t) {
     return Status::Ok();
   }
   KV_TRY(LoadSnapshot(path, words[1], *ParseInt64(words[2])));
-  AdoptMaster(fd.Release(), std::move(leftover));
+  AdoptMaster(fd.Release(), std::move(leftover), 0);
   return Status::Ok();
 }
 
@@ -452,16 +452,25 @@ Status ReplReplica::LoadSnapshot(const std::string& path, const std::string& rep
   return Status::Ok();
 }
 
-void ReplReplica::AdoptMaster(int fd, std::string leftover) {
+int ReplReplica::stream_db() const {
+  if (master_id_) {
+    auto it = server_.clients().find(master_id_);
+    if (it != server_.clients().end()) return it->second->session().db;
+  }
+  return master_db_;
+}
+
+void ReplReplica::AdoptMaster(int fd, std::string leftover, int db) {
   // Keyspace lock held.
   uint64_t id = server_.NextClientId();
   master_id_ = id;
   SetState(State::kConnected);
   last_io_ms_ = WallMs();
   server_.stats().connected_clients++;
-  server_.group(0).Adopt(net::Fd(fd), id, [leftover = std::move(leftover)](Client& c) {
+  server_.group(0).Adopt(net::Fd(fd), id, [leftover = std::move(leftover), db](Client& c) {
     c.set_flag(Client::kMaster, true);
     c.session().authenticated = true;
+    c.session().db = db;
     if (!leftover.empty()) c.InjectInput(leftover);
   });
 }
@@ -474,6 +483,7 @@ void ReplReplica::OnMasterCommand(std::string_view raw) {
 void ReplReplica::OnClientClosed(Client* c) {
   if (master_id_ == 0 || c->id() != master_id_) return;
   master_id_ = 0;
+  master_db_ = c->session().db;
   if (state_ == State::kNone) return;
   LOG_NOTICE("Connection with master lost. Caching the disconnected master state.");
   link_down_since_ms_ = WallMs();
@@ -496,6 +506,15 @@ void ReplReplica::SendAck() {
 
 void ReplReplica::Cron(int64_t now_ms) {
   if (state_ != State::kConnected) return;
+  // A primary that went silent for repl-timeout (it PINGs every repl-ping-replica-period).
+  if (now_ms - last_io_ms_ > server_.config().GetInt("repl-timeout") * 1000) {
+    LOG_WARNING("MASTER timeout: no data nor PING received...");
+    for (auto& [id, c] : server_.clients()) {
+      if (id == master_id_) c->RequestClose();
+    }
+    last_io_ms_ = now_ms;
+    return;
+  }
   static thread_local int64_t last_ack = 0;
   if (now_ms - last_ack >= 1000) {
     last_ack = now_ms;

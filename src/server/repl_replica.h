@@ -48,6 +48,9 @@ class ReplReplica {
   bool is_replica() const { return state_ != State::kNone; }
   bool link_up() const { return state_ == State::kConnected; }
   uint64_t master_client_id() const { return master_id_; }
+  // The db the primary's stream has selected (where the next unprefixed command applies).
+  int stream_db() const;
+  void set_stream_db(int db) { master_db_ = db; }
 
   void ReplicaOf(cmd::Context& c);
   // Starts following host:port (config `replicaof` at startup). Lock held or before start.
@@ -73,7 +76,8 @@ class ReplReplica {
   Status Handshake(int fd, const Target& t, std::string* reply);
   Status ReceiveSnapshot(int fd, const Target& t, std::string* leftover, std::string* path);
   Status LoadSnapshot(const std::string& path, const std::string& replid, int64_t offset);
-  void AdoptMaster(int fd, std::string leftover);
+  // `db`: the db the stream continues in (0 after a full sync, whose stream starts with SELECT).
+  void AdoptMaster(int fd, std::string leftover, int db);
   void SetState(State s);
   bool Cancelled(const Target& t) const { return generation_.load() != t.generation; }
   void StopFollowing();
@@ -84,6 +88,7 @@ class ReplReplica {
   int port_ = 0;
   std::atomic<State> state_{State::kNone};
   uint64_t master_id_ = 0;
+  int master_db_ = 0;  // the stream's selected db when the last master client went away
   int64_t link_down_since_ms_ = 0;
   int64_t last_io_ms_ = 0;
   // The link thread.

@@ -176,10 +176,22 @@ Status Server::Start() {
   for (int i = 0; i < threads; i++) groups_.push_back(std::make_unique<PollGroup>(*this, i));
   s = StartListeners();
   if (!s.ok()) return s;
+  // A primary restarted from a snapshot that recorded its history keeps it as the secondary ID,
+  // so its replicas resync partially (Redis does the same).
+  if (const auto& h = persistence_->startup_history();
+      h && h->offset >= 0 && config_->GetString("replicaof").empty()) {
+    primary_->SetHistory(h->replid, h->offset);
+    primary_->Promote();
+  }
   // After the listeners: the link announces our port.
   if (auto words = SplitArgs(config_->GetString("replicaof")); words && words->size() == 2) {
     auto port = ParseInt64((*words)[1]);
     if (!port) return Status::Invalid("replicaof: invalid port '" + (*words)[1] + "'");
+    // A snapshot that recorded its replication history lets the restart resync partially.
+    if (const auto& h = persistence_->startup_history(); h && h->offset >= 0) {
+      primary_->SetHistory(h->replid, h->offset);
+      replica_->set_stream_db(h->stream_db);
+    }
     replica_->Follow((*words)[0], static_cast<int>(*port));
   }
   for (auto& g : groups_) g->StartThread();
@@ -305,7 +317,7 @@ void Server::RecordLatency(const std::string& event, int64_t ms) {
   e.max_ms = std::max(e.max_ms, ms);
 }
 
-void Server::EndReplicationUnit() { primary_->feed().EndUnit(); }
+bool Server::EndReplicationUnit() { return primary_->feed().EndUnit(); }
 
 void Server::OnMasterCommand(Client&, std::string_view raw) { replica_->OnMasterCommand(raw); }
 

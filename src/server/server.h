@@ -152,6 +152,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   }
   // Releases a blocked client from every key it waits on (not its reply). Keyspace lock held.
   void UnblockClient(Client& c);
+  // Answers a blocked client with `reply`, unblocks it and resumes its input. Keyspace lock held.
+  void CompleteBlocked(Client& c, const std::string& reply);
   size_t blocked_clients() const { return blocked_count_; }
 
   // Pub/sub (pubsub.cc). Keyspace lock held.
@@ -184,7 +186,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::optional<cmd::BlockRequest> Run(Client& c, std::span<const std::string_view> args,
                                        resp::ReplyWriter& w);
   // Ends a replication unit: its writes go to the stream (wrapped in MULTI/EXEC when several).
-  void EndReplicationUnit();
+  bool EndReplicationUnit();
   // Blocking (blocking.cc). Keyspace lock held.
   void BlockClient(Client& c, std::span<const std::string_view> args, cmd::BlockRequest req);
   void ServeReadyKeys();

@@ -5,9 +5,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <thread>
 
 #include "tests/support/process.h"
+#include "net/socket.h"
 #include "tests/support/resp_client.h"
 
 namespace kv::test {
@@ -214,6 +216,238 @@ TEST_F(KvstoreReplica, ChainedReplicasAndFailover) {
             std::string::npos)
       << r2.LogText();
   EXPECT_NE(r1.LogText().find("Partial resynchronization request"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kv::test
+
+namespace kv::test {
+namespace {
+
+class Replication : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  }
+  static Cmd Follow(const ServerProcess& primary, Cmd extra = {}) {
+    Cmd args = {"--replicaof", "127.0.0.1 " + std::to_string(primary.port())};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+};
+
+// Disk-based full syncs (repl-diskless-sync no): the primary saves the snapshot to its file and
+// sends it with the $<length> framing; a kvstore and a redis-server replica at once.
+TEST_F(Replication, DiskBasedSyncToKvstoreAndRedisReplicas) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync", "no"});
+  RespClient p(primary.port());
+  Populate(p, 20000);
+  ServerProcess kv(Kind::kKvstore, Follow(primary));
+  ServerProcess redis(Kind::kRedis, Follow(primary));
+  RespClient k(kv.port()), r(redis.port());
+  for (int i = 0; i < 20; i++) Writes(p, i);
+  ASSERT_TRUE(InSync(p, k));
+  ASSERT_TRUE(InSync(p, r));
+  std::string digest = p.Call({"DEBUG", "DIGEST"}).str;
+  EXPECT_EQ(k.Call({"DEBUG", "DIGEST"}).str, digest);
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, digest);
+  EXPECT_NE(primary.LogText().find("target: disk"), std::string::npos);
+}
+
+// A kvstore replica of a redis-server primary doing disk-based syncs.
+TEST_F(Replication, KvstoreReplicaOfRedisDiskBased) {
+  ServerProcess primary(Kind::kRedis, {"--repl-diskless-sync", "no"});
+  RespClient p(primary.port());
+  Populate(p, 5000);
+  ServerProcess kv(Kind::kKvstore, Follow(primary));
+  RespClient k(kv.port());
+  for (int i = 0; i < 10; i++) Writes(p, i);
+  ASSERT_TRUE(InSync(p, k));
+  EXPECT_EQ(k.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+}
+
+TEST_F(Replication, WaitCountsAcknowledgingReplicas) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  ServerProcess r1(Kind::kKvstore, Follow(primary)), r2(Kind::kRedis, Follow(primary));
+  RespClient c1(r1.port()), c2(r2.port());
+  p.Call({"SET", "k", "v"});
+  ASSERT_TRUE(InSync(p, c1));
+  ASSERT_TRUE(InSync(p, c2));
+  p.Call({"SET", "k", "v2"});
+  EXPECT_EQ(p.Call({"WAIT", "2", "5000"}).integer, 2);
+  auto start = std::chrono::steady_clock::now();
+  p.Call({"SET", "k", "v3"});
+  EXPECT_EQ(p.Call({"WAIT", "3", "300"}).integer, 2);  // times out with the count it has
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(250));
+  EXPECT_EQ(p.Call({"WAIT", "1", "-1"}).str, "ERR timeout is negative");
+  EXPECT_TRUE(c1.Call({"WAIT", "1", "0"}).is_error());  // not on a replica
+  // Inside MULTI it answers at once.
+  p.Call({"MULTI"});
+  p.Call({"WAIT", "5", "0"});
+  Reply exec = p.Call({"EXEC"});
+  ASSERT_EQ(exec.elems.size(), 1u);
+  EXPECT_EQ(exec.elems[0].integer, 2);
+  // min-replicas-to-write refuses writes when too few replicas are connected.
+  ASSERT_EQ(p.Call({"CONFIG", "SET", "min-replicas-to-write", "3"}).str, "OK");
+  EXPECT_EQ(p.Call({"SET", "k", "x"}).str, "NOREPLICAS Not enough good replicas to write.");
+  EXPECT_EQ(p.Call({"GET", "k"}).str, "v3");
+  ASSERT_EQ(p.Call({"CONFIG", "SET", "min-replicas-to-write", "2"}).str, "OK");
+  EXPECT_EQ(p.Call({"SET", "k", "x"}).str, "OK");
+}
+
+// A replica restarted from its own snapshot (which records the replication ID and offset)
+// continues with a partial resync.
+TEST_F(Replication, RestartedReplicaResyncsPartially) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  Populate(p, 2000);
+  std::string dir;
+  {
+    ServerProcess replica(Kind::kKvstore, Follow(primary));
+    RespClient r(replica.port());
+    for (int i = 0; i < 5; i++) Writes(p, i);
+    ASSERT_TRUE(InSync(p, r));
+    ASSERT_EQ(r.Call({"SAVE"}).str, "OK");
+    dir = replica.dir();
+    // Keep the directory: restart on it below (ServerProcess removes its own on destruction).
+    std::string keep = "cp -r '" + dir + "' '" + dir + ".keep'";
+    ASSERT_EQ(system(keep.c_str()), 0);
+  }
+  for (int i = 5; i < 10; i++) Writes(p, i);
+  ServerProcess again(Kind::kKvstore, Follow(primary, {"--dir", dir + ".keep"}));
+  RespClient r(again.port());
+  ASSERT_TRUE(InSync(p, r));
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  EXPECT_NE(again.LogText().find("Master accepted a Partial Resynchronization"),
+            std::string::npos)
+      << again.LogText();
+  std::string rm = "rm -rf '" + dir + ".keep'";
+  ASSERT_EQ(system(rm.c_str()), 0);
+}
+
+// A fake primary on a raw socket: answers the handshake, then sends `payload` after the PSYNC
+// reply (garbage, or a corrupt snapshot).
+class FakePrimary {
+ public:
+  FakePrimary(std::string psync_reply, std::string payload)
+      : reply_(std::move(psync_reply)), payload_(std::move(payload)) {
+    port_ = FreePort();
+    auto fd = net::ListenTcp("127.0.0.1", port_, 16);
+    if (!fd.ok()) abort();
+    listen_ = std::move(*fd);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~FakePrimary() {
+    stop_ = true;
+    thread_.join();
+  }
+  int port() const { return port_; }
+  int connections() const { return connections_; }
+
+ private:
+  void Serve() {
+    while (!stop_) {
+      auto c = net::AcceptTcp(listen_.get());
+      if (!c.ok()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
+      connections_++;
+      int fd = c->get();
+      std::string in;
+      char buf[4096];
+      // PING, REPLCONF x2, PSYNC: answer each request as it comes.
+      int answered = 0;
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+      while (answered < 4 && std::chrono::steady_clock::now() < deadline && !stop_) {
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n > 0) in.append(buf, static_cast<size_t>(n));
+        if (n == 0) break;
+        while (answered < 4) {
+          size_t star = in.find('*', 1);
+          bool complete = in.find("\r\n", in.rfind('$') == std::string::npos ? 0 : in.rfind('$')) !=
+                          std::string::npos;
+          if (in.empty() || !complete) break;
+          std::string cmd = in;
+          in = star == std::string::npos ? "" : in.substr(star);
+          std::string reply = cmd.find("PSYNC") != std::string::npos ? reply_ + payload_
+                              : cmd.find("PING") != std::string::npos ? "+PONG\r\n"
+                                                                      : "+OK\r\n";
+          [[maybe_unused]] ssize_t w = write(fd, reply.data(), reply.size());
+          answered++;
+          if (star == std::string::npos) break;
+        }
+        if (n < 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  int port_;
+  net::Fd listen_;
+  std::string reply_, payload_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> connections_{0};
+};
+
+TEST(ReplicationFaults, GarbageAndCorruptSnapshotsAreRefused) {
+  std::string corrupt_rdb = "REDIS0010\xfe\x00\x00\x01k\x01v" + std::string("\x42\x42\x42", 3);
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"+FULLRESYNC nonsense\r\n", ""},
+      {"-ERR go away\r\n", ""},
+      {"+FULLRESYNC " + std::string(40, 'a') + " 0\r\n",
+       "$" + std::to_string(corrupt_rdb.size()) + "\r\n" + corrupt_rdb},
+      {"+FULLRESYNC " + std::string(40, 'a') + " 0\r\n", "$garbage\r\n"},
+      {"+WHATEVER\r\n", "\x01\x02\x03"},
+      // A snapshot cut short: the connection closes after half of it.
+      {"+FULLRESYNC " + std::string(40, 'a') + " 0\r\n", "$100000\r\nREDIS0010" + std::string(500, '\0')},
+  };
+  for (const auto& [reply, payload] : cases) {
+    SCOPED_TRACE(reply);
+    FakePrimary fake(reply, payload);
+    ServerProcess kv(Kind::kKvstore, {"--replicaof", "127.0.0.1 " + std::to_string(fake.port())});
+    RespClient c(kv.port());
+    c.Call({"DEBUG", "SET-ACTIVE-EXPIRE", "0"});
+    ASSERT_TRUE(WaitFor([&] { return fake.connections() >= 2; }, 10000));  // it retried
+    EXPECT_EQ(InfoField(c, "replication", "master_link_status"), "down");
+    EXPECT_EQ(c.Call({"DBSIZE"}).integer, 0);  // nothing partial is served
+    EXPECT_TRUE(kv.Alive());
+    EXPECT_NE(kv.LogText().find("Replication link to"), std::string::npos) << kv.LogText();
+  }
+}
+
+// The primary dies in the middle of a snapshot transfer: the replica serves nothing partial and
+// syncs again once a primary is back on that port.
+TEST_F(Replication, PrimaryKilledMidTransfer) {
+  auto primary = std::make_unique<ServerProcess>(Kind::kKvstore, Cmd{"--repl-diskless-sync-delay", "0"});
+  int port = primary->port();
+  {
+    RespClient p(port);
+    for (int batch = 0; batch < 100; batch++) {
+      Cmd mset = {"MSET"};
+      for (int i = 0; i < 1000; i++) {
+        mset.push_back("k:" + std::to_string(batch) + ":" + std::to_string(i));
+        mset.push_back(std::string(1000, static_cast<char>('a' + i % 26)));
+      }
+      ASSERT_EQ(p.Call(mset).str, "OK");
+    }
+  }
+  ServerProcess replica(Kind::kKvstore, {"--replicaof", "127.0.0.1 " + std::to_string(port)});
+  RespClient r(replica.port());
+  ASSERT_TRUE(WaitFor([&] {
+    return InfoField(r, "replication", "master_sync_in_progress") == "1" ||
+           InfoField(r, "replication", "master_link_status") == "up";
+  }));
+  kill(primary->pid(), SIGKILL);
+  primary.reset();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // All of it (the transfer had finished) or nothing. DBSIZE waits for a load in progress, which
+  // logs its end before letting go of the dataset.
+  int64_t keys = r.Call({"DBSIZE"}).integer;
+  bool finished = replica.LogText().find("Finished with success") != std::string::npos;
+  EXPECT_EQ(keys, finished ? 100000 : 0);
+  EXPECT_TRUE(replica.Alive());
 }
 
 }  // namespace
