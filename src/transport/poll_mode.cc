@@ -33,8 +33,13 @@ void PollModeController::OnPoll(int events, int64_t now_us, bool woke) {
     }
     return;
   }
-  if (!woke) return;
-  busy_wakeups_ = events > 0 ? busy_wakeups_ + 1 : 0;
+  // Sleeping: work found counts toward spinning (on a wakeup, or without needing to sleep at
+  // all); only a wakeup that found nothing resets the count.
+  if (events > 0) {
+    ++busy_wakeups_;
+  } else if (woke) {
+    busy_wakeups_ = 0;
+  }
   if (busy_wakeups_ >= cfg_.spin_after) {
     spinning_ = true;
     ++switches_;

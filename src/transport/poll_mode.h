@@ -4,7 +4,8 @@
 //  * performance: always spin (busy-poll the completion queue).
 //  * economy: always sleep between polls (wait on the CQ fd, or a timed poll where the provider
 //    has no fd).
-//  * auto: sleep while idle; spin after `spin_after` consecutive wakeups that each found work;
+//  * auto: sleep while idle; spin after `spin_after` polls that found work with no empty
+//    wakeup between them;
 //    go back to sleep once no event was seen for `idle_us` while spinning. The two thresholds
 //    are the hysteresis: one busy wakeup does not start spinning, a short gap does not stop it.
 #pragma once
@@ -33,8 +34,9 @@ class PollModeController {
   explicit PollModeController(const Config& cfg);
 
   // Reports one poll: how many events it found, when, and whether it followed a sleep. While
-  // sleeping only wakeups count (a poll made right after handling work says nothing about the
-  // load, and must not reset the count of busy wakeups).
+  // sleeping, polls that found work count toward spinning; an empty poll resets the count only
+  // if it followed a sleep (the first poll of each wait, right after handling work, often finds
+  // nothing and says nothing about the load).
   void OnPoll(int events, int64_t now_us, bool woke = true);
   bool spinning() const { return spinning_; }
   // Number of switches so far (for stats and tests).

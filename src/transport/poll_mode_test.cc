@@ -62,8 +62,8 @@ TEST(TransportPollMode, AutoSpinsUnderLoadAndSleepsWhenIdleWithHysteresis) {
   EXPECT_FALSE(a.spinning());
 }
 
-// Polls that do not follow a sleep (the first poll of each wait, right after handling work)
-// neither count as wakeups nor reset the count.
+// Empty polls that do not follow a sleep (the first poll of each wait, right after handling
+// work) do not reset the count; polls that find work without sleeping count as busy.
 TEST(TransportPollMode, OnlyWakeupsCountWhileSleeping) {
   auto a = Make(PollMode::kAuto);
   int64_t t = 0;
