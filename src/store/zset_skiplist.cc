@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <unordered_map>
 
 #include "common/hash.h"
 
@@ -16,7 +17,7 @@ ZNode* ZNode::Create(int height, std::string_view member, double score) {
   n->score = score;
   n->len = static_cast<uint32_t>(member.size());
   n->height = static_cast<uint8_t>(height);
-  for (int i = 0; i < height; i++) n->levels()[i] = {nullptr, 0};
+  for (int i = 0; i < height; i++) n->levels()[i] = {nullptr, 0, 0};
   if (!member.empty()) memcpy(n->levels() + height, member.data(), member.size());
   return n;
 }
@@ -50,8 +51,7 @@ void ZSkipList::Link(ZNode* x) {
   std::string_view member = x->key();
   for (int i = level_ - 1; i >= 0; i--) {
     rank[i] = i == level_ - 1 ? 0 : rank[i + 1];
-    while (p->levels()[i].forward &&
-           ZLess(p->levels()[i].forward->score, p->levels()[i].forward->key(), x->score, member)) {
+    while (p->levels()[i].Before(x->score, member)) {
       rank[i] += p->levels()[i].span;
       p = p->levels()[i].forward;
     }
@@ -68,8 +68,8 @@ void ZSkipList::Link(ZNode* x) {
   }
   for (int i = 0; i < height; i++) {
     ZNode::Level& up = update[i]->levels()[i];
-    x->levels()[i].forward = up.forward;
-    up.forward = x;
+    x->levels()[i].Point(up.forward);
+    up.Point(x);
     x->levels()[i].span = up.span - (rank[0] - rank[i]);
     up.span = (rank[0] - rank[i]) + 1;
   }
@@ -85,10 +85,7 @@ void ZSkipList::Link(ZNode* x) {
 void ZSkipList::FindUpdate(double score, std::string_view member, ZNode** update) const {
   ZNode* p = header_;
   for (int i = level_ - 1; i >= 0; i--) {
-    while (p->levels()[i].forward &&
-           ZLess(p->levels()[i].forward->score, p->levels()[i].forward->key(), score, member)) {
-      p = p->levels()[i].forward;
-    }
+    while (p->levels()[i].Before(score, member)) p = p->levels()[i].forward;
     update[i] = p;
   }
 }
@@ -98,7 +95,7 @@ void ZSkipList::UnlinkWith(ZNode* x, ZNode** update) {
     ZNode::Level& up = update[i]->levels()[i];
     if (up.forward == x) {
       up.span += x->levels()[i].span - 1;
-      up.forward = x->levels()[i].forward;
+      up.Point(x->levels()[i].forward);
     } else {
       up.span -= 1;
     }
@@ -110,7 +107,7 @@ void ZSkipList::UnlinkWith(ZNode* x, ZNode** update) {
   while (level_ > 1 && header_->levels()[level_ - 1].forward == nullptr) level_--;
   length_--;
   x->backward = nullptr;
-  for (int i = 0; i < x->height; i++) x->levels()[i] = {nullptr, 0};
+  for (int i = 0; i < x->height; i++) x->levels()[i] = {nullptr, 0, 0};
 }
 
 void ZSkipList::Unlink(ZNode* node) {
@@ -125,11 +122,29 @@ void ZSkipList::UpdateScore(ZNode* node, double score) {
   ZNode* next = node->forward();
   if ((!prev || prev->score < score) && (!next || next->score > score)) {
     node->score = score;
+    RefreshLinksTo(node);
     return;
   }
   Unlink(node);
   node->score = score;
   Link(node);
+}
+
+void ZSkipList::RefreshLinksTo(ZNode* x) {
+  if (x->height == 1) {  // the only link to x is its level-0 predecessor's
+    (x->backward ? x->backward : header_)->levels()[0].score = x->score;
+    return;
+  }
+  // The predecessors at x's levels are where a search for x stops: the links from them reach
+  // x (whose key is unique), so the search compares by member when it meets x's stale copy.
+  ZNode* p = header_;
+  std::string_view member = x->key();
+  for (int i = level_ - 1; i >= 0; i--) {
+    while (p->levels()[i].forward != x && p->levels()[i].Before(x->score, member)) {
+      p = p->levels()[i].forward;
+    }
+    if (i < x->height) p->levels()[i].score = x->score;
+  }
 }
 
 size_t ZSkipList::Rank(double score, std::string_view member) const {
@@ -177,6 +192,27 @@ size_t ZSkipList::DeleteRangeByRank(size_t start, size_t end,
     x = next;
   }
   return removed;
+}
+
+bool ZSkipList::CheckLinks() const {
+  std::unordered_map<const ZNode*, size_t> rank = {{header_, 0}};
+  size_t r = 0;
+  for (const ZNode* x = first(); x; x = x->forward()) {
+    if (x->backward && !ZLess(x->backward->score, x->backward->key(), x->score, x->key())) {
+      return false;
+    }
+    rank[x] = ++r;
+  }
+  if (r != length_) return false;
+  for (int i = 0; i < kMaxLevel; i++) {
+    for (const ZNode* x = header_; x; x = x->levels()[i].forward) {
+      if (i >= x->height) return false;
+      const ZNode::Level& l = x->levels()[i];
+      if (!l.forward) continue;
+      if (l.score != l.forward->score || l.span != rank[l.forward] - rank[x]) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace kv::store

@@ -2,6 +2,11 @@
 // equal scores, ordered by (score, member bytes), with a backward link at level 0 and a span per
 // forward link so that ranks cost O(log n)).
 //
+// Each link also keeps a copy of the score of the node it points to, so a descent compares
+// against the next node's score without touching that node: in a large set every node touched
+// is a cache miss, and the checks that end a level are about a fifth of them. Only when scores
+// tie does the descent read the next node's member.
+//
 // A ZNode is one allocation holding the member bytes, the score, the skiplist links and the
 // `next` link of the member -> node hash table (IntrusiveTable<ZNode>) that ZSetValue keeps beside
 // the list. The list links nodes but never owns them: whoever holds the table destroys them.
@@ -18,7 +23,17 @@ namespace kv::store {
 struct ZNode {
   struct Level {
     ZNode* forward;
-    size_t span;  // nodes crossed by this link (the rank distance to `forward`)
+    double score;  // forward->score (0 when forward is null); kept in step by ZSkipList
+    size_t span;   // nodes crossed by this link (the rank distance to `forward`)
+
+    void Point(ZNode* to) {
+      forward = to;
+      score = to ? to->score : 0;
+    }
+    // True when the node this link points to sorts before (score, member).
+    bool Before(double s, std::string_view member) const {
+      return forward && (score < s || (score == s && forward->key() < member));
+    }
   };
 
   ZNode* next = nullptr;      // member table chain (IntrusiveTable)
@@ -90,6 +105,10 @@ class ZSkipList {
   size_t DeleteRangeByRank(size_t start, size_t end,
                            const std::function<void(ZNode*)>& on_unlinked);
 
+  // For tests, O(n * levels): true when the nodes are in order and every link's span and score
+  // copy agree with the nodes.
+  bool CheckLinks() const;
+
  private:
   static int RandomLevel();
   // Links a node (of any height) at its place by (score, member).
@@ -97,6 +116,8 @@ class ZSkipList {
   // Fills update[] with the last node before (score, member) at each level.
   void FindUpdate(double score, std::string_view member, ZNode** update) const;
   void UnlinkWith(ZNode* x, ZNode** update);
+  // Rewrites the score copies in the links that point to x (after x->score changed in place).
+  void RefreshLinksTo(ZNode* x);
 
   ZNode* header_;
   ZNode* tail_ = nullptr;

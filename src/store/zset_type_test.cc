@@ -68,7 +68,42 @@ TEST(ZSkipListTest, RanksMatchAModel) {
   EXPECT_EQ(list.last(), prev);
   EXPECT_EQ(list.ByRank(rank), nullptr);
   EXPECT_EQ(list.Rank(1000, "absent"), 0u);
+  EXPECT_TRUE(list.CheckLinks());
   for (const auto& [key, node] : model) ZNode::Destroy(node);
+}
+
+// Links keep a copy of the next node's score: in-place score changes (of nodes of every height)
+// must refresh the copies, or later descents go astray.
+TEST(ZSkipListTest, ScoreCopiesFollowInPlaceUpdates) {
+  ZSkipList list;
+  std::vector<ZNode*> nodes;
+  for (int i = 0; i < 3000; i++) nodes.push_back(list.Insert("m" + std::to_string(i), i * 10.0));
+  ASSERT_TRUE(list.CheckLinks());
+  std::mt19937 rng(3);
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < 3000; i++) {
+      // Stays strictly between its neighbours: the in-place path.
+      list.UpdateScore(nodes[i], i * 10.0 + 1 + static_cast<double>(rng() % 8));
+    }
+    ASSERT_TRUE(list.CheckLinks());
+    for (int i = 0; i < 3000; i++) {
+      ZNode* n = nodes[i];
+      EXPECT_EQ(list.Rank(n->score, n->key()), static_cast<size_t>(i + 1));
+    }
+  }
+  // Moves, removals and re-inserts keep them right too.
+  for (int i = 0; i < 3000; i += 3) list.UpdateScore(nodes[i], -static_cast<double>(i));
+  for (int i = 1; i < 3000; i += 3) {
+    list.Unlink(nodes[i]);
+    ZNode::Destroy(nodes[i]);
+    nodes[i] = list.Insert("n" + std::to_string(i), static_cast<double>(rng() % 100));
+  }
+  EXPECT_TRUE(list.CheckLinks());
+  while (ZNode* x = list.first()) {
+    list.Unlink(x);
+    ZNode::Destroy(x);
+  }
+  EXPECT_TRUE(list.CheckLinks());
 }
 
 TEST(ZSkipListTest, DeleteRangeByRankHandsNodesBack) {
