@@ -97,6 +97,15 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     CountErrors(w);
     return std::nullopt;
   }
+  // replica-serve-stale-data no: while the link is down only "stale"-flagged commands run.
+  if (!(flags & cmd::kStale) && replica_->is_replica() && !replica_->link_up() &&
+      !config_->GetBool("replica-serve-stale-data")) {
+    w.Error("-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
+    mspec->stats.rejected_calls++;
+    FlagTransactionError(c);
+    CountErrors(w);
+    return std::nullopt;
+  }
   // A read-only replica takes writes only from its primary.
   if ((flags & cmd::kWrite) && replica_->is_replica() && !(c.flags() & Client::kMaster) &&
       config_->GetBool("replica-read-only")) {

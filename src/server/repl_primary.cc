@@ -176,11 +176,11 @@ void ReplPrimary::OnClientClosed(Client* c) {
 }
 
 void ReplPrimary::OnStream(std::string_view bytes) {
-  // Redis' client-output-buffer-limit for replicas (256mb hard, 64mb soft for 60 s).
-  constexpr size_t kHard = 256u << 20, kSoft = 64u << 20;
+  // client-output-buffer-limit replica: a replica that cannot keep up is cut off (it resyncs).
+  const OutputLimit& lim = server_.replica_limits();
   for (auto& r : replicas_) {
     if (r->state == State::kOnline) {
-      r->client->Push(bytes, kHard, kSoft, 60);
+      r->client->Push(bytes, lim.hard, lim.soft, lim.seconds);
     } else if (r->state == State::kSendingSnapshot) {
       r->held.append(bytes);
     }

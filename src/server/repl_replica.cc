@@ -259,6 +259,19 @@ Status ReplReplica::Attempt(const Target& t) {
     if (Cancelled(t)) return Status::Ok();
     SetState(State::kTransfer);
   }
+  // repl-diskless-load: load straight from the socket into a second dataset, swapped in at the
+  // end (clients keep reading the old one meanwhile), or receive to disk first.
+  std::string load = server_.config().GetString("repl-diskless-load");
+  bool diskless = load == "swapdb";
+  if (load == "on-empty-db") {
+    std::lock_guard lock(server_.mu());
+    diskless = server_.keyspace().TotalKeys() == 0;
+  }
+  if (diskless) {
+    Status st = ReceiveAndLoad(fd.get(), t, words[1], *ParseInt64(words[2]));
+    if (st.ok() && !Cancelled(t)) (void)fd.Release();  // now the master client's
+    return st;
+  }
   std::string path;
   Status st = ReceiveSnapshot(fd.get(), t, &leftover, &path);
   if (!st.ok()) {
@@ -418,6 +431,111 @@ Status ReplReplica::ReceiveSnapshot(int fd, const Target& t, std::string* leftov
   LOG_NOTICE("MASTER <-> REPLICA sync: %s received in %.3f s", Human(written).c_str(),
              (MonoMs() - start) / 1000.0);
   return Status::Ok();
+}
+
+// The snapshot as a loader Source, read from the link as the loader asks for bytes; counts
+// progress. Views stay valid until the next Read.
+class ReplReplica::SocketSource : public persist::Source {
+ public:
+  SocketSource(ReplReplica& owner, int fd, int timeout_ms, std::string pending, int64_t limit)
+      : owner_(owner), io_(fd, timeout_ms), buf_(std::move(pending)), limit_(limit) {}
+
+  Result<std::string_view> Read(size_t n) override {
+    if (limit_ >= 0 && static_cast<int64_t>(offset_ + n) > limit_) {
+      return Status::Corruption("snapshot longer than the announced length");
+    }
+    buf_.erase(0, pos_);
+    pos_ = 0;
+    while (buf_.size() < n) {
+      char chunk[1 << 16];
+      size_t want = std::min(sizeof(chunk), std::max<size_t>(n - buf_.size(), 4096));
+      KV_TRY_ASSIGN(got, io_.ReadSome(chunk, want));
+      buf_.append(chunk, got);
+      owner_.sync_read_ += static_cast<int64_t>(got);
+      owner_.sync_last_io_ms_ = WallMs();
+    }
+    pos_ = n;
+    offset_ += n;
+    return std::string_view(buf_.data(), n);
+  }
+  uint64_t offset() const override { return offset_; }
+  // What was read past the snapshot (the start of the stream).
+  std::string Rest() { return buf_.substr(pos_); }
+
+ private:
+  ReplReplica& owner_;
+  LinkIo io_;
+  std::string buf_;
+  size_t pos_ = 0;
+  uint64_t offset_ = 0;
+  int64_t limit_;
+};
+
+Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& replid,
+                                   int64_t offset) {
+  int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
+  LinkIo io(fd, timeout_ms);
+  io.pending() = std::move(link_pending_);
+  std::string header;
+  while (header.empty()) {
+    KV_TRY_ASSIGN(line, io.ReadLine());
+    header = line;
+  }
+  std::string mark;
+  int64_t total = -1;
+  if (header.rfind("$EOF:", 0) == 0 && header.size() == 45) {
+    mark = header.substr(5);
+  } else if (header[0] == '$' && ParseInt64(std::string_view(header).substr(1)).value_or(-1) >= 0) {
+    total = *ParseInt64(std::string_view(header).substr(1));
+  } else {
+    return Status::Corruption("bad snapshot header: " + header.substr(0, 64));
+  }
+  sync_total_ = total;
+  sync_read_ = 0;
+  LOG_NOTICE("MASTER <-> REPLICA sync: loading the snapshot from the socket (diskless load)");
+  auto side = std::make_unique<store::Keyspace>(server_.keyspace().num_dbs());
+  side->limits() = server_.keyspace().limits();
+  side->set_expire_deletes(false);
+  persist::RdbLoadOptions opts;
+  opts.drop_expired = false;
+  opts.now_ms = WallMs();
+  int64_t start = MonoMs(), last_log = start;
+  opts.progress = [&](uint64_t off) {
+    int64_t now = MonoMs();
+    if (now - last_log < 1000) return;
+    last_log = now;
+    LOG_NOTICE("MASTER <-> REPLICA sync: %s loaded, %.1f MB/s", Human(off).c_str(),
+               off / 1e6 / ((now - start) / 1000.0));
+  };
+  persist::RdbLoadResult res;
+  SocketSource src(*this, fd, timeout_ms, std::move(io.pending()), total);
+  Status st = persist::LoadRdb(src, *side, opts, &res);
+  if (st.ok() && !mark.empty()) {
+    auto m = src.Read(mark.size());
+    if (!m.ok() || *m != mark) st = Status::Corruption("snapshot not followed by its $EOF: mark");
+  }
+  if (st.ok() && total >= 0 && static_cast<int64_t>(src.offset()) != total) {
+    st = Status::Corruption("snapshot shorter than the announced length");
+  }
+  if (!st.ok()) {
+    LOG_WARNING("Failed trying to load the MASTER synchronization DB from socket: %s",
+                st.message().c_str());
+    return st;  // the current dataset stays as it was
+  }
+  std::string leftover = src.Rest();
+  {
+    std::lock_guard lock(server_.mu());
+    if (Cancelled(t)) return Status::Ok();
+    server_.keyspace().SwapData(*side);
+    server_.primary().SetHistory(replid, offset);
+    server_.primary().DisconnectReplicas();
+    sync_total_ = -1;
+    LOG_NOTICE("MASTER <-> REPLICA sync: Finished with success (%llu keys, diskless load in "
+               "%.3f s)", static_cast<unsigned long long>(res.keys_loaded),
+               (MonoMs() - start) / 1000.0);
+    AdoptMaster(fd, std::move(leftover), 0);
+  }
+  return Status::Ok();  // `side` (the old dataset now) is freed here, outside the lock
 }
 
 Status ReplReplica::LoadSnapshot(const std::string& path, const std::string& replid,

@@ -22,6 +22,7 @@
 
 #include "cmd/context.h"
 #include "common/status.h"
+#include "store/keyspace.h"
 
 namespace kv::server {
 
@@ -76,6 +77,10 @@ class ReplReplica {
   Status Handshake(int fd, const Target& t, std::string* reply);
   Status ReceiveSnapshot(int fd, const Target& t, std::string* leftover, std::string* path);
   Status LoadSnapshot(const std::string& path, const std::string& replid, int64_t offset);
+  // repl-diskless-load: loads the snapshot straight from the socket into a second dataset and
+  // swaps it in, then adopts the master client.
+  Status ReceiveAndLoad(int fd, const Target& t, const std::string& replid, int64_t offset);
+  class SocketSource;
   // `db`: the db the stream continues in (0 after a full sync, whose stream starts with SELECT).
   void AdoptMaster(int fd, std::string leftover, int db);
   void SetState(State s);

@@ -93,10 +93,13 @@ void Server::WireConfig() {
   c.OnApply("client-output-buffer-limit", [this](const std::string& v) {
     auto words = SplitArgs(v).value_or(std::vector<std::string>{});
     for (size_t i = 0; i + 3 < words.size(); i += 4) {
-      if (words[i] != "pubsub") continue;
-      pubsub_limits_.hard = static_cast<size_t>(ParseInt64(words[i + 1]).value_or(0));
-      pubsub_limits_.soft = static_cast<size_t>(ParseInt64(words[i + 2]).value_or(0));
-      pubsub_limits_.seconds = ParseInt64(words[i + 3]).value_or(0);
+      OutputLimit* l = words[i] == "pubsub"                           ? &pubsub_limits_
+                       : words[i] == "slave" || words[i] == "replica" ? &replica_limits_
+                                                                      : nullptr;
+      if (!l) continue;
+      l->hard = static_cast<size_t>(ParseMemory(words[i + 1]).value_or(0));
+      l->soft = static_cast<size_t>(ParseMemory(words[i + 2]).value_or(0));
+      l->seconds = ParseInt64(words[i + 3]).value_or(0);
     }
     return Status::Ok();
   });

@@ -76,6 +76,13 @@ struct ServerStats {
   int sample_idx = 0;
 };
 
+// One class of client-output-buffer-limit: close a client whose unsent output passes `hard`, or
+// stays over `soft` for `seconds`.
+struct OutputLimit {
+  size_t hard = 0, soft = 0;
+  int64_t seconds = 0;
+};
+
 class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
  public:
   explicit Server(std::unique_ptr<Config> config);
@@ -104,6 +111,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Persistence& persistence() { return *persistence_; }
   ReplPrimary& primary() { return *primary_; }
   ReplReplica& replica() { return *replica_; }
+  // client-output-buffer-limit replica. Keyspace lock held.
+  const OutputLimit& replica_limits() const { return replica_limits_; }
   // The master client applied one command of the replication stream (`raw`: its bytes).
   void OnMasterCommand(Client& c, std::string_view raw);
   // In a forked child: closes the listening sockets so the port is free when the parent exits.
@@ -232,10 +241,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   size_t blocked_count_ = 0;
   uint64_t block_generation_ = 0;
   Subscribers channels_, patterns_;
-  struct OutputLimit {
-    size_t hard = 0, soft = 0;
-    int64_t seconds = 0;
-  } pubsub_limits_;
+  OutputLimit pubsub_limits_, replica_limits_;
   std::vector<Client*> monitors_;
   std::deque<SlowlogEntry> slowlog_;
   uint64_t slowlog_next_id_ = 0;

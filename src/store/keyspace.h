@@ -52,6 +52,8 @@ class Keyspace {
   bool Delete(int db, std::string_view key) { return dbs_[db].Delete(key); }
 
   void SwapDb(int a, int b) { std::swap(dbs_[a], dbs_[b]); }
+  // Exchanges every database with `other`'s (same number of dbs); settings stay.
+  void SwapData(Keyspace& other) { std::swap(dbs_, other.dbs_); }
   void FlushAll();
   size_t TotalKeys() const;
 

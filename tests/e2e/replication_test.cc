@@ -452,3 +452,75 @@ TEST_F(Replication, PrimaryKilledMidTransfer) {
 
 }  // namespace
 }  // namespace kv::test
+
+namespace kv::test {
+namespace {
+
+// repl-diskless-load swapdb / on-empty-db: the snapshot is loaded straight from the socket into
+// a second dataset (the old one keeps serving), from a redis-server and from a kvstore primary,
+// with the diskless ($EOF:) and the disk-based ($<len>) framings.
+TEST(ReplicationDisklessLoad, FromRedisAndKvstorePrimaries) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  for (Kind kind : {Kind::kRedis, Kind::kKvstore}) {
+    for (const char* diskless_sync : {"yes", "no"}) {
+      for (const char* load : {"swapdb", "on-empty-db"}) {
+        SCOPED_TRACE(std::string(kind == Kind::kRedis ? "redis" : "kvstore") + " primary, " +
+                     "diskless sync " + diskless_sync + ", load " + load);
+        ServerProcess primary(kind, {"--repl-diskless-sync", diskless_sync,
+                                     "--repl-diskless-sync-delay", "0"});
+        RespClient p(primary.port());
+        Populate(p, 3000);
+        ServerProcess replica(Kind::kKvstore,
+                              {"--replicaof", "127.0.0.1 " + std::to_string(primary.port()),
+                               "--repl-diskless-load", load});
+        RespClient r(replica.port());
+        for (int i = 0; i < 10; i++) Writes(p, i);
+        ASSERT_TRUE(InSync(p, r));
+        EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+        EXPECT_NE(replica.LogText().find("diskless load"), std::string::npos);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kv::test
+
+namespace kv::test {
+namespace {
+
+TEST(ReplicationLimits, StaleDataAndStalledReplica) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  // replica-serve-stale-data no: a replica whose link is down answers MASTERDOWN.
+  {
+    ServerProcess replica(Kind::kKvstore, {"--replicaof", "127.0.0.1 " + std::to_string(FreePort()),
+                                           "--replica-serve-stale-data", "no"});
+    RespClient r(replica.port());
+    EXPECT_EQ(r.Call({"GET", "k"}).str,
+              "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
+    EXPECT_EQ(InfoField(r, "replication", "master_link_status"), "down");  // INFO is "stale"
+  }
+  // A replica that stops reading (SIGSTOP) does not hold the primary up: WAIT times out, the
+  // replica is cut off at its output limit, and it resyncs once it runs again.
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0",
+                                         "--client-output-buffer-limit", "replica 1mb 256kb 1"});
+  RespClient p(primary.port());
+  ServerProcess replica(Kind::kRedis, {"--replicaof", "127.0.0.1 " + std::to_string(primary.port())});
+  RespClient r(replica.port());
+  p.Call({"SET", "k", "v"});
+  ASSERT_TRUE(InSync(p, r));
+  kill(replica.pid(), SIGSTOP);
+  std::string big(100000, 'x');
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 100; i++) ASSERT_EQ(p.Call({"SET", "big:" + std::to_string(i), big}).str, "OK");
+  EXPECT_EQ(p.Call({"WAIT", "1", "200"}).integer, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ASSERT_TRUE(WaitFor([&] { return InfoField(p, "replication", "connected_slaves") == "0"; }));
+  EXPECT_NE(primary.LogText().find("output buffer limits"), std::string::npos);
+  kill(replica.pid(), SIGCONT);
+  ASSERT_TRUE(InSync(p, r));
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+}
+
+}  // namespace
+}  // namespace kv::test
