@@ -524,3 +524,54 @@ TEST(ReplicationLimits, StaleDataAndStalledReplica) {
 
 }  // namespace
 }  // namespace kv::test
+
+namespace kv::test {
+namespace {
+
+TEST(ReplicationAuth, MasterauthAgainstKvstoreAndRedisPrimaries) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
+    ServerProcess primary(kind, {"--requirepass", "s3cret", "--repl-diskless-sync-delay", "0"});
+    RespClient p(primary.port());
+    ASSERT_EQ(p.Call({"AUTH", "s3cret"}).str, "OK");
+    p.Call({"SET", "k", "v"});
+    std::string target = "127.0.0.1 " + std::to_string(primary.port());
+    ServerProcess wrong(Kind::kKvstore, {"--replicaof", target, "--masterauth", "nope"});
+    ServerProcess right(Kind::kKvstore, {"--replicaof", target, "--masterauth", "s3cret"});
+    RespClient w(wrong.port()), r(right.port());
+    ASSERT_TRUE(InSync(p, r));
+    EXPECT_EQ(r.Call({"GET", "k"}).str, "v");
+    EXPECT_EQ(InfoField(w, "replication", "master_link_status"), "down");
+    EXPECT_NE(wrong.LogText().find("AUTH"), std::string::npos) << wrong.LogText();
+  }
+}
+
+// A replica killed while it loads a snapshot restarts cleanly on what its directory holds and
+// syncs again.
+TEST(ReplicationFaults, ReplicaKilledMidLoadRestartsCleanly) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  for (int batch = 0; batch < 100; batch++) {
+    Cmd mset = {"MSET"};
+    for (int i = 0; i < 1000; i++) {
+      mset.push_back("k:" + std::to_string(batch) + ":" + std::to_string(i));
+      mset.push_back(std::string(1000, static_cast<char>('a' + i % 26)));
+    }
+    ASSERT_EQ(p.Call(mset).str, "OK");
+  }
+  std::string target = "127.0.0.1 " + std::to_string(primary.port());
+  ServerProcess first(Kind::kKvstore, {"--replicaof", target});
+  ASSERT_TRUE(WaitFor([&] {
+    std::string log = first.LogText();
+    return log.find("Loading DB in memory") != std::string::npos ||
+           log.find("Finished with success") != std::string::npos;
+  }));
+  kill(first.pid(), SIGKILL);
+  ServerProcess again(Kind::kKvstore, {"--replicaof", target, "--dir", first.dir()});
+  RespClient r(again.port());
+  ASSERT_TRUE(InSync(p, r));
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+}
+
+}  // namespace
+}  // namespace kv::test
