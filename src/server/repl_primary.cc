@@ -348,6 +348,19 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, int64_t offset, bool dis
   opts.limits = server_.keyspace().limits();
   int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
   std::string path = server_.config().GetString("dbfilename");
+  // Progress of the transfer, once a second.
+  uint64_t total_keys = server_.keyspace().TotalKeys();
+  int64_t start = MonoMs(), last_log = start;
+  opts.progress = [&](uint64_t bytes, uint64_t keys) {
+    int64_t now = MonoMs();
+    if (now - last_log < 1000) return;
+    last_log = now;
+    double secs = (now - start) / 1000.0, done = total_keys ? double(keys) / total_keys : 1.0;
+    LOG_NOTICE("Replica sync: %.1f MB %s, %llu/%llu keys (%.0f%%), %.1f MB/s, ETA %.0f s",
+               bytes / 1e6, disk ? "saved" : "sent", static_cast<unsigned long long>(keys),
+               static_cast<unsigned long long>(total_keys), 100 * done, bytes / 1e6 / secs,
+               done > 0 ? secs / done - secs : 0.0);
+  };
   if (disk) {
     Status st = persist::SaveRdbFile(server_.keyspace(), path, opts, persist::StandardAux(info),
                                      nullptr);
