@@ -154,5 +154,21 @@ TEST_F(CommandKeysTest, MovableFlagInCommandListingMatchesRedis) {
   }
 }
 
+// The pipeline prefetch reads the first key of each request through the same finders.
+TEST(CommandKeysPrefetch, FirstKeyUsesTheFinder) {
+  InProcessServer s;
+  auto first = [&](std::vector<std::string_view> args) {
+    return std::string(s.server().FirstKey(args));
+  };
+  EXPECT_EQ(first({"zunionstore", "d", "2", "a", "b"}), "d");
+  EXPECT_EQ(first({"ZUNION", "2", "a", "b"}), "a");
+  EXPECT_EQ(first({"blmpop", "0", "1", "l", "left"}), "l");
+  EXPECT_EQ(first({"sort", "k", "store", "d"}), "k");
+  EXPECT_EQ(first({"lmpop", "0", "a", "left"}), "");  // an error, no keys
+  EXPECT_EQ(first({"lmpop", "1"}), "");                // short of its arity
+  EXPECT_EQ(first({"get", "k"}), "k");
+  EXPECT_EQ(first({"ping"}), "");
+}
+
 }  // namespace
 }  // namespace kv::test
