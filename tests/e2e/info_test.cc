@@ -383,7 +383,12 @@ TEST_F(InfoTest, FieldNamesAreRedisFieldNames) {
   for (const auto& [title, fields] : ours.sections) {
     ASSERT_TRUE(theirs.sections.count(title)) << title;
     for (const auto& [name, value] : fields) {
-      if (name == "kvstore_version" || title == "Commandstats" || title == "Keyspace") continue;
+      // Which commands ran, which errors were answered and which databases hold keys depend on
+      // what earlier tests sent to each server, not on the field names.
+      if (name == "kvstore_version" || title == "Commandstats" || title == "Keyspace" ||
+          title == "Errorstats") {
+        continue;
+      }
       EXPECT_TRUE(theirs.sections[title].count(name)) << title << ": " << name;
     }
   }
