@@ -198,22 +198,22 @@ void RegisterBlockingCommands(CommandTable& t) {
     KeyFinder getkeys = nullptr;
   };
   static const Row kRows[] = {
-      {"blpop", -3, kWrite | kBlocking, 1, -2, 1, BLPop, "list",
+      {"blpop", -3, kWrite | kNoScript | kBlocking, 1, -2, 1, BLPop, "list",
        "Remove and get the first element in a list, or block until one is available", "2.0.0"},
-      {"brpop", -3, kWrite | kBlocking, 1, -2, 1, BRPop, "list",
+      {"brpop", -3, kWrite | kNoScript | kBlocking, 1, -2, 1, BRPop, "list",
        "Remove and get the last element in a list, or block until one is available", "2.0.0"},
-      {"blmove", 6, kWrite | kDenyOom | kBlocking, 1, 2, 1, BLMove, "list",
+      {"blmove", 6, kWrite | kDenyOom | kNoScript | kBlocking, 1, 2, 1, BLMove, "list",
        "Pop an element from a list, push it to another list and return it; or block until one "
        "is available", "6.2.0"},
-      {"brpoplpush", 4, kWrite | kDenyOom | kBlocking, 1, 2, 1, BRPopLPush, "list",
+      {"brpoplpush", 4, kWrite | kDenyOom | kNoScript | kBlocking, 1, 2, 1, BRPopLPush, "list",
        "Pop an element from a list, push it to another list and return it; or block until one "
        "is available", "2.2.0"},
       {"blmpop", -5, kWrite | kBlocking, 0, 0, 0, BLMPop, "list",
        "Pop elements from a list, or block until one is available", "7.0.0", NumkeysAt2Keys},
-      {"bzpopmin", -3, kWrite | kFast | kBlocking, 1, -2, 1, BZPopMin, "sorted-set",
+      {"bzpopmin", -3, kWrite | kFast | kNoScript | kBlocking, 1, -2, 1, BZPopMin, "sorted-set",
        "Remove and return the member with the lowest score from one or more sorted sets, or "
        "block until one is available", "5.0.0"},
-      {"bzpopmax", -3, kWrite | kFast | kBlocking, 1, -2, 1, BZPopMax, "sorted-set",
+      {"bzpopmax", -3, kWrite | kFast | kNoScript | kBlocking, 1, -2, 1, BZPopMax, "sorted-set",
        "Remove and return the member with the highest score from one or more sorted sets, or "
        "block until one is available", "5.0.0"},
       {"bzmpop", -5, kWrite | kBlocking, 0, 0, 0, BZMPop, "sorted-set",

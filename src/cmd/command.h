@@ -64,6 +64,10 @@ struct CommandSpec {
   // (what COMMAND INFO reports), and the finder is the authority on which arguments are keys.
   KeyFinder getkeys = nullptr;
   std::string group;   // "string", "keyspace", "connection", "server", ...
+  // Redis' explicit ACL categories, space separated without '@' ("keyspace dangerous"), for the
+  // commands whose categories are not the one their group implies; empty: the group's. The
+  // categories the flags imply (@write, @fast, @admin, ...) are added either way.
+  std::string acl_categories;
   std::string summary; // one line, for COMMAND DOCS
   std::string since;   // version the command appeared in Redis
   std::vector<std::unique_ptr<CommandSpec>> subcommands;

@@ -665,7 +665,8 @@ void RegisterObjectCommand(CommandTable& t) {
 void RegisterKeyCommands(CommandTable& t) {
   // Spec fields: name, arity, flags, first/last key and step (as Redis 7.0 COMMAND INFO).
   auto add = [&](const char* name, int arity, uint32_t flags, int first, int last, Handler h,
-                 const char* group, const char* summary, const char* since) {
+                 const char* group, const char* summary, const char* since,
+                 const char* acl_categories = "") {
     t.Add({.name = name,
            .arity = arity,
            .flags = flags,
@@ -674,6 +675,7 @@ void RegisterKeyCommands(CommandTable& t) {
            .key_step = first ? 1 : 0,
            .handler = h,
            .group = group,
+           .acl_categories = acl_categories,
            .summary = summary,
            .since = since});
   };
@@ -695,18 +697,20 @@ void RegisterKeyCommands(CommandTable& t) {
   add("move", 3, kWrite | kFast, 1, 1, Move, "keyspace", "Move a key to another database", "1.0.0");
   add("copy", -3, kWrite | kDenyOom, 1, 2, Copy, "keyspace", "Copy a key", "6.2.0");
   add("keys", 2, kReadOnly, 0, 0, Keys, "keyspace", "Find all keys matching the given pattern",
-      "1.0.0");
+      "1.0.0", "keyspace dangerous");
   add("scan", -2, kReadOnly, 0, 0, Scan, "keyspace", "Incrementally iterate the keys space",
       "2.8.0");
   add("randomkey", 1, kReadOnly, 0, 0, RandomKey, "keyspace",
       "Return a random key from the keyspace", "1.0.0");
+  // Server-group commands that Redis files under @keyspace.
   add("dbsize", 1, kReadOnly | kFast, 0, 0, DbSize, "server",
-      "Return the number of keys in the selected database", "1.0.0");
-  add("swapdb", 3, kWrite | kFast, 0, 0, SwapDb, "server", "Swaps two Redis databases", "4.0.0");
+      "Return the number of keys in the selected database", "1.0.0", "keyspace");
+  add("swapdb", 3, kWrite | kFast, 0, 0, SwapDb, "server", "Swaps two Redis databases", "4.0.0",
+      "keyspace dangerous");
   add("flushdb", -1, kWrite, 0, 0, FlushDb, "server", "Remove all keys from the current database",
-      "1.0.0");
+      "1.0.0", "keyspace dangerous");
   add("flushall", -1, kWrite, 0, 0, FlushAll, "server", "Remove all keys from all databases",
-      "1.0.0");
+      "1.0.0", "keyspace dangerous");
   RegisterExpireCommands(t);
   RegisterObjectCommand(t);
 }

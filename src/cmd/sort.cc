@@ -209,9 +209,11 @@ void SortRo(Context& c) { Sort(c, true); }
 void RegisterSortCommands(CommandTable& t) {
   t.Add({.name = "sort", .arity = -2, .flags = kWrite | kDenyOom, .first_key = 1, .last_key = 1,
          .key_step = 1, .handler = SortCmd, .getkeys = SortKeys, .group = "generic",
+         .acl_categories = "set sortedset list dangerous",
          .summary = "Sort the elements in a list, set or sorted set", .since = "1.0.0"});
   t.Add({.name = "sort_ro", .arity = -2, .flags = kReadOnly, .first_key = 1, .last_key = 1,
          .key_step = 1, .handler = SortRo, .getkeys = SortRoKeys, .group = "generic",
+         .acl_categories = "set sortedset list dangerous",
          .summary = "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
          .since = "7.0.0"});
 }

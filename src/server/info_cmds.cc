@@ -136,11 +136,30 @@ int GroupCategory(std::string_view group) {
   return -1;
 }
 
-// A bit per AclCategory. Containers carry only @slow, as in Redis.
+// The space-separated words of s.
+std::vector<std::string_view> SplitWords(std::string_view s) {
+  std::vector<std::string_view> out;
+  for (size_t i = 0; i < s.size();) {
+    size_t end = s.find(' ', i);
+    if (end == std::string_view::npos) end = s.size();
+    if (end > i) out.push_back(s.substr(i, end - i));
+    i = end + 1;
+  }
+  return out;
+}
+
+// A bit per AclCategory: the command's explicit categories or its group's, then those its flags
+// imply. Containers carry only @slow, as in Redis.
 uint32_t Categories(const CommandSpec& c) {
   uint32_t cats = 0;
   auto add = [&](AclCategory cat) { cats |= 1u << cat; };
-  if (c.subcommands.empty()) {
+  if (c.subcommands.empty() && !c.acl_categories.empty()) {
+    for (std::string_view name : SplitWords(c.acl_categories)) {
+      for (int i = 0; i < kNumCategories; i++) {
+        if (kCategoryNames[i] == name) add(static_cast<AclCategory>(i));
+      }
+    }
+  } else if (c.subcommands.empty()) {
     int g = GroupCategory(c.group);
     if (g >= 0) add(static_cast<AclCategory>(g));
   }
