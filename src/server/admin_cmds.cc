@@ -21,6 +21,8 @@
 #include "common/strutil.h"
 #include "server/client.h"
 #include "server/persistence.h"
+#include "server/repl_primary.h"
+#include "server/repl_replica.h"
 #include "server/server.h"
 #include "store/digest.h"
 
@@ -156,6 +158,13 @@ void DebugReload(Context& c) {
   c.out.Ok();
 }
 
+// Fails the RDMA data links of this server (both sides): the replicas resume with PSYNC.
+void DebugBreakDataLink(Context& c) {
+  ServerOf(c).primary().BreakDataLinks();
+  ServerOf(c).replica().BreakDataLink();
+  c.out.Ok();
+}
+
 void DebugHelp(Context& c) {
   static constexpr std::string_view kLines[] = {
       "DIGEST",
@@ -196,6 +205,7 @@ constexpr DebugAction kDebugActions[] = {
     {"digest-value", 2, SIZE_MAX, DebugDigestValue},
     {"object", 3, 3, DebugObject},
     {"reload", 2, 5, DebugReload},
+    {"replication-break-data-link", 2, 2, DebugBreakDataLink},
 };
 
 void Debug(Context& c) {

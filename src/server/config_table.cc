@@ -259,6 +259,8 @@ std::vector<ParamSpec> TableParams() {
       B("tls-session-caching", true),
       // kvstore's own.
       E("repl-transport", "auto", {"auto", "tcp", "rdma"}),
+      // The data plane's libfabric provider ("sockets": the same channel over plain TCP).
+      S("repl-rdma-provider", "auto"),
   };
 }
 

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/hash.h"
@@ -21,6 +22,7 @@
 #include "server/persistence.h"
 #include "server/repl_replica.h"
 #include "server/server.h"
+#include "transport/wire.h"
 
 namespace kv::server {
 namespace {
@@ -165,11 +167,20 @@ ReplPrimary::Replica* ReplPrimary::Find(Client* c) {
   return nullptr;
 }
 
+// Data links are torn down off the keyspace lock: their thread may take a moment to stop.
+static void DropDataLink(std::unique_ptr<DataLinkSender> link) {
+  if (link) std::thread([l = std::move(link)] {}).detach();
+}
+
 void ReplPrimary::OnClientClosed(Client* c) {
-  announced_.erase(c->id());
+  if (auto it = announced_.find(c->id()); it != announced_.end()) {
+    DropDataLink(std::move(it->second.data));
+    announced_.erase(it);
+  }
   std::erase_if(waiters_, [&](const Waiter& w) { return w.client == c; });
   std::erase_if(replicas_, [&](const auto& r) {
     if (r->client != c) return false;
+    DropDataLink(std::move(r->data));
     LOG_NOTICE("Connection with replica %s lost.", c->peer().c_str());
     return true;
   });
@@ -177,18 +188,57 @@ void ReplPrimary::OnClientClosed(Client* c) {
 
 void ReplPrimary::OnStream(std::string_view bytes) {
   // client-output-buffer-limit replica: a replica that cannot keep up is cut off (it resyncs).
-  const OutputLimit& lim = server_.replica_limits();
   for (auto& r : replicas_) {
-    if (r->state == State::kOnline) {
-      r->client->Push(bytes, lim.hard, lim.soft, lim.seconds);
+    if (r->state == State::kOnline || (r->data && r->state == State::kSendingSnapshot)) {
+      SendTo(*r, bytes);  // a data link sends the snapshot first, then these
     } else if (r->state == State::kSendingSnapshot) {
       r->held.append(bytes);
     }
   }
 }
 
+void ReplPrimary::SendTo(Replica& r, std::string_view bytes) {
+  if (r.data) {
+    r.data->Enqueue(bytes);
+    return;
+  }
+  const OutputLimit& lim = server_.replica_limits();
+  r.client->Push(bytes, lim.hard, lim.soft, lim.seconds);
+}
+
+void ReplPrimary::SetupDataLink(cmd::Context& c, Client& client, std::string_view provider,
+                                std::string_view hex_blob) {
+  std::string peer;
+  if (server_.config().GetString("repl-transport") == "tcp") {
+    c.Error("RDMA data plane disabled (repl-transport tcp)");
+    return;
+  }
+  if (!HexDecode(hex_blob, &peer) || !transport::Blob::Decode(peer).ok()) {
+    c.Error("malformed data link blob");
+    return;
+  }
+  std::string local;
+  auto link = DataLinkSender::Create(DataLinkOptions(std::string(provider)), &local);
+  if (!link.ok()) {
+    LOG_WARNING("Replica %s asked for an RDMA data link (%s) that cannot be set up here: %s",
+                client.peer().c_str(), std::string(provider).c_str(),
+                link.status().message().c_str());
+    c.Error("RDMA data link unavailable: " + link.status().message());
+    return;
+  }
+  (*link)->Start(std::move(peer));  // connects while the replica connects its end
+  announced_[client.id()].data = std::move(*link);
+  c.out.Simple("RDMA " + HexEncode(local));
+}
+
+void ReplPrimary::BreakDataLinks() {
+  for (auto& r : replicas_) {
+    if (r->data) r->data->Break();
+  }
+}
+
 void ReplPrimary::Replconf(cmd::Context& c) {
-  if (c.argc() % 2 == 0) {
+  if (c.argc() % 2 == 0 && !(c.argc() == 4 && EqualsIgnoreCase(c.arg(1), "rdma"))) {
     c.Error(cmd::OpStatus::kSyntax);
     return;
   }
@@ -211,6 +261,14 @@ void ReplPrimary::Replconf(cmd::Context& c) {
     } else if (EqualsIgnoreCase(opt, "getack")) {
       // Our primary asks where we are.
       if (client.flags() & Client::kMaster) server_.replica().SendAck();
+      return;
+    } else if (EqualsIgnoreCase(opt, "rdma")) {
+      // REPLCONF rdma <provider> <blob>: the only option with two values.
+      if (c.argc() != 4) {
+        c.Error(cmd::OpStatus::kSyntax);
+        return;
+      }
+      SetupDataLink(c, client, c.arg(2), c.arg(3));
       return;
     } else if (EqualsIgnoreCase(opt, "capa")) {
       if (EqualsIgnoreCase(val, "eof")) announced_[client.id()].capa_eof = true;
@@ -236,6 +294,7 @@ ReplPrimary::Replica* ReplPrimary::Register(Client& c) {
   if (auto it = announced_.find(c.id()); it != announced_.end()) {
     r->listening_port = it->second.port;
     r->capa_eof = it->second.capa_eof;
+    r->data = std::move(it->second.data);
     announced_.erase(it);
   }
   c.set_flag(Client::kReplica, true);
@@ -261,7 +320,7 @@ bool ReplPrimary::TryPartial(cmd::Context& c, Client& client, std::string_view r
   Replica* r = Register(client);
   r->state = State::kOnline;
   c.out.Simple("CONTINUE " + replid_);
-  if (!data.empty()) client.Push(data);
+  if (!data.empty()) SendTo(*r, data);
   LOG_NOTICE("Partial resynchronization request from %s accepted. Sending %zu bytes of backlog "
              "starting from offset %lld.", client.peer().c_str(), data.size(),
              static_cast<long long>(offset));
@@ -311,11 +370,23 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   // The stream restarts with a SELECT for whoever joins now.
   feed_.ForgetSelectedDb();
   std::vector<int> fds;
+  std::vector<std::pair<Replica*, int>> pipes;  // data-link replicas: read end of their pipe
   std::string reply = "+FULLRESYNC " + replid_ + " " + std::to_string(offset) + "\r\n";
   for (Replica* r : batch) {
     PollingSink sink(r->client->fd(), 1000);
     if (!sink.Write(reply.data(), reply.size()).ok()) {
       r->client->RequestClose();
+      continue;
+    }
+    if (r->data) {
+      // The child writes the RDB into a pipe; the data link's thread sends it on.
+      int p[2];
+      if (pipe2(p, O_CLOEXEC) != 0) {
+        r->client->RequestClose();
+        continue;
+      }
+      pipes.emplace_back(r, p[0]);
+      fds.push_back(-p[1] - 1);  // negative: a raw pipe, no framing
       continue;
     }
     fds.push_back(r->client->fd());
@@ -327,6 +398,10 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
     return;
   }
   if (pid == 0) RunChild(fds, offset, disk);
+  for (int fd : fds) {
+    if (fd < 0) close(-fd - 1);  // the child's ends of the pipes
+  }
+  for (auto [r, read_end] : pipes) r->data->SetSnapshotFd(read_end);
   child_pid_ = pid;
   for (Replica* r : batch) r->state = State::kSendingSnapshot;
   LOG_NOTICE("Starting BGSAVE for SYNC with target: %s (pid %d, %zu replica(s))",
@@ -374,6 +449,18 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, int64_t offset, bool dis
   // One replica after the other: each gets the whole snapshot from the same (copy-on-write)
   // memory image, or the same file.
   for (int fd : fds) {
+    if (fd < 0) {
+      // A data link's pipe: the raw RDB, the data link carries no framing.
+      persist::FdSink pipe_sink(-fd - 1);
+      Status st = persist::WriteRdb(server_.keyspace(), pipe_sink, opts, persist::StandardAux(info),
+                                    nullptr);
+      close(-fd - 1);
+      if (!st.ok()) {
+        LOG_WARNING("Snapshot transfer to a replica's data link failed: %s", st.message().c_str());
+        ok = false;
+      }
+      continue;
+    }
     PollingSink sink(fd, timeout_ms);
     Status st = disk ? SendFile(sink, fd, path, timeout_ms) : Status::Ok();
     if (!disk) {
@@ -401,7 +488,7 @@ void ReplPrimary::SnapshotDone(bool ok) {
     }
     r->state = State::kOnline;
     r->ack_ms = WallMs();
-    if (!r->held.empty()) r->client->Push(r->held);
+    if (!r->held.empty()) SendTo(*r, r->held);
     r->held.clear();
     r->held.shrink_to_fit();
     LOG_NOTICE("Synchronization with replica %s succeeded", r->client->peer().c_str());
@@ -427,6 +514,15 @@ void ReplPrimary::Cron(int64_t now_ms) {
     }
   }
   if (!waiters_.empty()) ServeWaiters(now_ms);
+  // A failed data link ends the connection; the replica comes back with PSYNC and resumes.
+  for (auto& r : replicas_) {
+    if (r->data && r->data->failed()) {
+      LOG_WARNING("Data link to replica %s failed (%s); closing the connection, it will resume "
+                  "with PSYNC", r->client->peer().c_str(), r->data->error().c_str());
+      r->client->RequestClose();
+      DropDataLink(std::move(r->data));
+    }
+  }
   int64_t period_ms = server_.config().GetInt("repl-ping-replica-period") * 1000;
   // A replica passes its primary's PINGs on instead of making its own.
   if (!replicas_.empty() && now_ms - last_ping_ms_ >= period_ms &&
@@ -503,11 +599,13 @@ void ReplPrimary::AppendInfo(std::string* out, int64_t now_ms, bool role) const 
   out->append(buf);
   for (size_t i = 0; i < replicas_.size(); i++) {
     const Replica& r = *replicas_[i];
-    snprintf(buf, sizeof(buf), "slave%zu:ip=%s,port=%d,state=%s,offset=%lld,lag=%lld\r\n", i,
+    snprintf(buf, sizeof(buf), "slave%zu:ip=%s,port=%d,state=%s,offset=%lld,lag=%lld", i,
              r.ip.c_str(), r.listening_port, StateName(static_cast<int>(r.state)),
              static_cast<long long>(r.ack_offset),
              static_cast<long long>((now_ms - r.ack_ms) / 1000));
     out->append(buf);
+    // kvstore's own: the transport of the link (extra key=value pairs, as Redis adds them).
+    out->append(r.data ? ",transport=rdma," + r.data->Describe() + "\r\n" : ",transport=tcp\r\n");
   }
   const repl::Backlog* b = const_cast<repl::Feed&>(feed_).backlog();
   snprintf(buf, sizeof(buf),

@@ -21,6 +21,7 @@
 
 #include "cmd/context.h"
 #include "repl/feed.h"
+#include "server/repl_rdma.h"
 
 namespace kv::server {
 
@@ -46,6 +47,8 @@ class ReplPrimary {
   // A replica passes its primary's stream on verbatim (chained replication).
   void ProxyStream(std::string_view raw);
   void DisconnectReplicas();
+  // DEBUG REPLICATION-BREAK-DATA-LINK: fails every data link (the replicas resume with PSYNC).
+  void BreakDataLinks();
   void Role(cmd::Context& c) const;
 
   void Replconf(cmd::Context& c);
@@ -72,11 +75,13 @@ class ReplPrimary {
     int listening_port = 0;
     std::string ip;
     bool capa_eof = false;   // understands the $EOF: framing (diskless transfers)
+    std::unique_ptr<DataLinkSender> data;  // the RDMA data plane, when negotiated
   };
   // What a replica said with REPLCONF before PSYNC made it one.
   struct Announced {
     int port = 0;
     bool capa_eof = false;
+    std::unique_ptr<DataLinkSender> data;
   };
   // A client blocked in WAIT.
   struct Waiter {
@@ -98,6 +103,11 @@ class ReplPrimary {
   void ServeWaiters(int64_t now_ms);
   void SnapshotDone(bool ok);
   bool TryPartial(cmd::Context& c, Client& client, std::string_view replid, int64_t offset);
+  // REPLCONF rdma <provider> <hex blob>: sets up the data link's sender; answers +RDMA <blob>.
+  void SetupDataLink(cmd::Context& c, Client& client, std::string_view provider,
+                     std::string_view hex_blob);
+  // Sends stream bytes to one replica, over its data link or its socket.
+  void SendTo(Replica& r, std::string_view bytes);
 
   Server& server_;
   repl::Feed feed_;

@@ -14,6 +14,8 @@
 #include "net/socket.h"
 #include "persist/snapshot.h"
 #include "server/client.h"
+#include "server/poll_group.h"
+#include "server/repl_rdma.h"
 #include "server/repl_primary.h"
 #include "server/server.h"
 
@@ -34,6 +36,8 @@ const char* StateName(ReplReplica::State s) {
   }
   return "none";
 }
+
+}  // namespace
 
 // Blocking IO with a deadline on the link's non-blocking socket.
 class LinkIo {
@@ -94,6 +98,8 @@ class LinkIo {
   std::string pending_;
 };
 
+namespace {
+
 std::string Command(std::initializer_list<std::string_view> argv) {
   std::string out;
   std::vector<std::string_view> v(argv);
@@ -134,6 +140,8 @@ void ReplReplica::SetState(State s) {
 void ReplReplica::Follow(const std::string& host, int port) {
   host_ = host;
   port_ = port;
+  fell_back_ = false;
+  data_failures_ = 0;
   master_id_ = 0;
   SetState(State::kConnect);
   link_down_since_ms_ = WallMs();
@@ -151,6 +159,7 @@ void ReplReplica::Follow(const std::string& host, int port) {
 
 void ReplReplica::StopFollowing() {
   generation_++;
+  master_epoch_++;
   if (int fd = link_fd_.load(); fd >= 0) shutdown(fd, SHUT_RDWR);
   if (master_id_) {
     for (auto& [id, c] : server_.clients()) {
@@ -237,13 +246,22 @@ Status ReplReplica::Attempt(const Target& t) {
   KV_TRY(Handshake(fd.get(), t, &reply));
   std::string leftover;
   if (reply.rfind("+CONTINUE", 0) == 0) {
-    std::lock_guard lock(server_.mu());
-    if (Cancelled(t)) return Status::Ok();
-    std::string newid = reply.size() > 10 ? reply.substr(10) : "";
-    if (!newid.empty() && newid != server_.primary().replid()) server_.primary().ContinueWith(newid);
-    LOG_NOTICE("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
-    // The backlog may have arrived with the reply.
-    AdoptMaster(fd.Release(), std::move(link_pending_), master_db_);
+    uint64_t id;
+    {
+      std::lock_guard lock(server_.mu());
+      if (Cancelled(t)) return Status::Ok();
+      std::string newid = reply.size() > 10 ? reply.substr(10) : "";
+      if (!newid.empty() && newid != server_.primary().replid()) {
+        server_.primary().ContinueWith(newid);
+      }
+      LOG_NOTICE("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization%s.",
+                 data_ ? " (stream over the RDMA data link)" : "");
+      if (data_) data_resumes_++;
+      // The backlog may have arrived with the reply.
+      AdoptMaster(fd.Release(), std::move(link_pending_), master_db_);
+      id = master_id_;
+    }
+    if (data_) PumpDataLink(t, id, "");
     return Status::Ok();
   }
   if (reply.rfind("+FULLRESYNC ", 0) != 0) {
@@ -258,6 +276,11 @@ Status ReplReplica::Attempt(const Target& t) {
     std::lock_guard lock(server_.mu());
     if (Cancelled(t)) return Status::Ok();
     SetState(State::kTransfer);
+  }
+  if (data_) {
+    Status st = LoadFromDataLink(t, fd.get(), words[1], *ParseInt64(words[2]));
+    if (st.ok() && !Cancelled(t)) (void)fd.Release();  // now the master client's
+    return st;
   }
   // repl-diskless-load: load straight from the socket into a second dataset, swapped in at the
   // end (clients keep reading the old one meanwhile), or receive to disk first.
@@ -313,8 +336,21 @@ Status ReplReplica::Handshake(int fd, const Target& t, std::string* reply) {
   std::string port = std::to_string(server_.port());
   KV_TRY(io.WriteAll(Command({"REPLCONF", "listening-port", port})));
   KV_TRY(expect_ok("REPLCONF listening-port", false));
-  KV_TRY(io.WriteAll(Command({"REPLCONF", "capa", "eof", "capa", "psync2"})));
+  bool rdma = UseDataLink();
+  if (rdma) {
+    KV_TRY(io.WriteAll(Command({"REPLCONF", "capa", "eof", "capa", "psync2", "capa", "rdma"})));
+  } else {
+    KV_TRY(io.WriteAll(Command({"REPLCONF", "capa", "eof", "capa", "psync2"})));
+  }
   (void)expect_ok("REPLCONF capa", false);  // a primary without it still syncs
+  data_.reset();
+  if (rdma) {
+    auto set_up = SetupDataLink(io, t);
+    if (!set_up.ok()) {
+      DataLinkFailed(set_up.status().message());
+      return set_up.status();
+    }
+  }
   std::string replid, offset;
   {
     std::lock_guard lock(server_.mu());
@@ -538,6 +574,194 @@ Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& r
   return Status::Ok();  // `side` (the old dataset now) is freed here, outside the lock
 }
 
+bool ReplReplica::UseDataLink() const {
+  std::lock_guard lock(server_.mu());
+  return server_.config().GetString("repl-transport") != "tcp" && !fell_back_;
+}
+
+void ReplReplica::DataLinkFailed(const std::string& why) {
+  std::lock_guard lock(server_.mu());
+  data_errors_++;
+  if (++data_failures_ >= 3 && !fell_back_) {
+    fell_back_ = true;
+    data_fallbacks_++;
+    LOG_WARNING("The RDMA data link to %s:%d keeps failing (%s): falling back to TCP for this "
+                "primary", host_.c_str(), port_, why.c_str());
+  }
+}
+
+Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
+  std::string provider = server_.config().GetString("repl-rdma-provider");
+  transport::ChannelOptions opts = DataLinkOptions(provider);
+  KV_TRY_ASSIGN(receiver, transport::CreateReceiver(opts, 0));
+  KV_TRY_ASSIGN(blob, receiver->LocalBlob());
+  KV_TRY(io.WriteAll(Command({"REPLCONF", "rdma", provider, HexEncode(blob)})));
+  KV_TRY_ASSIGN(line, io.ReadLine());
+  std::string peer;
+  if (line.rfind("+RDMA ", 0) != 0 || !HexDecode(std::string_view(line).substr(6), &peer)) {
+    // Any primary without the extension (redis-server) refuses the option: stay on TCP.
+    LOG_NOTICE("Primary %s:%d does not offer the RDMA data plane (%s): replicating over TCP",
+               t.host.c_str(), t.port, line.substr(0, 120).c_str());
+    return false;
+  }
+  KV_TRY(receiver->Connect(peer));
+  data_describe_ = receiver->Describe();
+  LOG_NOTICE("RDMA data link to the primary is up (%s)", data_describe_.c_str());
+  data_ = std::move(receiver);
+  return true;
+}
+
+// The data link as a loader Source. Views stay valid until the next Read.
+class ReplReplica::ChannelSource : public persist::Source {
+ public:
+  ChannelSource(ReplReplica& owner, const Target& t, transport::StreamReceiver& rx)
+      : owner_(owner), t_(t), rx_(rx) {}
+
+  Result<std::string_view> Read(size_t n) override {
+    buf_.erase(0, pos_);
+    pos_ = 0;
+    int64_t idle_since = MonoMs();
+    while (buf_.size() < n) {
+      if (owner_.Cancelled(t_)) return Status::Closed("cancelled");
+      if (owner_.break_data_.exchange(false)) return Status::Closed("data link broken (DEBUG)");
+      auto span = rx_.Peek();
+      if (!span.empty()) {
+        buf_.append(reinterpret_cast<const char*>(span.data()), span.size());
+        KV_TRY(rx_.Consume(span.size()));
+        owner_.sync_read_ += static_cast<int64_t>(span.size());
+        owner_.data_bytes_ += span.size();
+        owner_.sync_last_io_ms_ = WallMs();
+        idle_since = MonoMs();
+        continue;
+      }
+      if (rx_.eof()) return Status::Closed("the primary ended the data stream");
+      if (MonoMs() - idle_since > 60000) return Status::IoError("data link stalled");
+      KV_TRY(rx_.Wait(100).status());
+    }
+    pos_ = n;
+    offset_ += n;
+    return std::string_view(buf_.data(), n);
+  }
+  uint64_t offset() const override { return offset_; }
+  std::string Rest() { return buf_.substr(pos_); }
+
+ private:
+  ReplReplica& owner_;
+  const Target& t_;
+  transport::StreamReceiver& rx_;
+  std::string buf_;
+  size_t pos_ = 0;
+  uint64_t offset_ = 0;
+};
+
+Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string& replid,
+                                     int64_t offset) {
+  sync_total_ = -1;
+  sync_read_ = 0;
+  LOG_NOTICE("MASTER <-> REPLICA sync: loading the snapshot from the RDMA data link (%s)",
+             data_describe_.c_str());
+  auto side = std::make_unique<store::Keyspace>(server_.keyspace().num_dbs());
+  side->limits() = server_.keyspace().limits();
+  side->set_expire_deletes(false);
+  persist::RdbLoadOptions opts;
+  opts.drop_expired = false;
+  opts.now_ms = WallMs();
+  int64_t start = MonoMs(), last_log = start;
+  opts.progress = [&](uint64_t off) {
+    int64_t now = MonoMs();
+    if (now - last_log < 1000) return;
+    last_log = now;
+    LOG_NOTICE("MASTER <-> REPLICA sync: %s loaded over the data link, %.1f MB/s",
+               Human(off).c_str(), off / 1e6 / ((now - start) / 1000.0));
+  };
+  persist::RdbLoadResult res;
+  ChannelSource src(*this, t, *data_);
+  Status st = persist::LoadRdb(src, *side, opts, &res);
+  if (!st.ok()) {
+    LOG_WARNING("Failed loading the snapshot from the data link: %s", st.message().c_str());
+    DataLinkFailed(st.message());
+    data_.reset();
+    return st;
+  }
+  uint64_t id;
+  {
+    std::lock_guard lock(server_.mu());
+    if (Cancelled(t)) return Status::Ok();
+    server_.keyspace().SwapData(*side);
+    server_.primary().SetHistory(replid, offset);
+    server_.primary().DisconnectReplicas();
+    LOG_NOTICE("MASTER <-> REPLICA sync: Finished with success (%llu keys, loaded from the RDMA "
+               "data link in %.3f s)", static_cast<unsigned long long>(res.keys_loaded),
+               (MonoMs() - start) / 1000.0);
+    AdoptMaster(fd, "", 0);
+    id = master_id_;
+  }
+  side.reset();  // the old dataset, freed outside the lock
+  PumpDataLink(t, id, src.Rest());
+  return Status::Ok();
+}
+
+void ReplReplica::PumpDataLink(const Target& t, uint64_t client_id, std::string pending) {
+  PollGroup* g = &server_.group(0);
+  auto post = [g, client_id](std::string bytes) {
+    g->loop().Post([g, client_id, bytes = std::move(bytes)] {
+      if (Client* c = g->Find(client_id)) {
+        c->InjectInput(bytes);
+        c->ResumeInput();
+      }
+    });
+  };
+  if (!pending.empty()) post(std::move(pending));
+  uint64_t epoch = master_epoch_.load();
+  data_up_ = true;
+  std::string why;
+  bool delivered = false;
+  while (true) {
+    if (Cancelled(t) || master_epoch_.load() != epoch) break;  // the connection went away
+    if (break_data_.exchange(false)) {
+      why = "data link broken (DEBUG REPLICATION-BREAK-DATA-LINK)";
+      break;
+    }
+    auto span = data_->Peek();
+    if (!span.empty()) {
+      post(std::string(reinterpret_cast<const char*>(span.data()), span.size()));
+      data_bytes_ += span.size();
+      Status st = data_->Consume(span.size());
+      if (!st.ok()) {
+        why = st.message();
+        break;
+      }
+      if (!delivered) {
+        delivered = true;
+        std::lock_guard lock(server_.mu());
+        data_failures_ = 0;
+      }
+      continue;
+    }
+    if (data_->eof()) {
+      why = "the primary ended the data stream";
+      break;
+    }
+    auto r = data_->Wait(100);
+    if (!r.ok()) {
+      why = r.status().message();
+      break;
+    }
+  }
+  data_up_ = false;
+  data_->Close();
+  data_.reset();
+  if (why.empty()) return;
+  LOG_WARNING("Replication data link failed: %s. Dropping the connection; it resumes with PSYNC.",
+              why.c_str());
+  DataLinkFailed(why);
+  std::lock_guard lock(server_.mu());
+  if (master_id_ == client_id) {
+    auto it = server_.clients().find(client_id);
+    if (it != server_.clients().end()) it->second->RequestClose();
+  }
+}
+
 Status ReplReplica::LoadSnapshot(const std::string& path, const std::string& replid,
                                  int64_t offset) {
   std::string dbfile = server_.config().GetString("dbfilename");
@@ -601,6 +825,7 @@ void ReplReplica::OnMasterCommand(std::string_view raw) {
 void ReplReplica::OnClientClosed(Client* c) {
   if (master_id_ == 0 || c->id() != master_id_) return;
   master_id_ = 0;
+  master_epoch_++;
   master_db_ = c->session().db;
   if (state_ == State::kNone) return;
   LOG_NOTICE("Connection with master lost. Caching the disconnected master state.");
@@ -670,6 +895,16 @@ void ReplReplica::AppendInfo(std::string* out, int64_t now_ms) const {
              static_cast<long long>((now_ms - link_down_since_ms_) / 1000));
     out->append(buf);
   }
+  // kvstore's own: the link's transport and its data plane.
+  snprintf(buf, sizeof(buf),
+           "master_link_transport:%s\r\nmaster_link_data_plane:%s\r\nrdma_bytes:%llu\r\n"
+           "rdma_link_errors:%llu\r\nrdma_resumes:%llu\r\nrdma_fallbacks:%llu\r\n",
+           data_up_ ? "rdma" : "tcp", data_up_ ? data_describe_.c_str() : "none",
+           static_cast<unsigned long long>(data_bytes_.load()),
+           static_cast<unsigned long long>(data_errors_),
+           static_cast<unsigned long long>(data_resumes_),
+           static_cast<unsigned long long>(data_fallbacks_));
+  out->append(buf);
   snprintf(buf, sizeof(buf), "slave_priority:%lld\r\nslave_read_only:%d\r\nreplica_announced:1\r\n",
            static_cast<long long>(server_.config().GetInt("replica-priority")),
            server_.config().GetBool("replica-read-only") ? 1 : 0);

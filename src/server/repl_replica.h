@@ -22,11 +22,13 @@
 
 #include "cmd/context.h"
 #include "common/status.h"
+#include "transport/channel.h"
 #include "store/keyspace.h"
 
 namespace kv::server {
 
 class Client;
+class LinkIo;
 class Server;
 
 class ReplReplica {
@@ -64,6 +66,8 @@ class ReplReplica {
   void Cron(int64_t now_ms);
   void AppendInfo(std::string* out, int64_t now_ms) const;
   void Role(cmd::Context& c) const;
+  // DEBUG REPLICATION-BREAK-DATA-LINK.
+  void BreakDataLink() { break_data_ = true; }
 
  private:
   struct Target {
@@ -81,6 +85,16 @@ class ReplReplica {
   // swaps it in, then adopts the master client.
   Status ReceiveAndLoad(int fd, const Target& t, const std::string& replid, int64_t offset);
   class SocketSource;
+  class ChannelSource;
+  // The RDMA data plane. SetupDataLink negotiates it in the handshake (REPLCONF rdma); false
+  // when the primary does not offer it (the link stays on TCP). LoadFromDataLink receives a
+  // full resync's snapshot through it; PumpDataLink then feeds the stream to the master client
+  // until the link or the connection ends.
+  Result<bool> SetupDataLink(LinkIo& io, const Target& t);
+  Status LoadFromDataLink(const Target& t, int fd, const std::string& replid, int64_t offset);
+  void PumpDataLink(const Target& t, uint64_t client_id, std::string pending);
+  bool UseDataLink() const;
+  void DataLinkFailed(const std::string& why);
   // `db`: the db the stream continues in (0 after a full sync, whose stream starts with SELECT).
   void AdoptMaster(int fd, std::string leftover, int db);
   void SetState(State s);
@@ -105,6 +119,16 @@ class ReplReplica {
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> link_fd_{-1};  // shut down to cancel an attempt
   std::string link_pending_;      // link thread only: bytes read past the PSYNC reply
+  // The data link (link thread only) and its statistics (INFO; atomics or keyspace lock).
+  std::unique_ptr<transport::StreamReceiver> data_;
+  std::atomic<bool> data_up_{false};
+  std::atomic<bool> break_data_{false};
+  std::atomic<uint64_t> data_bytes_{0};
+  std::string data_describe_;    // keyspace lock
+  int data_failures_ = 0;        // consecutive; keyspace lock
+  uint64_t data_errors_ = 0, data_resumes_ = 0, data_fallbacks_ = 0;  // keyspace lock
+  bool fell_back_ = false;       // this primary keeps failing over RDMA: TCP only; keyspace lock
+  std::atomic<uint64_t> master_epoch_{0};  // bumped when the master client goes away
   // Snapshot transfer progress (INFO master_sync_*).
   std::atomic<int64_t> sync_total_{-1}, sync_read_{0}, sync_last_io_ms_{0};
 };

@@ -1,0 +1,176 @@
+#include "server/repl_rdma.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "common/logging.h"
+
+namespace kv::server {
+
+constexpr int kIoTimeoutMs = 60000;
+
+std::string HexEncode(std::string_view bytes) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
+  }
+  return out;
+}
+
+bool HexDecode(std::string_view hex, std::string* out) {
+  if (hex.size() % 2) return false;
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  out->clear();
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out->push_back(static_cast<char>(hi << 4 | lo));
+  }
+  return true;
+}
+
+transport::ChannelOptions DataLinkOptions(const std::string& provider) {
+  transport::ChannelOptions o;
+  if (provider == "sockets") {
+    o.transport = "tcp";  // the channel over plain sockets (same protocol, no libfabric)
+  } else {
+    o.transport = "fabric";
+    o.provider = provider;
+  }
+  o.stall_timeout_ms = kIoTimeoutMs;
+  return o;
+}
+
+Result<std::unique_ptr<DataLinkSender>> DataLinkSender::Create(
+    const transport::ChannelOptions& opts, std::string* local_blob) {
+  KV_TRY_ASSIGN(sender, transport::CreateSender(opts));
+  KV_TRY_ASSIGN(blob, sender->LocalBlob());
+  *local_blob = std::move(blob);
+  auto link = std::unique_ptr<DataLinkSender>(new DataLinkSender(std::move(sender)));
+  link->describe_ = link->sender_->Describe();
+  link->credits_ = opts.credits;
+  return link;
+}
+
+DataLinkSender::~DataLinkSender() {
+  Break();
+  if (thread_.joinable()) thread_.join();
+  if (snapshot_fd_ >= 0) close(snapshot_fd_);
+}
+
+void DataLinkSender::Start(std::string peer_blob) {
+  thread_ = std::thread([this, blob = std::move(peer_blob)] { Run(blob); });
+}
+
+void DataLinkSender::SetSnapshotFd(int fd) {
+  std::lock_guard lock(mu_);
+  snapshot_fd_ = fd;
+  cv_.notify_all();
+}
+
+void DataLinkSender::Enqueue(std::string_view bytes) {
+  std::lock_guard lock(mu_);
+  if (queue_.empty() || queue_.back().size() > (1 << 20)) queue_.emplace_back();
+  queue_.back().append(bytes);
+  cv_.notify_all();
+}
+
+void DataLinkSender::Break() {
+  std::lock_guard lock(mu_);
+  stop_ = true;
+  cv_.notify_all();
+}
+
+std::string DataLinkSender::error() const {
+  std::lock_guard lock(mu_);
+  return error_;
+}
+
+std::string DataLinkSender::Describe() const {
+  return "provider=" + describe_ + ",chunk=" + std::to_string(chunk_.load()) + ",credits=" +
+         std::to_string(credits_) + ",bytes=" + std::to_string(bytes_.load());
+}
+
+Status DataLinkSender::SendBytes(std::string_view data) {
+  auto span = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  // Short waits, so Break() is seen within 100 ms even while the peer holds every credit.
+  int64_t stalled_ms = 0;
+  while (!span.empty()) {
+    {
+      std::lock_guard lock(mu_);
+      if (stop_) return Status::Closed("data link closed");
+    }
+    KV_TRY_ASSIGN(n, sender_->Write(span));
+    if (n > 0) {
+      span = span.subspan(n);
+      bytes_ += n;
+      stalled_ms = 0;
+      continue;
+    }
+    KV_TRY(sender_->Wait(100).status());
+    if ((stalled_ms += 100) > kIoTimeoutMs) return Status::IoError("data link stalled");
+  }
+  chunk_ = sender_->stats().chunk_size;
+  return Status::Ok();
+}
+
+void DataLinkSender::Run(std::string peer_blob) {
+  Status st = sender_->Connect(peer_blob);
+  std::vector<char> buf(1 << 20);
+  while (st.ok()) {
+    int snap = -1;
+    std::deque<std::string> batch;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, std::chrono::milliseconds(100),
+                   [&] { return stop_ || snapshot_fd_ >= 0 || !queue_.empty(); });
+      if (stop_) {
+        st = Status::Closed("data link closed");
+        break;
+      }
+      snap = snapshot_fd_;
+      if (snap < 0) batch.swap(queue_);
+    }
+    if (snap >= 0) {
+      // The snapshot goes first, whole; stream bytes wait in the queue behind it.
+      ssize_t n = read(snap, buf.data(), buf.size());
+      if (n > 0) {
+        st = SendBytes(std::string_view(buf.data(), static_cast<size_t>(n)));
+      } else if (n == 0 || errno != EINTR) {
+        std::lock_guard lock(mu_);
+        close(snapshot_fd_);
+        snapshot_fd_ = -1;
+        if (n < 0) st = Status::FromErrno("read snapshot pipe", errno);
+      }
+      continue;
+    }
+    for (const auto& b : batch) {
+      if (!st.ok()) break;
+      st = SendBytes(b);
+    }
+    if (st.ok() && batch.empty()) {
+      auto p = sender_->Progress();  // acks keep flowing while idle
+      if (!p.ok()) st = p.status();
+    }
+  }
+  if (st.code() != Code::kClosed || !stop_) {
+    LOG_WARNING("Replication data link (%s) failed: %s", describe_.c_str(), st.message().c_str());
+  }
+  {
+    std::lock_guard lock(mu_);
+    error_ = st.message();
+  }
+  failed_ = true;
+  sender_->Close();
+}
+
+}  // namespace kv::server

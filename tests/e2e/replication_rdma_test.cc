@@ -1,0 +1,187 @@
+// End-to-end tests of replication over the RDMA data plane (the hybrid link), with libfabric's
+// tcp and shm providers: full and partial syncs with writes running, data links broken on
+// either side, a mixed tree with a redis-server replica on TCP, fallback to TCP, and hostile
+// data-link requests.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "tests/support/process.h"
+#include "tests/support/resp_client.h"
+
+namespace kv::test {
+namespace {
+
+using Kind = ServerProcess::Kind;
+using Cmd = std::vector<std::string>;
+
+std::string InfoField(RespClient& c, const std::string& section, const std::string& name) {
+  std::string info = c.Call({"INFO", section}).str;
+  size_t at = info.find("\r\n" + name + ":");
+  if (at == std::string::npos) return "";
+  at += name.size() + 3;
+  return info.substr(at, info.find("\r\n", at) - at);
+}
+
+bool WaitFor(const std::function<bool()>& cond, int timeout_ms = 20000) {
+  for (int waited = 0; waited < timeout_ms; waited += 20) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return cond();
+}
+
+bool InSync(RespClient& primary, RespClient& replica) {
+  return WaitFor([&] {
+    return InfoField(replica, "replication", "master_link_status") == "up" &&
+           InfoField(replica, "replication", "slave_repl_offset") ==
+               InfoField(primary, "replication", "master_repl_offset");
+  });
+}
+
+void Populate(RespClient& c, int keys) {
+  Cmd mset = {"MSET"};
+  for (int i = 0; i < keys; i++) {
+    mset.push_back("key:" + std::to_string(i));
+    mset.push_back(std::string(200 + i % 100, static_cast<char>('a' + i % 26)));
+  }
+  ASSERT_EQ(c.Call(mset).str, "OK");
+  c.Call({"RPUSH", "list", "a", "b"});
+  c.Call({"ZADD", "zset", "1", "a"});
+  c.Call({"HSET", "hash", "f", "v"});
+  c.Call({"SADD", "set", "1", "x"});
+}
+
+void Writes(RespClient& c, int round) {
+  std::string r = std::to_string(round);
+  c.Call({"SET", "w:" + r, r, "EX", "1000"});
+  c.Call({"INCR", "counter"});
+  c.Call({"LPUSH", "list", r});
+  c.Call({"ZINCRBY", "zset", "1", "m" + r});
+  c.Call({"SELECT", "3"});
+  c.Call({"HINCRBY", "hash", "n", "1"});
+  c.Call({"SELECT", "0"});
+}
+
+Cmd RdmaReplica(const ServerProcess& primary, const std::string& provider) {
+  return {"--replicaof", "127.0.0.1 " + std::to_string(primary.port()), "--repl-transport",
+          "rdma", "--repl-rdma-provider", provider};
+}
+
+class RdmaReplication : public ::testing::TestWithParam<const char*> {};
+
+// Full sync with writes running, then the data link broken on the replica's side and on the
+// primary's side: each time the replica comes back with PSYNC and a new data link, no full
+// resync, identical datasets.
+TEST_P(RdmaReplication, FullSyncStreamAndResumeAfterBrokenLinks) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  Populate(p, 20000);
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    RespClient w(primary.port());
+    for (int i = 0; !stop; i++) Writes(w, i);
+  });
+  struct Join {  // also on a failed ASSERT
+    std::atomic<bool>& stop;
+    std::thread& t;
+    ~Join() {
+      stop = true;
+      if (t.joinable()) t.join();
+    }
+  } join{stop, writer};
+  ServerProcess replica(Kind::kKvstore, RdmaReplica(primary, GetParam()));
+  RespClient r(replica.port());
+  ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }));
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
+  EXPECT_EQ(InfoField(r, "replication", "master_link_data_plane"), std::string("fabric/") + GetParam());
+  EXPECT_NE(InfoField(p, "replication", "slave0").find("transport=rdma"), std::string::npos);
+  for (const char* side : {"replica", "primary"}) {
+    SCOPED_TRACE(side);
+    RespClient& target = std::string(side) == "replica" ? r : p;
+    ASSERT_EQ(target.Call({"DEBUG", "REPLICATION-BREAK-DATA-LINK"}).str, "OK");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }))
+        << replica.LogText() << "\n---- primary:\n" << primary.LogText();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  stop = true;
+  writer.join();
+  ASSERT_TRUE(InSync(p, r)) << replica.LogText();
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  EXPECT_GE(std::stoll(InfoField(r, "replication", "rdma_resumes")), 2);
+  std::string log = replica.LogText();
+  EXPECT_EQ(log.find("Full resync", log.find("Full resync") + 1), std::string::npos) << log;
+  // WAIT counts it like any replica (ACKs travel on the TCP control link).
+  p.Call({"SET", "after", "1"});
+  EXPECT_EQ(p.Call({"WAIT", "1", "5000"}).integer, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, RdmaReplication, ::testing::Values("tcp", "shm"));
+
+// One kvstore primary, a kvstore replica over RDMA and a redis-server replica over TCP at once.
+TEST(RdmaReplicationMixed, KvstoreOverRdmaAndRedisOverTcp) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  Populate(p, 10000);
+  ServerProcess kv(Kind::kKvstore, RdmaReplica(primary, "tcp"));
+  ServerProcess redis(Kind::kRedis, {"--replicaof", "127.0.0.1 " + std::to_string(primary.port())});
+  RespClient k(kv.port()), rr(redis.port());
+  for (int i = 0; i < 50; i++) Writes(p, i);
+  ASSERT_TRUE(InSync(p, k));
+  ASSERT_TRUE(InSync(p, rr));
+  std::string digest = p.Call({"DEBUG", "DIGEST"}).str;
+  EXPECT_EQ(k.Call({"DEBUG", "DIGEST"}).str, digest);
+  EXPECT_EQ(rr.Call({"DEBUG", "DIGEST"}).str, digest);
+  std::string info = p.Call({"INFO", "replication"}).str;
+  EXPECT_NE(info.find("transport=rdma"), std::string::npos) << info;
+  EXPECT_NE(info.find("transport=tcp"), std::string::npos) << info;
+}
+
+// A provider that cannot work here (verbs: no RDMA device) keeps failing: after three attempts
+// the replica falls back to TCP, says so, and syncs.
+TEST(RdmaReplicationFallback, UnusableProviderFallsBackToTcp) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  Populate(p, 1000);
+  ServerProcess replica(Kind::kKvstore, RdmaReplica(primary, "verbs"));
+  RespClient r(replica.port());
+  ASSERT_TRUE(InSync(p, r));
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "tcp");
+  EXPECT_EQ(InfoField(r, "replication", "rdma_fallbacks"), "1");
+  EXPECT_NE(replica.LogText().find("falling back to TCP"), std::string::npos);
+}
+
+// A redis-server primary does not know the extension: the kvstore replica stays on TCP.
+TEST(RdmaReplicationFallback, RedisPrimaryIgnoresTheCapability) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  ServerProcess primary(Kind::kRedis, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  Populate(p, 1000);
+  ServerProcess replica(Kind::kKvstore, RdmaReplica(primary, "tcp"));
+  RespClient r(replica.port());
+  ASSERT_TRUE(InSync(p, r));
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "tcp");
+  EXPECT_NE(replica.LogText().find("does not offer the RDMA data plane"), std::string::npos);
+}
+
+// Hostile data-link requests are refused and leave the primary serving.
+TEST(RdmaReplicationHostile, BadSetupRequestsAreRefused) {
+  ServerProcess primary(Kind::kKvstore);
+  RespClient p(primary.port()), bad(primary.port());
+  p.Call({"SET", "k", "v"});
+  EXPECT_TRUE(bad.Call({"REPLCONF", "rdma", "tcp", "zz-not-hex"}).is_error());
+  EXPECT_TRUE(bad.Call({"REPLCONF", "rdma", "tcp", "00112233"}).is_error());  // not a blob
+  EXPECT_TRUE(bad.Call({"REPLCONF", "rdma", "tcp"}).is_error());
+  EXPECT_TRUE(bad.Call({"REPLCONF", "rdma", "no-such-provider", "00"}).is_error());
+  EXPECT_EQ(p.Call({"GET", "k"}).str, "v");
+  EXPECT_TRUE(primary.Alive());
+}
+
+}  // namespace
+}  // namespace kv::test
