@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Full-sync time of replication: kvstore -> kvstore vs redis -> redis, same dataset, same run.
+"""Full-sync time of replication: kvstore -> kvstore (over TCP and over the RDMA data plane)
+vs redis -> redis, same dataset, same run.
 
 Generates an RDB file of --keys keys of --size random bytes (default 1,000,000 x 1,000 bytes,
-about 1 GB) and, for each pair and each mode (diskless: the snapshot streamed to the socket;
-disk: saved to the primary's disk first), --runs times, alternating which pair goes first:
-starts a primary on the dataset and an empty replica, sends REPLICAOF and measures the time until
-the replica reports master_link_status:up, plus the CPU seconds both processes (and the
-primary's snapshot child) used meanwhile. Prints medians and ratios (above 1: kvstore faster).
-Both sides use repl-diskless-sync-delay 0 (Redis' default waits 5 s for more replicas).
+about 1 GB) and, for each configuration, --runs times (in rotating order): starts a primary on
+the dataset and an empty replica, sends REPLICAOF and measures the time until the replica
+reports master_link_status:up, the CPU seconds both processes (and the primary's snapshot
+child) used meanwhile, and the snapshot throughput (file size over that time). Prints medians
+and the speedup over Redis' best configuration. Configurations: redis and kvstore with diskless
+and disk-based syncs over TCP, and kvstore over the RDMA data plane with libfabric's tcp and shm
+providers (--configs picks some). All use repl-diskless-sync-delay 0 (Redis' default waits 5 s).
 
 Usage: python3 bench/repl_bench.py [--keys N] [--size BYTES] [--runs R] [--build DIR]
 """
@@ -59,13 +61,25 @@ def start(kind, build, d, extra):
     raise RuntimeError(f"{kind} did not start")
 
 
-def one_sync(kind, build, dataset, mode, workdir):
+CONFIGS = {
+    "redis/diskless": ("redis", "diskless", []),
+    "redis/disk": ("redis", "disk", []),
+    "kvstore/tcp/diskless": ("kvstore", "diskless", ["--repl-transport", "tcp"]),
+    "kvstore/tcp/disk": ("kvstore", "disk", ["--repl-transport", "tcp"]),
+    "kvstore/rdma-tcp": ("kvstore", "diskless",
+                         ["--repl-transport", "rdma", "--repl-rdma-provider", "tcp"]),
+    "kvstore/rdma-shm": ("kvstore", "diskless",
+                         ["--repl-transport", "rdma", "--repl-rdma-provider", "shm"]),
+}
+
+
+def one_sync(kind, build, dataset, mode, workdir, replica_args):
     pd = tempfile.mkdtemp(dir=workdir, prefix=kind + "-primary-")
     rd = tempfile.mkdtemp(dir=workdir, prefix=kind + "-replica-")
     shutil.copyfile(dataset, os.path.join(pd, "dump.rdb"))
     diskless = "yes" if mode == "diskless" else "no"
     pproc, pc, pport = start(kind, build, pd, ["--repl-diskless-sync", diskless])
-    rproc, rc, _ = start(kind, build, rd, [])
+    rproc, rc, _ = start(kind, build, rd, replica_args)
     keys = int(pc.call("DBSIZE"))
     cpu0 = cpu_seconds(pproc.pid) + cpu_seconds(rproc.pid)
     t0 = time.monotonic()
@@ -106,32 +120,35 @@ def main():
     ap.add_argument("--size", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--build", default=os.path.join(rdb_bench.ROOT, "build"))
+    ap.add_argument("--configs", default=",".join(CONFIGS))
     args = ap.parse_args()
     workdir = tempfile.mkdtemp(prefix="kvstore-repl-bench-")
     try:
         dataset = os.path.join(workdir, "dataset.rdb")
         rdb_bench.log(f"generating {args.keys} keys x {args.size} random bytes")
         rdb_bench.write_dataset(dataset, args.keys, args.size)
+        size = os.path.getsize(dataset)
+        names = args.configs.split(",")
         res = {}
-        for mode in ("diskless", "disk"):
-            for run in range(args.runs):
-                order = ("kvstore", "redis") if run % 2 == 0 else ("redis", "kvstore")
-                for kind in order:
-                    t, cpu = one_sync(kind, args.build, dataset, mode, workdir)
-                    rdb_bench.log(f"  {mode:8s} run {run + 1}/{args.runs} {kind:8s}: "
-                                  f"{t:.3f} s to link up, {cpu:.2f} CPU s")
-                    r = res.setdefault((mode, kind), {"t": [], "cpu": []})
-                    r["t"].append(t)
-                    r["cpu"].append(cpu)
+        for run in range(args.runs):
+            order = names[run % len(names):] + names[:run % len(names)]
+            for name in order:
+                kind, mode, extra = CONFIGS[name]
+                t, cpu = one_sync(kind, args.build, dataset, mode, workdir, extra)
+                rdb_bench.log(f"  run {run + 1}/{args.runs} {name:22s}: {t:.3f} s to link up, "
+                              f"{cpu:.2f} CPU s")
+                r = res.setdefault(name, {"t": [], "cpu": []})
+                r["t"].append(t)
+                r["cpu"].append(cpu)
+        med = {n: (statistics.median(res[n]["t"]), statistics.median(res[n]["cpu"])) for n in names}
+        redis_best = min((med[n][0] for n in names if n.startswith("redis")), default=None)
         print(f"\nFull sync, REPLICAOF to master_link_status:up: {args.keys} keys x {args.size} "
-              f"random bytes, medians of {args.runs}")
-        print(f"{'mode':>9} {'kvstore s':>10} {'redis s':>8} {'speedup':>8} "
-              f"{'kvstore CPU s':>14} {'redis CPU s':>12}")
-        for mode in ("diskless", "disk"):
-            k, r = res[(mode, "kvstore")], res[(mode, "redis")]
-            kt, rt = statistics.median(k["t"]), statistics.median(r["t"])
-            print(f"{mode:>9} {kt:10.3f} {rt:8.3f} {rt / kt:7.2f}x "
-                  f"{statistics.median(k['cpu']):14.2f} {statistics.median(r['cpu']):12.2f}")
+              f"random bytes ({size / 1e9:.2f} GB RDB), medians of {args.runs}")
+        print(f"{'configuration':>22} {'seconds':>8} {'Gbit/s':>7} {'CPU s':>6} {'vs best Redis':>14}")
+        for n in names:
+            t, cpu = med[n]
+            vs = f"{redis_best / t:13.2f}x" if redis_best else " " * 14
+            print(f"{n:>22} {t:8.3f} {size * 8 / t / 1e9:7.2f} {cpu:6.2f} {vs}")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -480,6 +480,7 @@ class ReplReplica::SocketSource : public persist::Source {
     if (limit_ >= 0 && static_cast<int64_t>(offset_ + n) > limit_) {
       return Status::Corruption("snapshot longer than the announced length");
     }
+    if (buf_.size() - pos_ >= n) return Take(n);  // most reads: no copy, no compaction
     buf_.erase(0, pos_);
     pos_ = 0;
     while (buf_.size() < n) {
@@ -490,15 +491,20 @@ class ReplReplica::SocketSource : public persist::Source {
       owner_.sync_read_ += static_cast<int64_t>(got);
       owner_.sync_last_io_ms_ = WallMs();
     }
-    pos_ = n;
-    offset_ += n;
-    return std::string_view(buf_.data(), n);
+    return Take(n);
   }
   uint64_t offset() const override { return offset_; }
   // What was read past the snapshot (the start of the stream).
   std::string Rest() { return buf_.substr(pos_); }
 
  private:
+  std::string_view Take(size_t n) {
+    std::string_view v(buf_.data() + pos_, n);
+    pos_ += n;
+    offset_ += n;
+    return v;
+  }
+
   ReplReplica& owner_;
   LinkIo io_;
   std::string buf_;
@@ -618,6 +624,7 @@ class ReplReplica::ChannelSource : public persist::Source {
       : owner_(owner), t_(t), rx_(rx) {}
 
   Result<std::string_view> Read(size_t n) override {
+    if (buf_.size() - pos_ >= n) return Take(n);  // most reads: no copy, no compaction
     buf_.erase(0, pos_);
     pos_ = 0;
     int64_t idle_since = MonoMs();
@@ -638,14 +645,19 @@ class ReplReplica::ChannelSource : public persist::Source {
       if (MonoMs() - idle_since > 60000) return Status::IoError("data link stalled");
       KV_TRY(rx_.Wait(100).status());
     }
-    pos_ = n;
-    offset_ += n;
-    return std::string_view(buf_.data(), n);
+    return Take(n);
   }
   uint64_t offset() const override { return offset_; }
   std::string Rest() { return buf_.substr(pos_); }
 
  private:
+  std::string_view Take(size_t n) {
+    std::string_view v(buf_.data() + pos_, n);
+    pos_ += n;
+    offset_ += n;
+    return v;
+  }
+
   ReplReplica& owner_;
   const Target& t_;
   transport::StreamReceiver& rx_;
