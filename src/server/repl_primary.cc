@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <signal.h>
@@ -231,6 +232,10 @@ void ReplPrimary::SetupDataLink(cmd::Context& c, Client& client, std::string_vie
   c.out.Simple("RDMA " + HexEncode(local));
 }
 
+void ReplPrimary::ResizeBacklog(size_t bytes) {
+  if (feed_.backlog()) feed_.backlog()->Resize(bytes);
+}
+
 void ReplPrimary::BreakDataLinks() {
   for (auto& r : replicas_) {
     if (r->data) r->data->Break();
@@ -397,7 +402,14 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
     for (Replica* r : batch) r->client->RequestClose();
     return;
   }
-  if (pid == 0) RunChild(fds, offset, disk);
+  if (pid == 0) {
+    // Only the write ends of the data-link pipes belong to the child: holding a read end would
+    // keep its writes blocked forever once the parent is gone.
+    for (auto [r, read_end] : pipes) close(read_end);
+    // A replication snapshot has no use once the primary is gone.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    RunChild(fds, offset, disk);
+  }
   for (int fd : fds) {
     if (fd < 0) close(-fd - 1);  // the child's ends of the pipes
   }
@@ -514,6 +526,22 @@ void ReplPrimary::Cron(int64_t now_ms) {
     }
   }
   if (!waiters_.empty()) ServeWaiters(now_ms);
+  // repl-backlog-ttl: a primary without replicas for that long frees its backlog (and starts a
+  // new history), as Redis does. A replica keeps its backlog (its own replicas may come back).
+  int64_t ttl_s = server_.config().GetInt("repl-backlog-ttl");
+  if (!replicas_.empty() || !feed_.active() || server_.replica().is_replica()) {
+    no_replicas_since_ms_ = 0;
+  } else if (no_replicas_since_ms_ == 0) {
+    no_replicas_since_ms_ = now_ms;
+  } else if (ttl_s > 0 && now_ms - no_replicas_since_ms_ > ttl_s * 1000) {
+    LOG_NOTICE("Replication backlog freed after %lld seconds without connected replicas.",
+               static_cast<long long>(ttl_s));
+    feed_.FreeBacklog();
+    replid_ = RandomHex40();
+    replid2_.assign(40, '0');
+    second_offset_ = -1;
+    no_replicas_since_ms_ = 0;
+  }
   // A failed data link ends the connection; the replica comes back with PSYNC and resumes.
   for (auto& r : replicas_) {
     if (r->data && r->data->failed()) {

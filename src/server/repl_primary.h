@@ -47,6 +47,8 @@ class ReplPrimary {
   // A replica passes its primary's stream on verbatim (chained replication).
   void ProxyStream(std::string_view raw);
   void DisconnectReplicas();
+  // CONFIG SET repl-backlog-size.
+  void ResizeBacklog(size_t bytes);
   // DEBUG REPLICATION-BREAK-DATA-LINK: fails every data link (the replicas resume with PSYNC).
   void BreakDataLinks();
   void Role(cmd::Context& c) const;
@@ -118,6 +120,7 @@ class ReplPrimary {
   std::vector<Waiter> waiters_;
   pid_t child_pid_ = -1;
   int64_t last_ping_ms_ = 0;
+  int64_t no_replicas_since_ms_ = 0;  // for repl-backlog-ttl; 0 while replicas are attached
 };
 
 }  // namespace kv::server

@@ -597,9 +597,24 @@ void ReplReplica::DataLinkFailed(const std::string& why) {
 }
 
 Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
-  std::string provider = server_.config().GetString("repl-rdma-provider");
-  transport::ChannelOptions opts = DataLinkOptions(provider);
-  KV_TRY_ASSIGN(receiver, transport::CreateReceiver(opts, 0));
+  std::string provider, mode;
+  {
+    std::lock_guard lock(server_.mu());
+    provider = server_.config().GetString("repl-rdma-provider");
+    mode = server_.config().GetString("repl-transport");
+  }
+  // `auto` uses the data plane only where it pays: on an RDMA NIC (verbs), unless a provider is
+  // named. Without one the link simply stays on TCP.
+  bool automatic = mode == "auto";
+  if (automatic && provider == "auto") provider = "verbs";
+  auto receiver_r = transport::CreateReceiver(DataLinkOptions(provider), 0);
+  if (!receiver_r.ok() && automatic) {
+    LOG_VERBOSE("No RDMA data plane here (%s): replicating over TCP",
+                receiver_r.status().message().c_str());
+    return false;
+  }
+  if (!receiver_r.ok()) return receiver_r.status();
+  auto receiver = std::move(*receiver_r);
   KV_TRY_ASSIGN(blob, receiver->LocalBlob());
   KV_TRY(io.WriteAll(Command({"REPLCONF", "rdma", provider, HexEncode(blob)})));
   KV_TRY_ASSIGN(line, io.ReadLine());

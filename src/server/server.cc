@@ -103,6 +103,10 @@ void Server::WireConfig() {
     }
     return Status::Ok();
   });
+  c.OnApply("repl-backlog-size", [this](const std::string& v) {
+    primary_->ResizeBacklog(static_cast<size_t>(ParseInt64(v).value_or(1 << 20)));
+    return Status::Ok();
+  });
   c.OnApply("dir", [](const std::string& v) {
     if (chdir(v.c_str()) != 0) return Status::FromErrno("chdir " + v, errno);
     return Status::Ok();
