@@ -469,47 +469,64 @@ Status ReplReplica::ReceiveSnapshot(int fd, const Target& t, std::string* leftov
   return Status::Ok();
 }
 
-// The snapshot as a loader Source, read from the link as the loader asks for bytes; counts
-// progress. Views stay valid until the next Read.
-class ReplReplica::SocketSource : public persist::Source {
+// A loader Source over bytes that arrive in pieces (a socket, a data link): Read hands out views
+// into one buffer, compacted only when it must grow; views stay valid until the next Read.
+// Subclasses append at least one more piece to buf_ in Fill.
+class BufferedSource : public persist::Source {
  public:
-  SocketSource(ReplReplica& owner, int fd, int timeout_ms, std::string pending, int64_t limit)
-      : owner_(owner), io_(fd, timeout_ms), buf_(std::move(pending)), limit_(limit) {}
-
   Result<std::string_view> Read(size_t n) override {
-    if (limit_ >= 0 && static_cast<int64_t>(offset_ + n) > limit_) {
-      return Status::Corruption("snapshot longer than the announced length");
+    if (buf_.size() - pos_ < n) {
+      buf_.erase(0, pos_);
+      pos_ = 0;
+      while (buf_.size() < n) KV_TRY(Fill(n - buf_.size()));
     }
-    if (buf_.size() - pos_ >= n) return Take(n);  // most reads: no copy, no compaction
-    buf_.erase(0, pos_);
-    pos_ = 0;
-    while (buf_.size() < n) {
-      char chunk[1 << 16];
-      size_t want = std::min(sizeof(chunk), std::max<size_t>(n - buf_.size(), 4096));
-      KV_TRY_ASSIGN(got, io_.ReadSome(chunk, want));
-      buf_.append(chunk, got);
-      owner_.sync_read_ += static_cast<int64_t>(got);
-      owner_.sync_last_io_ms_ = WallMs();
-    }
-    return Take(n);
-  }
-  uint64_t offset() const override { return offset_; }
-  // What was read past the snapshot (the start of the stream).
-  std::string Rest() { return buf_.substr(pos_); }
-
- private:
-  std::string_view Take(size_t n) {
     std::string_view v(buf_.data() + pos_, n);
     pos_ += n;
     offset_ += n;
     return v;
   }
+  uint64_t offset() const override { return offset_; }
+  // What was read past the snapshot (the start of the stream).
+  std::string Rest() const { return buf_.substr(pos_); }
+
+ protected:
+  virtual Status Fill(size_t missing) = 0;
+  std::string buf_;
+
+ private:
+  size_t pos_ = 0;
+  uint64_t offset_ = 0;
+};
+
+// The snapshot as a loader Source, read from the link as the loader asks for bytes; counts
+// progress. Views stay valid until the next Read.
+class ReplReplica::SocketSource : public BufferedSource {
+ public:
+  SocketSource(ReplReplica& owner, int fd, int timeout_ms, std::string pending, int64_t limit)
+      : owner_(owner), io_(fd, timeout_ms), limit_(limit) {
+    buf_ = std::move(pending);
+  }
+
+  Result<std::string_view> Read(size_t n) override {
+    if (limit_ >= 0 && static_cast<int64_t>(offset() + n) > limit_) {
+      return Status::Corruption("snapshot longer than the announced length");
+    }
+    return BufferedSource::Read(n);
+  }
+
+ private:
+  Status Fill(size_t missing) override {
+    char chunk[1 << 16];
+    size_t want = std::min(sizeof(chunk), std::max<size_t>(missing, 4096));
+    KV_TRY_ASSIGN(got, io_.ReadSome(chunk, want));
+    buf_.append(chunk, got);
+    owner_.sync_read_ += static_cast<int64_t>(got);
+    owner_.sync_last_io_ms_ = WallMs();
+    return Status::Ok();
+  }
 
   ReplReplica& owner_;
   LinkIo io_;
-  std::string buf_;
-  size_t pos_ = 0;
-  uint64_t offset_ = 0;
   int64_t limit_;
 };
 
@@ -633,17 +650,15 @@ Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
 }
 
 // The data link as a loader Source. Views stay valid until the next Read.
-class ReplReplica::ChannelSource : public persist::Source {
+class ReplReplica::ChannelSource : public BufferedSource {
  public:
   ChannelSource(ReplReplica& owner, const Target& t, transport::StreamReceiver& rx)
       : owner_(owner), t_(t), rx_(rx) {}
 
-  Result<std::string_view> Read(size_t n) override {
-    if (buf_.size() - pos_ >= n) return Take(n);  // most reads: no copy, no compaction
-    buf_.erase(0, pos_);
-    pos_ = 0;
+ private:
+  Status Fill(size_t) override {
     int64_t idle_since = MonoMs();
-    while (buf_.size() < n) {
+    while (true) {
       if (owner_.Cancelled(t_)) return Status::Closed("cancelled");
       if (owner_.break_data_.exchange(false)) return Status::Closed("data link broken (DEBUG)");
       auto span = rx_.Peek();
@@ -653,32 +668,17 @@ class ReplReplica::ChannelSource : public persist::Source {
         owner_.sync_read_ += static_cast<int64_t>(span.size());
         owner_.data_bytes_ += span.size();
         owner_.sync_last_io_ms_ = WallMs();
-        idle_since = MonoMs();
-        continue;
+        return Status::Ok();
       }
       if (rx_.eof()) return Status::Closed("the primary ended the data stream");
       if (MonoMs() - idle_since > 60000) return Status::IoError("data link stalled");
       KV_TRY(rx_.Wait(100).status());
     }
-    return Take(n);
-  }
-  uint64_t offset() const override { return offset_; }
-  std::string Rest() { return buf_.substr(pos_); }
-
- private:
-  std::string_view Take(size_t n) {
-    std::string_view v(buf_.data() + pos_, n);
-    pos_ += n;
-    offset_ += n;
-    return v;
   }
 
   ReplReplica& owner_;
   const Target& t_;
   transport::StreamReceiver& rx_;
-  std::string buf_;
-  size_t pos_ = 0;
-  uint64_t offset_ = 0;
 };
 
 Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string& replid,

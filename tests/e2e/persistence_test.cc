@@ -15,6 +15,7 @@
 
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
+#include "tests/support/wait.h"
 
 namespace kv::test {
 namespace {
@@ -32,23 +33,6 @@ std::string ReadFile(const std::string& path) {
 void WriteFile(const std::string& path, const std::string& data) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f << data;
-}
-
-// The value of an INFO field, or "".
-std::string InfoField(RespClient& c, const std::string& section, const std::string& name) {
-  std::string info = c.Call({"INFO", section}).str;
-  size_t at = info.find("\r\n" + name + ":");
-  if (at == std::string::npos) return "";
-  at += name.size() + 3;
-  return info.substr(at, info.find("\r\n", at) - at);
-}
-
-bool WaitFor(const std::function<bool()>& cond, int timeout_ms = 10000) {
-  for (int waited = 0; waited < timeout_ms; waited += 20) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return cond();
 }
 
 // A server answers (-LOADING) before its dataset is loaded; waits until it is.

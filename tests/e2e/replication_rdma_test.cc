@@ -10,36 +10,13 @@
 
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
+#include "tests/support/wait.h"
 
 namespace kv::test {
 namespace {
 
 using Kind = ServerProcess::Kind;
 using Cmd = std::vector<std::string>;
-
-std::string InfoField(RespClient& c, const std::string& section, const std::string& name) {
-  std::string info = c.Call({"INFO", section}).str;
-  size_t at = info.find("\r\n" + name + ":");
-  if (at == std::string::npos) return "";
-  at += name.size() + 3;
-  return info.substr(at, info.find("\r\n", at) - at);
-}
-
-bool WaitFor(const std::function<bool()>& cond, int timeout_ms = 20000) {
-  for (int waited = 0; waited < timeout_ms; waited += 20) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return cond();
-}
-
-bool InSync(RespClient& primary, RespClient& replica) {
-  return WaitFor([&] {
-    return InfoField(replica, "replication", "master_link_status") == "up" &&
-           InfoField(replica, "replication", "slave_repl_offset") ==
-               InfoField(primary, "replication", "master_repl_offset");
-  });
-}
 
 void Populate(RespClient& c, int keys) {
   Cmd mset = {"MSET"};

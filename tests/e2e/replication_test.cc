@@ -11,6 +11,7 @@
 #include "tests/support/process.h"
 #include "net/socket.h"
 #include "tests/support/resp_client.h"
+#include "tests/support/wait.h"
 
 namespace kv::test {
 namespace {
@@ -18,29 +19,16 @@ namespace {
 using Kind = ServerProcess::Kind;
 using Cmd = std::vector<std::string>;
 
-std::string InfoField(RespClient& c, const std::string& section, const std::string& name) {
-  std::string info = c.Call({"INFO", section}).str;
-  size_t at = info.find("\r\n" + name + ":");
-  if (at == std::string::npos) return "";
-  at += name.size() + 3;
-  return info.substr(at, info.find("\r\n", at) - at);
-}
-
-bool WaitFor(const std::function<bool()>& cond, int timeout_ms = 20000) {
-  for (int waited = 0; waited < timeout_ms; waited += 20) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+// 100,000 keys of 1,000 bytes: a snapshot that takes a moment to move.
+void LoadHundredMegabytes(RespClient& c) {
+  for (int batch = 0; batch < 100; batch++) {
+    Cmd mset = {"MSET"};
+    for (int i = 0; i < 1000; i++) {
+      mset.push_back("k:" + std::to_string(batch) + ":" + std::to_string(i));
+      mset.push_back(std::string(1000, static_cast<char>('a' + i % 26)));
+    }
+    ASSERT_EQ(c.Call(mset).str, "OK");
   }
-  return cond();
-}
-
-// The replica has applied everything the primary produced.
-bool InSync(RespClient& primary, RespClient& replica) {
-  return WaitFor([&] {
-    return InfoField(replica, "replication", "master_link_status") == "up" &&
-           InfoField(replica, "replication", "slave_repl_offset") ==
-               InfoField(primary, "replication", "master_repl_offset");
-  });
 }
 
 void Populate(RespClient& c, int keys) {
@@ -424,14 +412,7 @@ TEST_F(Replication, PrimaryKilledMidTransfer) {
   int port = primary->port();
   {
     RespClient p(port);
-    for (int batch = 0; batch < 100; batch++) {
-      Cmd mset = {"MSET"};
-      for (int i = 0; i < 1000; i++) {
-        mset.push_back("k:" + std::to_string(batch) + ":" + std::to_string(i));
-        mset.push_back(std::string(1000, static_cast<char>('a' + i % 26)));
-      }
-      ASSERT_EQ(p.Call(mset).str, "OK");
-    }
+    ASSERT_NO_FATAL_FAILURE(LoadHundredMegabytes(p));
   }
   ServerProcess replica(Kind::kKvstore, {"--replicaof", "127.0.0.1 " + std::to_string(port)});
   RespClient r(replica.port());
@@ -551,14 +532,7 @@ TEST(ReplicationAuth, MasterauthAgainstKvstoreAndRedisPrimaries) {
 TEST(ReplicationFaults, ReplicaKilledMidLoadRestartsCleanly) {
   ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
   RespClient p(primary.port());
-  for (int batch = 0; batch < 100; batch++) {
-    Cmd mset = {"MSET"};
-    for (int i = 0; i < 1000; i++) {
-      mset.push_back("k:" + std::to_string(batch) + ":" + std::to_string(i));
-      mset.push_back(std::string(1000, static_cast<char>('a' + i % 26)));
-    }
-    ASSERT_EQ(p.Call(mset).str, "OK");
-  }
+  ASSERT_NO_FATAL_FAILURE(LoadHundredMegabytes(p));
   std::string target = "127.0.0.1 " + std::to_string(primary.port());
   ServerProcess first(Kind::kKvstore, {"--replicaof", target});
   ASSERT_TRUE(WaitFor([&] {

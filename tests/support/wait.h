@@ -1,0 +1,41 @@
+// Small helpers the end-to-end tests share: reading one INFO field, waiting for a condition,
+// and waiting for a replica to have applied everything its primary produced.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "tests/support/resp_client.h"
+
+namespace kv::test {
+
+// The value of `name` in INFO `section`, or "".
+inline std::string InfoField(RespClient& c, const std::string& section, const std::string& name) {
+  std::string info = c.Call({"INFO", section}).str;
+  size_t at = info.find("\r\n" + name + ":");
+  if (at == std::string::npos) return "";
+  at += name.size() + 3;
+  return info.substr(at, info.find("\r\n", at) - at);
+}
+
+// Polls `cond` every 20 ms; its last answer after `timeout_ms`.
+inline bool WaitFor(const std::function<bool()>& cond, int timeout_ms = 20000) {
+  for (int waited = 0; waited < timeout_ms; waited += 20) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return cond();
+}
+
+// The replica's link is up and it applied the primary's whole stream so far.
+inline bool InSync(RespClient& primary, RespClient& replica) {
+  return WaitFor([&] {
+    return InfoField(replica, "replication", "master_link_status") == "up" &&
+           InfoField(replica, "replication", "slave_repl_offset") ==
+               InfoField(primary, "replication", "master_repl_offset");
+  });
+}
+
+}  // namespace kv::test
