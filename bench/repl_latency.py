@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Replication latency: a write on the primary until it is readable on the replica, under a
+steady write load, for redis->redis and kvstore->kvstore over TCP and over the RDMA data plane.
+
+For each configuration: a primary with --keys keys and a synced replica; redis-benchmark keeps
+writing to the primary (SET, pipeline 16, 2 clients, random keys) while a probe writes a unique
+key on the primary and polls the replica for it, --probes times; prints p50 / p99 / max in
+microseconds. Polling is back to back on one connection, so the resolution is one round trip
+to the replica (tens of microseconds).
+
+Usage: python3 bench/repl_latency.py [--probes N] [--keys N] [--build DIR] [--configs ...]
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rdb_bench  # noqa: E402
+import repl_bench  # noqa: E402
+
+CONFIGS = {
+    "redis/tcp": ("redis", []),
+    "kvstore/tcp": ("kvstore", ["--repl-transport", "tcp"]),
+    "kvstore/rdma-tcp": ("kvstore", ["--repl-transport", "rdma", "--repl-rdma-provider", "tcp"]),
+    "kvstore/rdma-shm": ("kvstore", ["--repl-transport", "rdma", "--repl-rdma-provider", "shm"]),
+}
+
+
+def pct(sorted_us, p):
+    return sorted_us[min(len(sorted_us) - 1, int(len(sorted_us) * p))]
+
+
+def measure(name, build, keys, probes, workdir):
+    kind, extra = CONFIGS[name]
+    pd = tempfile.mkdtemp(dir=workdir)
+    rd = tempfile.mkdtemp(dir=workdir)
+    pproc, pc, pport = repl_bench.start(kind, build, pd, [])
+    rproc, rc, _ = repl_bench.start(kind, build, rd, extra)
+    for i in range(0, keys, 1000):
+        args = ["MSET"]
+        for k in range(i, min(i + 1000, keys)):
+            args += [f"k:{k}", "x" * 100]
+        pc.call(*args)
+    rc.call("REPLICAOF", "127.0.0.1", str(pport))
+    while "master_link_status:up" not in rc.call("INFO", "replication"):
+        time.sleep(0.02)
+    load = subprocess.Popen(["redis-benchmark", "-p", str(pport), "-t", "set", "-n", "100000000",
+                             "-r", str(keys), "-P", "16", "-c", "2", "-q"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    lat = []
+    try:
+        for i in range(probes):
+            key = f"probe:{i}"
+            t0 = time.perf_counter()
+            pc.call("SET", key, "1")
+            while rc.call("EXISTS", key) != "1":
+                pass
+            lat.append((time.perf_counter() - t0) * 1e6)
+            if i % 500 == 0:
+                rdb_bench.log(f"  {name}: {i}/{probes} probes")
+    finally:
+        load.kill()
+        load.wait()
+    for c in (rc, pc):
+        try:
+            c.call("SHUTDOWN", "NOSAVE")
+        except (RuntimeError, OSError):
+            pass
+    for p in (rproc, pproc):
+        p.wait(timeout=60)
+    shutil.rmtree(pd)
+    shutil.rmtree(rd)
+    lat.sort()
+    return pct(lat, 0.5), pct(lat, 0.99), lat[-1]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--probes", type=int, default=3000)
+    ap.add_argument("--keys", type=int, default=100000)
+    ap.add_argument("--build", default=os.path.join(rdb_bench.ROOT, "build"))
+    ap.add_argument("--configs", default=",".join(CONFIGS))
+    args = ap.parse_args()
+    workdir = tempfile.mkdtemp(prefix="kvstore-latency-bench-")
+    try:
+        rows = []
+        for name in args.configs.split(","):
+            rows.append((name,) + measure(name, args.build, args.keys, args.probes, workdir))
+        print(f"\nReplication latency under a steady write load (redis-benchmark SET -P 16 -c 2), "
+              f"{args.probes} probes, microseconds")
+        print(f"{'configuration':>18} {'p50':>8} {'p99':>8} {'max':>8}")
+        for name, p50, p99, mx in rows:
+            print(f"{name:>18} {p50:8.0f} {p99:8.0f} {mx:8.0f}")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
