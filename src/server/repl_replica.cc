@@ -643,8 +643,12 @@ Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
     return false;
   }
   KV_TRY(receiver->Connect(peer));
-  data_describe_ = receiver->Describe();
-  LOG_NOTICE("RDMA data link to the primary is up (%s)", data_describe_.c_str());
+  std::string describe = receiver->Describe();
+  {
+    std::lock_guard lock(server_.mu());
+    data_describe_ = describe;
+  }
+  LOG_NOTICE("RDMA data link to the primary is up (%s)", describe.c_str());
   data_ = std::move(receiver);
   return true;
 }
@@ -685,8 +689,7 @@ Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string&
                                      int64_t offset) {
   sync_total_ = -1;
   sync_read_ = 0;
-  LOG_NOTICE("MASTER <-> REPLICA sync: loading the snapshot from the RDMA data link (%s)",
-             data_describe_.c_str());
+  LOG_NOTICE("MASTER <-> REPLICA sync: loading the snapshot from the RDMA data link");
   auto side = std::make_unique<store::Keyspace>(server_.keyspace().num_dbs());
   side->limits() = server_.keyspace().limits();
   side->set_expire_deletes(false);
@@ -885,9 +888,8 @@ void ReplReplica::Cron(int64_t now_ms) {
     last_io_ms_ = now_ms;
     return;
   }
-  static thread_local int64_t last_ack = 0;
-  if (now_ms - last_ack >= 1000) {
-    last_ack = now_ms;
+  if (now_ms - last_ack_ms_ >= 1000) {
+    last_ack_ms_ = now_ms;
     SendAck();
   }
 }

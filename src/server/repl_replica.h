@@ -110,6 +110,7 @@ class ReplReplica {
   int master_db_ = 0;  // the stream's selected db when the last master client went away
   int64_t link_down_since_ms_ = 0;
   int64_t last_io_ms_ = 0;
+  int64_t last_ack_ms_ = 0;
   // The link thread.
   std::thread thread_;
   std::mutex mu_;  // guards target_, wake_, stop_ (never held with the keyspace lock waited on)
