@@ -73,6 +73,19 @@ CONFIGS = {
 }
 
 
+def stop(clients, procs, dirs):
+    """Shuts the servers down (SHUTDOWN answers by closing) and removes their directories."""
+    for c in clients:
+        try:
+            c.call("SHUTDOWN", "NOSAVE")
+        except (RuntimeError, OSError):
+            pass
+    for p in procs:
+        p.wait(timeout=60)
+    for d in dirs:
+        shutil.rmtree(d)
+
+
 def one_sync(kind, build, dataset, mode, workdir, replica_args):
     pd = tempfile.mkdtemp(dir=workdir, prefix=kind + "-primary-")
     rd = tempfile.mkdtemp(dir=workdir, prefix=kind + "-replica-")
@@ -102,15 +115,7 @@ def one_sync(kind, build, dataset, mode, workdir, replica_args):
     rkeys = int(rc.call("DBSIZE"))
     if rkeys != keys:
         raise RuntimeError(f"{kind} replica has {rkeys} keys, primary {keys}")
-    for c in (rc, pc):
-        try:
-            c.call("SHUTDOWN", "NOSAVE")
-        except (RuntimeError, OSError):
-            pass
-    for p in (rproc, pproc):
-        p.wait(timeout=60)
-    shutil.rmtree(pd)
-    shutil.rmtree(rd)
+    stop([rc, pc], [rproc, pproc], [pd, rd])
     return elapsed, cpu
 
 

@@ -66,15 +66,7 @@ def measure(name, build, keys, probes, workdir):
     finally:
         load.kill()
         load.wait()
-    for c in (rc, pc):
-        try:
-            c.call("SHUTDOWN", "NOSAVE")
-        except (RuntimeError, OSError):
-            pass
-    for p in (rproc, pproc):
-        p.wait(timeout=60)
-    shutil.rmtree(pd)
-    shutil.rmtree(rd)
+    repl_bench.stop([rc, pc], [rproc, pproc], [pd, rd])
     lat.sort()
     return pct(lat, 0.5), pct(lat, 0.99), lat[-1]
 

@@ -16,6 +16,7 @@
 #include "server/client.h"
 #include "server/poll_group.h"
 #include "server/repl_rdma.h"
+#include "server/repl_link_io.h"
 #include "server/repl_primary.h"
 #include "server/server.h"
 
@@ -39,81 +40,6 @@ const char* StateName(ReplReplica::State s) {
 
 }  // namespace
 
-// Blocking IO with a deadline on the link's non-blocking socket.
-class LinkIo {
- public:
-  LinkIo(int fd, int timeout_ms) : fd_(fd), timeout_ms_(timeout_ms) {}
-
-  Status WriteAll(std::string_view data) {
-    while (!data.empty()) {
-      ssize_t n = ::write(fd_, data.data(), data.size());
-      if (n > 0) {
-        data.remove_prefix(static_cast<size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno != EAGAIN && errno != EINTR) return Status::FromErrno("write", errno);
-      KV_TRY(Wait(POLLOUT));
-    }
-    return Status::Ok();
-  }
-  // Reads what is available (at most `cap` bytes), waiting up to the timeout for something.
-  Result<size_t> ReadSome(char* buf, size_t cap) {
-    while (true) {
-      ssize_t n = ::read(fd_, buf, cap);
-      if (n > 0) return static_cast<size_t>(n);
-      if (n == 0) return Status::Closed("connection closed by the primary");
-      if (errno != EAGAIN && errno != EINTR) return Status::FromErrno("read", errno);
-      KV_TRY(Wait(POLLIN));
-    }
-  }
-  // A line without its CRLF; bytes after it stay in pending_.
-  Result<std::string> ReadLine() {
-    while (true) {
-      size_t eol = pending_.find('\n');
-      if (eol != std::string::npos) {
-        std::string line = pending_.substr(0, eol);
-        pending_.erase(0, eol + 1);
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        return line;
-      }
-      if (pending_.size() > 64 * 1024) return Status::Corruption("protocol line too long");
-      char buf[4096];
-      KV_TRY_ASSIGN(n, ReadSome(buf, sizeof(buf)));
-      pending_.append(buf, n);
-    }
-  }
-  std::string& pending() { return pending_; }
-
- private:
-  Status Wait(short events) {
-    pollfd pfd{fd_, events, 0};
-    int r = poll(&pfd, 1, timeout_ms_);
-    if (r == 0) return Status::IoError("timeout talking to the primary");
-    if (r < 0 && errno != EINTR) return Status::FromErrno("poll", errno);
-    if (r > 0 && (pfd.revents & (POLLERR | POLLNVAL))) return Status::Closed("link error");
-    return Status::Ok();
-  }
-  int fd_;
-  int timeout_ms_;
-  std::string pending_;
-};
-
-namespace {
-
-std::string Command(std::initializer_list<std::string_view> argv) {
-  std::string out;
-  std::vector<std::string_view> v(argv);
-  repl::Feed::EncodeCommand(v, &out);
-  return out;
-}
-
-std::string Human(int64_t n) {
-  char buf[32];
-  snprintf(buf, sizeof(buf), "%.1f MB", static_cast<double>(n) / 1e6);
-  return buf;
-}
-
-}  // namespace
 
 ReplReplica::ReplReplica(Server& server) : server_(server) {
   thread_ = std::thread([this] { ThreadMain(); });
@@ -325,22 +251,22 @@ Status ReplReplica::Handshake(int fd, const Target& t, std::string* reply) {
     if (!line.empty() && line[0] == '-') return Status::Invalid(what + ": " + line);
     return Status::Ok();
   };
-  KV_TRY(io.WriteAll(Command({"PING"})));
+  KV_TRY(io.WriteAll(ReplCommand({"PING"})));
   KV_TRY(expect_ok("PING", true));
   std::string user = server_.config().GetString("masteruser");
   std::string pass = server_.config().GetString("masterauth");
   if (!pass.empty()) {
-    KV_TRY(io.WriteAll(user.empty() ? Command({"AUTH", pass}) : Command({"AUTH", user, pass})));
+    KV_TRY(io.WriteAll(user.empty() ? ReplCommand({"AUTH", pass}) : ReplCommand({"AUTH", user, pass})));
     KV_TRY(expect_ok("AUTH", false));
   }
   std::string port = std::to_string(server_.port());
-  KV_TRY(io.WriteAll(Command({"REPLCONF", "listening-port", port})));
+  KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "listening-port", port})));
   KV_TRY(expect_ok("REPLCONF listening-port", false));
   bool rdma = UseDataLink();
   if (rdma) {
-    KV_TRY(io.WriteAll(Command({"REPLCONF", "capa", "eof", "capa", "psync2", "capa", "rdma"})));
+    KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "capa", "eof", "capa", "psync2", "capa", "rdma"})));
   } else {
-    KV_TRY(io.WriteAll(Command({"REPLCONF", "capa", "eof", "capa", "psync2"})));
+    KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "capa", "eof", "capa", "psync2"})));
   }
   (void)expect_ok("REPLCONF capa", false);  // a primary without it still syncs
   data_.reset();
@@ -361,9 +287,9 @@ Status ReplReplica::Handshake(int fd, const Target& t, std::string* reply) {
     }
   }
   if (replid.empty()) {
-    KV_TRY(io.WriteAll(Command({"PSYNC", "?", "-1"})));
+    KV_TRY(io.WriteAll(ReplCommand({"PSYNC", "?", "-1"})));
   } else {
-    KV_TRY(io.WriteAll(Command({"PSYNC", replid, offset})));
+    KV_TRY(io.WriteAll(ReplCommand({"PSYNC", replid, offset})));
   }
   while (true) {
     KV_TRY_ASSIGN(line, io.ReadLine());
@@ -405,7 +331,7 @@ Status ReplReplica::ReceiveSnapshot(int fd, const Target& t, std::string* leftov
   sync_total_ = total;
   sync_read_ = 0;
   LOG_NOTICE("MASTER <-> REPLICA sync: receiving %s from master to disk",
-             total >= 0 ? Human(total).c_str() : "streamed snapshot");
+             total >= 0 ? HumanMB(total).c_str() : "streamed snapshot");
   int64_t start = MonoMs(), last_log = start, written = 0;
   std::string buf = std::move(io.pending());
   std::string tail;  // $EOF: the last bytes kept back in case they begin the mark
@@ -455,48 +381,19 @@ Status ReplReplica::ReceiveSnapshot(int fd, const Target& t, std::string* leftov
       double rate = static_cast<double>(sync_read_) / 1e6 / ((now - start) / 1000.0);
       if (total > 0) {
         LOG_NOTICE("MASTER <-> REPLICA sync: %s of %s (%.0f%%), %.1f MB/s, ETA %.0f s",
-                   Human(sync_read_).c_str(), Human(total).c_str(), 100.0 * sync_read_ / total,
+                   HumanMB(sync_read_).c_str(), HumanMB(total).c_str(), 100.0 * sync_read_ / total,
                    rate, rate > 0 ? (total - sync_read_) / 1e6 / rate : 0.0);
       } else {
-        LOG_NOTICE("MASTER <-> REPLICA sync: %s received, %.1f MB/s", Human(sync_read_).c_str(),
+        LOG_NOTICE("MASTER <-> REPLICA sync: %s received, %.1f MB/s", HumanMB(sync_read_).c_str(),
                    rate);
       }
     }
   }
   if (::fsync(out.get()) != 0) return Status::FromErrno("fsync " + *path, errno);
-  LOG_NOTICE("MASTER <-> REPLICA sync: %s received in %.3f s", Human(written).c_str(),
+  LOG_NOTICE("MASTER <-> REPLICA sync: %s received in %.3f s", HumanMB(written).c_str(),
              (MonoMs() - start) / 1000.0);
   return Status::Ok();
 }
-
-// A loader Source over bytes that arrive in pieces (a socket, a data link): Read hands out views
-// into one buffer, compacted only when it must grow; views stay valid until the next Read.
-// Subclasses append at least one more piece to buf_ in Fill.
-class BufferedSource : public persist::Source {
- public:
-  Result<std::string_view> Read(size_t n) override {
-    if (buf_.size() - pos_ < n) {
-      buf_.erase(0, pos_);
-      pos_ = 0;
-      while (buf_.size() < n) KV_TRY(Fill(n - buf_.size()));
-    }
-    std::string_view v(buf_.data() + pos_, n);
-    pos_ += n;
-    offset_ += n;
-    return v;
-  }
-  uint64_t offset() const override { return offset_; }
-  // What was read past the snapshot (the start of the stream).
-  std::string Rest() const { return buf_.substr(pos_); }
-
- protected:
-  virtual Status Fill(size_t missing) = 0;
-  std::string buf_;
-
- private:
-  size_t pos_ = 0;
-  uint64_t offset_ = 0;
-};
 
 // The snapshot as a loader Source, read from the link as the loader asks for bytes; counts
 // progress. Views stay valid until the next Read.
@@ -530,6 +427,36 @@ class ReplReplica::SocketSource : public BufferedSource {
   int64_t limit_;
 };
 
+Status ReplReplica::LoadSide(persist::Source& src, const char* from,
+                             std::unique_ptr<store::Keyspace>* side, uint64_t* keys) {
+  *side = std::make_unique<store::Keyspace>(server_.keyspace().num_dbs());
+  (*side)->limits() = server_.keyspace().limits();
+  (*side)->set_expire_deletes(false);
+  persist::RdbLoadOptions opts;
+  opts.drop_expired = false;  // the primary decides when keys expire
+  opts.now_ms = WallMs();
+  int64_t start = MonoMs(), last_log = start;
+  opts.progress = [&](uint64_t off) {
+    int64_t now = MonoMs();
+    if (now - last_log < 1000) return;
+    last_log = now;
+    LOG_NOTICE("MASTER <-> REPLICA sync: %s loaded %s, %.1f MB/s", HumanMB(off).c_str(), from,
+               off / 1e6 / ((now - start) / 1000.0));
+  };
+  persist::RdbLoadResult res;
+  KV_TRY(persist::LoadRdb(src, **side, opts, &res));
+  *keys = res.keys_loaded;
+  return Status::Ok();
+}
+
+void ReplReplica::InstallSide(store::Keyspace& side, const std::string& replid, int64_t offset) {
+  server_.keyspace().SwapData(side);
+  server_.primary().SetHistory(replid, offset);
+  // Our own replicas followed the history we just dropped: they must resync with the new one.
+  server_.primary().DisconnectReplicas();
+  sync_total_ = -1;
+}
+
 Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& replid,
                                    int64_t offset) {
   int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
@@ -552,23 +479,11 @@ Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& r
   sync_total_ = total;
   sync_read_ = 0;
   LOG_NOTICE("MASTER <-> REPLICA sync: loading the snapshot from the socket (diskless load)");
-  auto side = std::make_unique<store::Keyspace>(server_.keyspace().num_dbs());
-  side->limits() = server_.keyspace().limits();
-  side->set_expire_deletes(false);
-  persist::RdbLoadOptions opts;
-  opts.drop_expired = false;
-  opts.now_ms = WallMs();
-  int64_t start = MonoMs(), last_log = start;
-  opts.progress = [&](uint64_t off) {
-    int64_t now = MonoMs();
-    if (now - last_log < 1000) return;
-    last_log = now;
-    LOG_NOTICE("MASTER <-> REPLICA sync: %s loaded, %.1f MB/s", Human(off).c_str(),
-               off / 1e6 / ((now - start) / 1000.0));
-  };
-  persist::RdbLoadResult res;
+  int64_t start = MonoMs();
+  std::unique_ptr<store::Keyspace> side;
+  uint64_t keys = 0;
   SocketSource src(*this, fd, timeout_ms, std::move(io.pending()), total);
-  Status st = persist::LoadRdb(src, *side, opts, &res);
+  Status st = LoadSide(src, "from the socket", &side, &keys);
   if (st.ok() && !mark.empty()) {
     auto m = src.Read(mark.size());
     if (!m.ok() || *m != mark) st = Status::Corruption("snapshot not followed by its $EOF: mark");
@@ -585,211 +500,12 @@ Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& r
   {
     std::lock_guard lock(server_.mu());
     if (Cancelled(t)) return Status::Ok();
-    server_.keyspace().SwapData(*side);
-    server_.primary().SetHistory(replid, offset);
-    server_.primary().DisconnectReplicas();
-    sync_total_ = -1;
+    InstallSide(*side, replid, offset);
     LOG_NOTICE("MASTER <-> REPLICA sync: Finished with success (%llu keys, diskless load in "
-               "%.3f s)", static_cast<unsigned long long>(res.keys_loaded),
-               (MonoMs() - start) / 1000.0);
+               "%.3f s)", static_cast<unsigned long long>(keys), (MonoMs() - start) / 1000.0);
     AdoptMaster(fd, std::move(leftover), 0);
   }
   return Status::Ok();  // `side` (the old dataset now) is freed here, outside the lock
-}
-
-bool ReplReplica::UseDataLink() const {
-  std::lock_guard lock(server_.mu());
-  return server_.config().GetString("repl-transport") != "tcp" && !fell_back_;
-}
-
-void ReplReplica::DataLinkFailed(const std::string& why) {
-  std::lock_guard lock(server_.mu());
-  data_errors_++;
-  if (++data_failures_ >= 3 && !fell_back_) {
-    fell_back_ = true;
-    data_fallbacks_++;
-    LOG_WARNING("The RDMA data link to %s:%d keeps failing (%s): falling back to TCP for this "
-                "primary", host_.c_str(), port_, why.c_str());
-  }
-}
-
-Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
-  std::string provider, mode;
-  {
-    std::lock_guard lock(server_.mu());
-    provider = server_.config().GetString("repl-rdma-provider");
-    mode = server_.config().GetString("repl-transport");
-  }
-  // `auto` uses the data plane only where it pays: on an RDMA NIC (verbs), unless a provider is
-  // named. Without one the link simply stays on TCP.
-  bool automatic = mode == "auto";
-  if (automatic && provider == "auto") provider = "verbs";
-  auto receiver_r = transport::CreateReceiver(DataLinkOptions(provider), 0);
-  if (!receiver_r.ok() && automatic) {
-    LOG_VERBOSE("No RDMA data plane here (%s): replicating over TCP",
-                receiver_r.status().message().c_str());
-    return false;
-  }
-  if (!receiver_r.ok()) return receiver_r.status();
-  auto receiver = std::move(*receiver_r);
-  KV_TRY_ASSIGN(blob, receiver->LocalBlob());
-  KV_TRY(io.WriteAll(Command({"REPLCONF", "rdma", provider, HexEncode(blob)})));
-  KV_TRY_ASSIGN(line, io.ReadLine());
-  std::string peer;
-  if (line.rfind("+RDMA ", 0) != 0 || !HexDecode(std::string_view(line).substr(6), &peer)) {
-    // Any primary without the extension (redis-server) refuses the option: stay on TCP.
-    LOG_NOTICE("Primary %s:%d does not offer the RDMA data plane (%s): replicating over TCP",
-               t.host.c_str(), t.port, line.substr(0, 120).c_str());
-    return false;
-  }
-  KV_TRY(receiver->Connect(peer));
-  std::string describe = receiver->Describe();
-  {
-    std::lock_guard lock(server_.mu());
-    data_describe_ = describe;
-  }
-  LOG_NOTICE("RDMA data link to the primary is up (%s)", describe.c_str());
-  data_ = std::move(receiver);
-  return true;
-}
-
-// The data link as a loader Source. Views stay valid until the next Read.
-class ReplReplica::ChannelSource : public BufferedSource {
- public:
-  ChannelSource(ReplReplica& owner, const Target& t, transport::StreamReceiver& rx)
-      : owner_(owner), t_(t), rx_(rx) {}
-
- private:
-  Status Fill(size_t) override {
-    int64_t idle_since = MonoMs();
-    while (true) {
-      if (owner_.Cancelled(t_)) return Status::Closed("cancelled");
-      if (owner_.break_data_.exchange(false)) return Status::Closed("data link broken (DEBUG)");
-      auto span = rx_.Peek();
-      if (!span.empty()) {
-        buf_.append(reinterpret_cast<const char*>(span.data()), span.size());
-        KV_TRY(rx_.Consume(span.size()));
-        owner_.sync_read_ += static_cast<int64_t>(span.size());
-        owner_.data_bytes_ += span.size();
-        owner_.sync_last_io_ms_ = WallMs();
-        return Status::Ok();
-      }
-      if (rx_.eof()) return Status::Closed("the primary ended the data stream");
-      if (MonoMs() - idle_since > 60000) return Status::IoError("data link stalled");
-      KV_TRY(rx_.Wait(100).status());
-    }
-  }
-
-  ReplReplica& owner_;
-  const Target& t_;
-  transport::StreamReceiver& rx_;
-};
-
-Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string& replid,
-                                     int64_t offset) {
-  sync_total_ = -1;
-  sync_read_ = 0;
-  LOG_NOTICE("MASTER <-> REPLICA sync: loading the snapshot from the RDMA data link");
-  auto side = std::make_unique<store::Keyspace>(server_.keyspace().num_dbs());
-  side->limits() = server_.keyspace().limits();
-  side->set_expire_deletes(false);
-  persist::RdbLoadOptions opts;
-  opts.drop_expired = false;
-  opts.now_ms = WallMs();
-  int64_t start = MonoMs(), last_log = start;
-  opts.progress = [&](uint64_t off) {
-    int64_t now = MonoMs();
-    if (now - last_log < 1000) return;
-    last_log = now;
-    LOG_NOTICE("MASTER <-> REPLICA sync: %s loaded over the data link, %.1f MB/s",
-               Human(off).c_str(), off / 1e6 / ((now - start) / 1000.0));
-  };
-  persist::RdbLoadResult res;
-  ChannelSource src(*this, t, *data_);
-  Status st = persist::LoadRdb(src, *side, opts, &res);
-  if (!st.ok()) {
-    LOG_WARNING("Failed loading the snapshot from the data link: %s", st.message().c_str());
-    DataLinkFailed(st.message());
-    data_.reset();
-    return st;
-  }
-  uint64_t id;
-  {
-    std::lock_guard lock(server_.mu());
-    if (Cancelled(t)) return Status::Ok();
-    server_.keyspace().SwapData(*side);
-    server_.primary().SetHistory(replid, offset);
-    server_.primary().DisconnectReplicas();
-    LOG_NOTICE("MASTER <-> REPLICA sync: Finished with success (%llu keys, loaded from the RDMA "
-               "data link in %.3f s)", static_cast<unsigned long long>(res.keys_loaded),
-               (MonoMs() - start) / 1000.0);
-    AdoptMaster(fd, "", 0);
-    id = master_id_;
-  }
-  side.reset();  // the old dataset, freed outside the lock
-  PumpDataLink(t, id, src.Rest());
-  return Status::Ok();
-}
-
-void ReplReplica::PumpDataLink(const Target& t, uint64_t client_id, std::string pending) {
-  PollGroup* g = &server_.group(0);
-  auto post = [g, client_id](std::string bytes) {
-    g->loop().Post([g, client_id, bytes = std::move(bytes)] {
-      if (Client* c = g->Find(client_id)) {
-        c->InjectInput(bytes);
-        c->ResumeInput();
-      }
-    });
-  };
-  if (!pending.empty()) post(std::move(pending));
-  uint64_t epoch = master_epoch_.load();
-  data_up_ = true;
-  std::string why;
-  bool delivered = false;
-  while (true) {
-    if (Cancelled(t) || master_epoch_.load() != epoch) break;  // the connection went away
-    if (break_data_.exchange(false)) {
-      why = "data link broken (DEBUG REPLICATION-BREAK-DATA-LINK)";
-      break;
-    }
-    auto span = data_->Peek();
-    if (!span.empty()) {
-      post(std::string(reinterpret_cast<const char*>(span.data()), span.size()));
-      data_bytes_ += span.size();
-      Status st = data_->Consume(span.size());
-      if (!st.ok()) {
-        why = st.message();
-        break;
-      }
-      if (!delivered) {
-        delivered = true;
-        std::lock_guard lock(server_.mu());
-        data_failures_ = 0;
-      }
-      continue;
-    }
-    if (data_->eof()) {
-      why = "the primary ended the data stream";
-      break;
-    }
-    auto r = data_->Wait(100);
-    if (!r.ok()) {
-      why = r.status().message();
-      break;
-    }
-  }
-  data_up_ = false;
-  data_->Close();
-  data_.reset();
-  if (why.empty()) return;
-  LOG_WARNING("Replication data link failed: %s. Dropping the connection; it resumes with PSYNC.",
-              why.c_str());
-  DataLinkFailed(why);
-  std::lock_guard lock(server_.mu());
-  if (master_id_ == client_id) {
-    auto it = server_.clients().find(client_id);
-    if (it != server_.clients().end()) it->second->RequestClose();
-  }
 }
 
 Status ReplReplica::LoadSnapshot(const std::string& path, const std::string& replid,
@@ -871,7 +587,7 @@ void ReplReplica::OnClientClosed(Client* c) {
 void ReplReplica::SendAck() {
   if (!master_id_) return;
   std::string off = std::to_string(server_.primary().feed().offset());
-  std::string ack = Command({"REPLCONF", "ACK", off});
+  std::string ack = ReplCommand({"REPLCONF", "ACK", off});
   for (auto& [id, c] : server_.clients()) {
     if (id == master_id_) c->Push(ack);
   }

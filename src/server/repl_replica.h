@@ -22,6 +22,7 @@
 
 #include "cmd/context.h"
 #include "common/status.h"
+#include "persist/sink.h"
 #include "transport/channel.h"
 #include "store/keyspace.h"
 
@@ -81,6 +82,13 @@ class ReplReplica {
   Status Handshake(int fd, const Target& t, std::string* reply);
   Status ReceiveSnapshot(int fd, const Target& t, std::string* leftover, std::string* path);
   Status LoadSnapshot(const std::string& path, const std::string& replid, int64_t offset);
+  // Loads a snapshot from `src` into a new dataset with the live one's settings (no lock held;
+  // clients keep reading the live one). `from` says where, for progress lines.
+  Status LoadSide(persist::Source& src, const char* from, std::unique_ptr<store::Keyspace>* side,
+                  uint64_t* keys);
+  // Keyspace lock held: the loaded dataset replaces the live one (which `side` now holds, to be
+  // freed outside the lock) and this server takes the primary's history.
+  void InstallSide(store::Keyspace& side, const std::string& replid, int64_t offset);
   // repl-diskless-load: loads the snapshot straight from the socket into a second dataset and
   // swaps it in, then adopts the master client.
   Status ReceiveAndLoad(int fd, const Target& t, const std::string& replid, int64_t offset);

@@ -120,12 +120,6 @@ TEST_F(KvstorePrimary, DroppedLinkResyncsPartially) {
   EXPECT_NE(primary_->LogText().find("Partial resynchronization request"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace kv::test
-
-namespace kv::test {
-namespace {
-
 class KvstoreReplica : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -205,12 +199,6 @@ TEST_F(KvstoreReplica, ChainedReplicasAndFailover) {
       << r2.LogText();
   EXPECT_NE(r1.LogText().find("Partial resynchronization request"), std::string::npos);
 }
-
-}  // namespace
-}  // namespace kv::test
-
-namespace kv::test {
-namespace {
 
 class Replication : public ::testing::Test {
  protected:
@@ -431,12 +419,6 @@ TEST_F(Replication, PrimaryKilledMidTransfer) {
   EXPECT_TRUE(replica.Alive());
 }
 
-}  // namespace
-}  // namespace kv::test
-
-namespace kv::test {
-namespace {
-
 // repl-diskless-load swapdb / on-empty-db: the snapshot is loaded straight from the socket into
 // a second dataset (the old one keeps serving), from a redis-server and from a kvstore primary,
 // with the diskless ($EOF:) and the disk-based ($<len>) framings.
@@ -463,12 +445,6 @@ TEST(ReplicationDisklessLoad, FromRedisAndKvstorePrimaries) {
     }
   }
 }
-
-}  // namespace
-}  // namespace kv::test
-
-namespace kv::test {
-namespace {
 
 TEST(ReplicationLimits, StaleDataAndStalledReplica) {
   if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
@@ -502,12 +478,6 @@ TEST(ReplicationLimits, StaleDataAndStalledReplica) {
   ASSERT_TRUE(InSync(p, r));
   EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
 }
-
-}  // namespace
-}  // namespace kv::test
-
-namespace kv::test {
-namespace {
 
 TEST(ReplicationAuth, MasterauthAgainstKvstoreAndRedisPrimaries) {
   if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";

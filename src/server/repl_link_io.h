@@ -1,0 +1,59 @@
+// Pieces both halves of the replica's link code use (repl_replica.cc: handshake and TCP
+// transfer; repl_replica_data.cc: the RDMA data link): blocking socket IO with a deadline, a
+// loader Source over bytes that arrive in pieces, and small formatting helpers. Link thread only.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "persist/sink.h"
+
+namespace kv::server {
+
+// Blocking IO with a deadline on the link's non-blocking socket.
+class LinkIo {
+ public:
+  LinkIo(int fd, int timeout_ms) : fd_(fd), timeout_ms_(timeout_ms) {}
+
+  Status WriteAll(std::string_view data);
+  // Reads what is available (at most `cap` bytes), waiting up to the timeout for something.
+  Result<size_t> ReadSome(char* buf, size_t cap);
+  // A line without its CRLF; bytes after it stay in pending().
+  Result<std::string> ReadLine();
+  std::string& pending() { return pending_; }
+
+ private:
+  Status Wait(short events);
+  int fd_;
+  int timeout_ms_;
+  std::string pending_;
+};
+
+// A loader Source over bytes that arrive in pieces (a socket, a data link): Read hands out views
+// into one buffer, compacted only when it must grow; views stay valid until the next Read.
+// Subclasses append at least one more piece to buf_ in Fill.
+class BufferedSource : public persist::Source {
+ public:
+  Result<std::string_view> Read(size_t n) override;
+  uint64_t offset() const override { return offset_; }
+  // What was read past the snapshot (the start of the stream).
+  std::string Rest() const { return buf_.substr(pos_); }
+
+ protected:
+  virtual Status Fill(size_t missing) = 0;
+  std::string buf_;
+
+ private:
+  size_t pos_ = 0;
+  uint64_t offset_ = 0;
+};
+
+// A command as RESP, for the handshake.
+std::string ReplCommand(std::initializer_list<std::string_view> argv);
+// "12.3 MB", for progress lines.
+std::string HumanMB(int64_t bytes);
+
+}  // namespace kv::server
