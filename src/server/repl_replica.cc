@@ -552,6 +552,8 @@ void ReplReplica::AdoptMaster(int fd, std::string leftover, int db) {
   // Keyspace lock held.
   uint64_t id = server_.NextClientId();
   master_id_ = id;
+  // Link thread, before the link shows as up: INFO must not see it up without its transport.
+  data_up_ = data_ != nullptr;
   SetState(State::kConnected);
   last_io_ms_ = WallMs();
   server_.stats().connected_clients++;

@@ -147,7 +147,6 @@ void ReplReplica::PumpDataLink(const Target& t, uint64_t client_id, std::string 
   };
   if (!pending.empty()) post(std::move(pending));
   uint64_t epoch = master_epoch_.load();
-  data_up_ = true;
   std::string why;
   bool delivered = false;
   while (true) {
