@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/logging.h"
 
 namespace kv::server {
@@ -74,20 +75,20 @@ void DataLinkSender::Start(std::string peer_blob) {
 void DataLinkSender::SetSnapshotFd(int fd) {
   std::lock_guard lock(mu_);
   snapshot_fd_ = fd;
-  cv_.notify_all();
+  wake_.Notify();
 }
 
 void DataLinkSender::Enqueue(std::string_view bytes) {
   std::lock_guard lock(mu_);
   if (queue_.empty() || queue_.back().size() > (1 << 20)) queue_.emplace_back();
   queue_.back().append(bytes);
-  cv_.notify_all();
+  wake_.Notify();
 }
 
 void DataLinkSender::Break() {
   std::lock_guard lock(mu_);
   stop_ = true;
-  cv_.notify_all();
+  wake_.Notify();
 }
 
 std::string DataLinkSender::error() const {
@@ -102,8 +103,7 @@ std::string DataLinkSender::Describe() const {
 
 Status DataLinkSender::SendBytes(std::string_view data) {
   auto span = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size());
-  // Short waits, so Break() is seen within 100 ms even while the peer holds every credit.
-  int64_t stalled_ms = 0;
+  int64_t last_progress = MonoMs();
   while (!span.empty()) {
     {
       std::lock_guard lock(mu_);
@@ -113,11 +113,12 @@ Status DataLinkSender::SendBytes(std::string_view data) {
     if (n > 0) {
       span = span.subspan(n);
       bytes_ += n;
-      stalled_ms = 0;
+      last_progress = MonoMs();
       continue;
     }
-    KV_TRY(sender_->Wait(100).status());
-    if ((stalled_ms += 100) > kIoTimeoutMs) return Status::IoError("data link stalled");
+    // No credit: wait for one (Break() interrupts the wait).
+    KV_TRY(sender_->Wait(100, &wake_).status());
+    if (MonoMs() - last_progress > kIoTimeoutMs) return Status::IoError("data link stalled");
   }
   chunk_ = sender_->stats().chunk_size;
   return Status::Ok();
@@ -130,9 +131,7 @@ void DataLinkSender::Run(std::string peer_blob) {
     int snap = -1;
     std::deque<std::string> batch;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait_for(lock, std::chrono::milliseconds(100),
-                   [&] { return stop_ || snapshot_fd_ >= 0 || !queue_.empty(); });
+      std::lock_guard lock(mu_);
       if (stop_) {
         st = Status::Closed("data link closed");
         break;
@@ -157,10 +156,13 @@ void DataLinkSender::Run(std::string peer_blob) {
       if (!st.ok()) break;
       st = SendBytes(b);
     }
-    if (st.ok() && batch.empty()) {
-      auto p = sender_->Progress();  // acks keep flowing while idle
-      if (!p.ok()) st = p.status();
-    }
+    if (!st.ok() || !batch.empty()) continue;
+    // Nothing queued: drive the link (the descriptors of what was just written, then credits
+    // and acks) until more bytes are enqueued. The poll mode decides between spinning and
+    // sleeping on the link's fds; Enqueue() and Break() cut the wait short.
+    bool quiet = sender_->acked_offset() == sender_->committed_offset();
+    auto r = sender_->Wait(quiet ? 100 : 10, &wake_);
+    if (!r.ok()) st = r.status();
   }
   if (st.code() != Code::kClosed || !stop_) {
     LOG_WARNING("Replication data link (%s) failed: %s", describe_.c_str(), st.message().c_str());

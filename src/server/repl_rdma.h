@@ -11,7 +11,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -62,7 +61,7 @@ class DataLinkSender {
   std::unique_ptr<transport::StreamSender> sender_;
   std::thread thread_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  transport::WaitInterrupt wake_;  // Enqueue(), SetSnapshotFd() and Break() wake the thread
   std::deque<std::string> queue_;  // guarded by mu_
   int snapshot_fd_ = -1;           // guarded by mu_
   bool stop_ = false;              // guarded by mu_

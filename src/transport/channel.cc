@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sched.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,7 +33,44 @@ Status Link::Fail(Status s) {
   return status_;
 }
 
-Result<int> Link::Wait(int timeout_ms) {
+WaitInterrupt::WaitInterrupt() : fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+
+WaitInterrupt::~WaitInterrupt() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void WaitInterrupt::Notify() {
+  if (pending_.exchange(true)) return;  // already pending: the waiter will see it
+  if (sleeping_.load() && fd_ >= 0) {
+    uint64_t one = 1;
+    (void)!write(fd_, &one, sizeof one);
+  }
+}
+
+bool WaitInterrupt::Take() {
+  if (!pending_.load(std::memory_order_relaxed)) return false;
+  pending_.store(false);
+  return true;
+}
+
+bool WaitInterrupt::BeginSleep() {
+  sleeping_.store(true);
+  // Notify() sets pending_ before it reads sleeping_, and we set sleeping_ before reading
+  // pending_: one of the two sees the other.
+  if (pending_.load()) {
+    sleeping_.store(false);
+    return false;
+  }
+  return true;
+}
+
+void WaitInterrupt::EndSleep() {
+  sleeping_.store(false);
+  uint64_t n;
+  if (fd_ >= 0) (void)!read(fd_, &n, sizeof n);
+}
+
+Result<int> Link::Wait(int timeout_ms, WaitInterrupt* interrupt) {
   int64_t deadline = MonoUs() + int64_t{timeout_ms} * 1000;
   std::vector<pollfd> fds;
   bool woke = false;  // this poll follows a sleep
@@ -47,6 +85,7 @@ Result<int> Link::Wait(int timeout_ms) {
     if (*r > 0) return r;
     ++stats_.empty_polls;
     if (now >= deadline) return 0;
+    if (interrupt && interrupt->Take()) return 0;
     if (poll_ctl_.spinning()) {
       // Spin, but let a runnable peer on the same core go first (on a 2-core machine both ends
       // and the provider's progress share the cores: FABRIC.md pitfall 5).
@@ -54,19 +93,30 @@ Result<int> Link::Wait(int timeout_ms) {
       continue;
     }
     // Sleep: on the CQ/EQ fds when there are some (fi_trywait first, so nothing already
-    // queued is slept through), else a short timed poll.
+    // queued is slept through), else a short timed poll; and on the interrupt's fd.
     ++stats_.sleeps;
     int64_t left_us = deadline - now;
     fds.clear();
     WaitFds(&fds);
     woke = true;
+    int64_t sleep_us;
     if (fds.empty()) {
-      ::usleep(static_cast<useconds_t>(std::min<int64_t>(left_us, opts_.timed_poll_us)));
-      continue;
+      sleep_us = std::min<int64_t>(left_us, opts_.timed_poll_us);
+    } else {
+      if (!ArmWait()) continue;
+      sleep_us = std::min<int64_t>(left_us, int64_t{opts_.economy_poll_ms} * 1000);
     }
-    if (!ArmWait()) continue;
-    int ms = static_cast<int>(std::min<int64_t>((left_us + 999) / 1000, opts_.economy_poll_ms));
-    ::poll(fds.data(), fds.size(), ms);
+    if (interrupt) {
+      if (!interrupt->BeginSleep()) continue;
+      fds.push_back({interrupt->fd(), POLLIN, 0});
+    }
+    if (fds.empty()) {
+      ::usleep(static_cast<useconds_t>(sleep_us));
+    } else {
+      timespec ts{sleep_us / 1000000, (sleep_us % 1000000) * 1000};
+      ::ppoll(fds.data(), fds.size(), &ts, nullptr);
+    }
+    if (interrupt) interrupt->EndSleep();
   }
 }
 

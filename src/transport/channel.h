@@ -27,6 +27,7 @@
 
 #include <poll.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -66,6 +67,32 @@ struct LinkStats {
   uint32_t chunk_size = 0;
 };
 
+// Lets another thread cut a Link::Wait() short (new data to send, say) without waiting for
+// its timeout: Notify() sets a flag the waiter checks between polls and, only while the waiter
+// sleeps, makes an eventfd readable that it sleeps on beside the link's fds.
+class WaitInterrupt {
+ public:
+  WaitInterrupt();
+  ~WaitInterrupt();
+  WaitInterrupt(const WaitInterrupt&) = delete;
+  WaitInterrupt& operator=(const WaitInterrupt&) = delete;
+
+  // Any thread.
+  void Notify();
+  // The waiter: true (and cleared) when Notify() was called since the last Take().
+  bool Take();
+  // The waiter, around a sleep on fd(): BeginSleep() returns false when a notification is
+  // already pending (then do not sleep).
+  bool BeginSleep();
+  void EndSleep();
+  int fd() const { return fd_; }
+
+ private:
+  std::atomic<bool> pending_{false};
+  std::atomic<bool> sleeping_{false};
+  int fd_;
+};
+
 class Link {
  public:
   virtual ~Link() = default;
@@ -79,8 +106,9 @@ class Link {
   // queued. Returns the number of events handled, or the link's error once it has failed.
   virtual Result<int> Progress() = 0;
   // Blocks until Progress() handled at least one event or timeout_ms passed, spinning or
-  // sleeping as the poll mode says. Returns like Progress().
-  Result<int> Wait(int timeout_ms);
+  // sleeping as the poll mode says; returns 0 early when `interrupt` is notified. Returns like
+  // Progress().
+  Result<int> Wait(int timeout_ms, WaitInterrupt* interrupt = nullptr);
   // The fds that become readable when Progress() may have work (CQ and EQ fds, or the
   // socket), appended to `out`. None on providers without a CQ fd: poll on a timer there.
   virtual void WaitFds(std::vector<pollfd>* out) const = 0;
