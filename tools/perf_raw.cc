@@ -33,7 +33,7 @@ class CqWaiter {
   CqWaiter(FabricContext* ctx, transport::PollMode mode)
       : ctx_(ctx), ctl_(transport::PollModeController::Config{mode, 3, 2000}) {}
 
-  Result<int> Read(fi_cq_msg_entry* e, int max, int extra_fd = -1) {
+  Result<int> Read(fi_cq_data_entry* e, int max, int extra_fd = -1) {
     for (;;) {
       ssize_t n = fi_cq_read(ctx_->cq(), e, max);
       if (n == -FI_EAVAIL) return CqError(ctx_->cq(), "perf");
@@ -152,7 +152,8 @@ Status RawServer(const PerfOptions& o, int control_fd) {
   auto peer = AddressFrom(*peer_blob);
   if (!peer.ok()) return peer.status();
   uint32_t recvs = o.test == "send_lat" ? 1 : (sends ? count : 0);
-  Status s = c.Accept(*peer, link_id, 30000, [&](fid_ep* ep) {
+  Status s = c.Accept(*peer, link_id, 30000, [&](fid_ep* ep, bool data) {
+    if (data) return Status::Ok();  // receives go on the control endpoint
     for (uint32_t i = 0; i < recvs; ++i) {
       ops[i].recv = true;
       if (Status st = PostRecv(c, ep, *bufs, ops, i, len); !st.ok()) return st;
@@ -164,7 +165,7 @@ Status RawServer(const PerfOptions& o, int control_fd) {
   // Drive progress (FABRIC.md pitfall 1) and serve receives until the client reports.
   double cpu0 = CpuSeconds();
   CqWaiter waiter(&c, o.poll_mode);
-  std::vector<fi_cq_msg_entry> e(32);
+  std::vector<fi_cq_data_entry> e(32);
   int64_t last_check = 0;
   for (;;) {
     auto n = waiter.Read(e.data(), 32, control_fd);
@@ -208,7 +209,7 @@ Status RunBandwidth(const PerfOptions& o, FabricContext& c, RegisteredSlots& loc
   Latencies lat;
   Progress prog(o.progress, o.test, o.size);
   CqWaiter waiter(&c, o.poll_mode);
-  std::vector<fi_cq_msg_entry> e(32);
+  std::vector<fi_cq_data_entry> e(32);
   uint64_t posted = 0, done = 0, bytes_posted = 0;
   uint64_t flags = FI_COMPLETION | (o.delivery_complete ? FI_DELIVERY_COMPLETE : 0);
   int64_t t0 = MonoUs();
@@ -267,7 +268,7 @@ Status RunLatency(const PerfOptions& o, FabricContext& c, RegisteredSlots& local
                   std::vector<Op>& ops, RunResult* res) {
   Latencies lat;
   CqWaiter waiter(&c, o.poll_mode);
-  std::vector<fi_cq_msg_entry> e(8);
+  std::vector<fi_cq_data_entry> e(8);
   int64_t t0 = MonoUs();
   for (uint64_t i = 0; i < o.iters; ++i) {
     int64_t start = MonoUs();
@@ -324,8 +325,8 @@ Result<RunResult> RawClient(const PerfOptions& o, int control_fd) {
   auto peer = AddressFrom(*server);
   auto link_id = server->GetU64("link_id");
   if (!peer.ok() || !link_id.ok()) return Status::Corruption("bad server blob");
-  Status s = c.Connect(*peer, *link_id, 30000, [&](fid_ep* ep) {
-    return lat ? PostRecv(c, ep, *local, ops, 0, o.msg) : Status::Ok();
+  Status s = c.Connect(*peer, *link_id, 30000, [&](fid_ep* ep, bool data) {
+    return lat && !data ? PostRecv(c, ep, *local, ops, 0, o.msg) : Status::Ok();
   });
   if (!s.ok()) return s;
 

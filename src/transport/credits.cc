@@ -75,10 +75,11 @@ size_t SenderCredits::CountIn(SlotState s) const {
 ReceiverSlots::ReceiverSlots(uint32_t slots, uint32_t slot_size, uint64_t start_offset)
     : slot_size_(slot_size),
       state_(slots, SlotState::kGranted),
+      length_(slots, 0),
       consumed_offset_(start_offset),
       expected_offset_(start_offset) {}
 
-Status ReceiverSlots::OnChunk(uint16_t slot, uint32_t length, uint64_t offset) {
+Status ReceiverSlots::OnChunk(uint16_t slot, uint32_t length) {
   if (fin_) return Status::Corruption("chunk after end of stream");
   if (slot >= state_.size()) {
     return Status::Corruption("chunk names unknown slot " + std::to_string(slot));
@@ -91,24 +92,35 @@ Status ReceiverSlots::OnChunk(uint16_t slot, uint32_t length, uint64_t offset) {
     return Status::Corruption("chunk length " + std::to_string(length) + " outside (0, " +
                               std::to_string(slot_size_) + "]");
   }
-  if (offset != expected_offset_) {
-    return Status::Corruption("chunk at offset " + std::to_string(offset) + ", expected " +
-                              std::to_string(expected_offset_));
+  state_[slot] = SlotState::kArrived;
+  length_[slot] = length;
+  return Sequence();
+}
+
+Status ReceiverSlots::Sequence() {
+  while (state_[next_slot_] == SlotState::kArrived) {
+    uint32_t len = length_[next_slot_];
+    if (fin_offset_ && expected_offset_ + len > *fin_offset_) {
+      return Status::Corruption("chunk runs past the end of stream at " +
+                                std::to_string(*fin_offset_));
+    }
+    state_[next_slot_] = SlotState::kFilled;
+    ready_.push_back({next_slot_, 0, len});
+    expected_offset_ += len;
+    next_slot_ = static_cast<uint16_t>((next_slot_ + 1) % state_.size());
   }
-  state_[slot] = SlotState::kFilled;
-  ready_.push_back({slot, 0, length});
-  expected_offset_ += length;
+  if (fin_offset_ && expected_offset_ == *fin_offset_) fin_ = true;
   return Status::Ok();
 }
 
 Status ReceiverSlots::OnFin(uint64_t offset) {
-  if (fin_) return Status::Corruption("second end of stream");
-  if (offset != expected_offset_) {
-    return Status::Corruption("end of stream at " + std::to_string(offset) + ", expected " +
-                              std::to_string(expected_offset_));
+  if (fin_offset_) return Status::Corruption("second end of stream");
+  if (offset < expected_offset_) {
+    return Status::Corruption("end of stream at " + std::to_string(offset) + ", before " +
+                              std::to_string(expected_offset_) + " bytes already received");
   }
-  fin_ = true;
-  return Status::Ok();
+  fin_offset_ = offset;
+  return Sequence();
 }
 
 std::optional<ReceiverSlots::Ready> ReceiverSlots::Front() const {

@@ -5,8 +5,8 @@
 //  * The sender holds a credit for a slot from the grant until it posts a write into it; it
 //    regains it only from a credit message for a slot whose chunk it described. So it never
 //    writes into a slot holding unconsumed data.
-//  * The receiver accepts a chunk only for a slot it has granted and not yet seen filled, at
-//    exactly the next stream offset, with 0 < length <= slot size: it never exposes bytes outside
+//  * The receiver accepts a chunk only for a slot it has granted and not yet seen filled, with
+//    0 < length <= slot size, and exposes chunks in ring order: it never exposes bytes outside
 //    the ring or out of order.
 //  * Each slot is in exactly one state; the counts always add up to the number of slots.
 #pragma once
@@ -80,14 +80,21 @@ class ReceiverSlots {
  public:
   enum class SlotState : uint8_t {
     kGranted,  // the sender holds the credit; it may write here
-    kFilled,   // described by the sender; data waits for the consumer
+    kArrived,  // written, but an earlier slot in ring order has not arrived yet
+    kFilled,   // in the stream: data waits for the consumer
   };
 
   ReceiverSlots(uint32_t slots, uint32_t slot_size, uint64_t start_offset);
 
-  // A chunk descriptor from the peer; see the class invariants for what is rejected.
-  Status OnChunk(uint16_t slot, uint32_t length, uint64_t offset);
-  // The end-of-stream marker: must name exactly the next offset.
+  // A chunk written into `slot` (from the write's immediate data). The sender fills slots in
+  // ring order (0, 1, ..., n-1, 0, ...), which is also the order credits come back in, so each
+  // chunk's stream offset follows from its predecessors; a chunk that arrives before its
+  // predecessor waits for it. Rejects unknown slots, slots the sender holds no credit for and
+  // lengths outside (0, slot size].
+  Status OnChunk(uint16_t slot, uint32_t length);
+  // The end-of-stream marker. It travels apart from the writes, so it may arrive before the
+  // last chunks: the stream ends once everything up to `offset` has arrived. Rejects an offset
+  // before what already arrived, and (later) chunks that would run past it.
   Status OnFin(uint64_t offset);
 
   struct Ready {
@@ -114,12 +121,18 @@ class ReceiverSlots {
     uint16_t slot;
     uint32_t begin, end;
   };
+  // Moves arrived chunks that are next in ring order into the stream.
+  Status Sequence();
+
   uint32_t slot_size_;
   std::vector<SlotState> state_;
+  std::vector<uint32_t> length_;  // of the chunk in each arrived slot
   std::deque<Filled> ready_;
+  uint16_t next_slot_ = 0;  // the slot the next stream chunk comes in
   uint64_t consumed_offset_;
   uint64_t expected_offset_;
-  bool fin_ = false;
+  std::optional<uint64_t> fin_offset_;
+  bool fin_ = false;  // everything up to fin_offset_ arrived
 };
 
 }  // namespace kv::transport

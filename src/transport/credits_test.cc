@@ -1,7 +1,9 @@
 #include "transport/credits.h"
+#include "transport/wire.h"
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <random>
 
 namespace kv::transport {
@@ -56,75 +58,133 @@ TEST(TransportSenderCredits, RejectsHostileCredits) {
   EXPECT_EQ(c.free_credits(), 2u);
 }
 
-TEST(TransportReceiverSlots, AcceptsInOrderAndReturnsSlots) {
+TEST(TransportReceiverSlots, ChunksEnterTheStreamInRingOrder) {
   ReceiverSlots r(2, 100, 1000);
-  EXPECT_TRUE(r.OnChunk(1, 60, 1000).ok());
-  EXPECT_TRUE(r.OnChunk(0, 100, 1060).ok());
+  EXPECT_TRUE(r.OnChunk(1, 60).ok());  // early: slot 0 comes first in ring order
+  EXPECT_FALSE(r.Front());
+  EXPECT_EQ(r.expected_offset(), 1000u);
+  EXPECT_TRUE(r.OnChunk(0, 100).ok());
+  EXPECT_EQ(r.expected_offset(), 1160u);
   auto f = r.Front();
   ASSERT_TRUE(f);
-  EXPECT_EQ(f->slot, 1);
+  EXPECT_EQ(f->slot, 0);
+  EXPECT_EQ(f->end, 100u);
   EXPECT_FALSE(r.Consume(30));
-  EXPECT_EQ(r.Consume(30), std::optional<uint16_t>(1));
-  EXPECT_EQ(r.consumed_offset(), 1060u);
+  EXPECT_EQ(r.Consume(70), std::optional<uint16_t>(0));
+  EXPECT_EQ(r.consumed_offset(), 1100u);
+  EXPECT_EQ(r.Front()->slot, 1);
   EXPECT_TRUE(r.OnFin(1160).ok());
   EXPECT_FALSE(r.eof());
-  EXPECT_EQ(r.Consume(100), std::optional<uint16_t>(0));
+  EXPECT_EQ(r.Consume(60), std::optional<uint16_t>(1));
   EXPECT_TRUE(r.eof());
+  // The ring wraps: slot 0 again.
+  ReceiverSlots w(2, 100, 0);
+  EXPECT_TRUE(w.OnChunk(0, 10).ok());
+  EXPECT_TRUE(w.OnChunk(1, 20).ok());
+  EXPECT_EQ(w.Consume(10), std::optional<uint16_t>(0));
+  EXPECT_TRUE(w.OnChunk(0, 30).ok());
+  EXPECT_EQ(w.Consume(20), std::optional<uint16_t>(1));
+  EXPECT_EQ(w.Front()->slot, 0);
+  EXPECT_EQ(w.Front()->end, 30u);
+  EXPECT_EQ(w.expected_offset(), 60u);
 }
 
-TEST(TransportReceiverSlots, RejectsHostileDescriptors) {
+TEST(TransportReceiverSlots, EndMarkerMayOvertakeTheLastChunks) {
   ReceiverSlots r(2, 100, 0);
-  EXPECT_FALSE(r.OnChunk(2, 10, 0).ok());      // unknown slot
-  EXPECT_FALSE(r.OnChunk(65535, 10, 0).ok());  // unknown slot
-  EXPECT_FALSE(r.OnChunk(0, 0, 0).ok());       // empty
-  EXPECT_FALSE(r.OnChunk(0, 101, 0).ok());     // longer than the slot
-  EXPECT_FALSE(r.OnChunk(0, 10, 5).ok());      // out of order
-  EXPECT_TRUE(r.OnChunk(0, 10, 0).ok());
-  EXPECT_FALSE(r.OnChunk(0, 10, 10).ok());     // slot not granted (unconsumed)
-  EXPECT_FALSE(r.OnFin(5).ok());               // end at the wrong offset
+  EXPECT_TRUE(r.OnFin(60).ok());
+  EXPECT_FALSE(r.eof());
+  EXPECT_TRUE(r.OnChunk(0, 30).ok());
+  EXPECT_FALSE(r.fin());
+  EXPECT_TRUE(r.OnChunk(1, 30).ok());
+  EXPECT_TRUE(r.fin());
+  EXPECT_EQ(r.Consume(30), std::optional<uint16_t>(0));
+  EXPECT_EQ(r.Consume(30), std::optional<uint16_t>(1));
+  EXPECT_TRUE(r.eof());
+
+  ReceiverSlots past(2, 100, 0);
+  EXPECT_TRUE(past.OnFin(50).ok());
+  EXPECT_TRUE(past.OnChunk(0, 30).ok());
+  Status s = past.OnChunk(1, 30);  // 60 > 50
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("past the end"), std::string::npos) << s.ToString();
+}
+
+TEST(TransportReceiverSlots, RejectsHostileChunks) {
+  ReceiverSlots r(2, 100, 0);
+  EXPECT_FALSE(r.OnChunk(2, 10).ok());      // unknown slot
+  EXPECT_FALSE(r.OnChunk(65535, 10).ok());  // unknown slot
+  EXPECT_FALSE(r.OnChunk(0, 0).ok());       // empty
+  EXPECT_FALSE(r.OnChunk(0, 101).ok());     // longer than the slot
+  EXPECT_TRUE(r.OnChunk(0, 10).ok());
+  EXPECT_FALSE(r.OnChunk(0, 10).ok());      // slot not granted (unconsumed)
+  EXPECT_FALSE(r.OnFin(5).ok());            // end before what already arrived
   EXPECT_TRUE(r.OnFin(10).ok());
-  EXPECT_FALSE(r.OnFin(10).ok());              // twice
-  EXPECT_FALSE(r.OnChunk(1, 10, 10).ok());     // after the end
+  EXPECT_FALSE(r.OnFin(10).ok());           // twice
+  EXPECT_FALSE(r.OnChunk(1, 10).ok());      // after the end
   EXPECT_EQ(r.filled(), 1u);
 }
 
-// Random interleavings of a well-behaved pair: the sender never holds a credit for a slot the
-// receiver still has filled, and offsets always agree.
+TEST(TransportChunkImm, RoundTripsAndRejectsWideValues) {
+  uint16_t slot;
+  uint32_t len;
+  ASSERT_TRUE(DecodeChunkImm(EncodeChunkImm(1023, kMaxImmLength), &slot, &len));
+  EXPECT_EQ(slot, 1023);
+  EXPECT_EQ(len, kMaxImmLength);
+  ASSERT_TRUE(DecodeChunkImm(EncodeChunkImm(0, 1), &slot, &len));
+  EXPECT_EQ(slot, 0);
+  EXPECT_EQ(len, 1u);
+  EXPECT_FALSE(DecodeChunkImm(uint64_t{1} << 32, &slot, &len));
+}
+
+// Random interleavings of a well-behaved pair, with writes landing in any order: the sender
+// never holds a credit for a slot the receiver still has filled, and the receiver's stream is
+// exactly the sender's chunks in order.
 TEST(TransportCredits, RandomInterleavingKeepsInvariants) {
   std::mt19937 rng(1);
   const uint32_t kSlots = 4, kSize = 64;
   SenderCredits s(kSlots, kSize, 0);
   ReceiverSlots r(kSlots, kSize, 0);
-  std::vector<uint16_t> in_flight_descs;  // "network" from sender to receiver
+  std::vector<std::pair<uint16_t, uint32_t>> network;  // writes in flight, delivered in any order
+  std::deque<std::pair<uint16_t, uint32_t>> sent;       // every chunk, in stream order
   std::vector<std::pair<uint16_t, uint64_t>> credits;  // and back
   for (int step = 0; step < 20000; ++step) {
-    switch (rng() % 5) {
+    switch (rng() % 4) {
       case 0:
         if (auto slot = s.Acquire()) {
           ASSERT_EQ(r.slots(), kSlots);
-          s.OnWritePosted(*slot, 1 + rng() % kSize);
+          uint32_t len = 1 + rng() % kSize;
+          s.OnWritePosted(*slot, len);
           s.OnWriteDone(*slot);
+          s.OnDescribed(*slot);
+          network.push_back({*slot, len});
+          sent.push_back({*slot, len});
         }
         break;
       case 1:
-        if (auto c = s.NextToDescribe()) {
-          ASSERT_TRUE(r.OnChunk(c->slot, c->length, c->offset).ok());
-          s.OnDescribed(c->slot);
+        if (!network.empty()) {
+          size_t i = rng() % network.size();
+          ASSERT_TRUE(r.OnChunk(network[i].first, network[i].second).ok());
+          network.erase(network.begin() + static_cast<std::ptrdiff_t>(i));
         }
         break;
       case 2:
         if (auto f = r.Front()) {
+          if (f->begin == 0) {
+            ASSERT_EQ(f->slot, sent.front().first);
+            ASSERT_EQ(f->end, sent.front().second);
+          }
           uint32_t n = 1 + rng() % (f->end - f->begin);
-          if (auto freed = r.Consume(n)) credits.push_back({*freed, r.consumed_offset()});
+          if (auto freed = r.Consume(n)) {
+            credits.push_back({*freed, r.consumed_offset()});
+            sent.pop_front();
+          }
         }
         break;
-      case 3:
+      default:
         if (!credits.empty()) {
           ASSERT_TRUE(s.OnCredit(credits.front().first, credits.front().second).ok());
           credits.erase(credits.begin());
         }
-        break;
-      default:
         break;
     }
     ASSERT_LE(s.posted_offset() - s.acked_offset(), uint64_t{kSlots} * kSize);
@@ -133,6 +193,7 @@ TEST(TransportCredits, RandomInterleavingKeepsInvariants) {
               kSlots);
     ASSERT_LE(r.filled() + s.free_credits(), kSlots);
   }
+  EXPECT_GT(s.acked_offset(), 10000u);
 }
 
 }  // namespace

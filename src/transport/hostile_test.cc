@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "common/clock.h"
@@ -21,7 +22,7 @@ namespace {
 using fabric::FabricContext;
 
 // A hand-driven fabric sender: connects to a real FabricReceiver, then says whatever the test
-// wants on the control endpoint.
+// wants on the control endpoint and in the immediate data of its writes.
 class HostileFabricPeer : public fabric::ControlPlane::Handler {
  public:
   Status Start(const ChannelOptions& opts, StreamReceiver& receiver) {
@@ -34,7 +35,8 @@ class HostileFabricPeer : public fabric::ControlPlane::Handler {
     link_id_ = *b->GetU64("link_id");
     ring_base_ = *b->GetU64("ring_base");
     ring_key_ = *b->GetU64("ring_key");
-    ring_bytes_ = *b->GetU64("slot_stride") * *b->GetU64("slots");
+    slot_stride_ = *b->GetU64("slot_stride");
+    ring_bytes_ = slot_stride_ * *b->GetU64("slots");
     slot_size_ = *b->GetU64("slot_size");
     fabric::PeerAddress peer;
     peer.provider = *b->Get("provider");
@@ -57,7 +59,9 @@ class HostileFabricPeer : public fabric::ControlPlane::Handler {
     Status rc;
     std::thread t([&] { rc = receiver.Connect(hb.Encode()); });
     Status s = ctx_->Connect(peer, link_id_, 10000,
-                             [this](fid_ep* ep) { return control_.PostAllRecvs(ep); });
+                             [this](fid_ep* ep, bool data) {
+                               return control_.PostAllRecvs(ep, data);
+                             });
     t.join();
     return s.ok() ? rc : s;
   }
@@ -72,8 +76,9 @@ class HostileFabricPeer : public fabric::ControlPlane::Handler {
     std::memcpy(raw_.slot(0), bytes.data(), bytes.size());
     raw_len_ = bytes.size();
   }
-  // RDMA-writes `len` bytes at `offset` from the start of the receiver's ring.
-  ssize_t WriteAt(uint64_t offset, size_t len) {
+  // RDMA-writes `len` bytes at `offset` from the start of the receiver's ring; with `imm`, the
+  // write carries it as remote CQ data (the chunk description).
+  ssize_t WriteAt(uint64_t offset, size_t len, std::optional<uint64_t> imm = std::nullopt) {
     std::memset(raw_.slot(1), 0xab, len);
     iovec iov{raw_.slot(1), len};
     void* desc = raw_.desc();
@@ -87,7 +92,30 @@ class HostileFabricPeer : public fabric::ControlPlane::Handler {
     msg.rma_iov_count = 1;
     msg.context = &raw_op_;
     raw_op_.kind = fabric::OpContext::Kind::kWrite;
-    return fi_writemsg(ctx_->data_ep(), &msg, FI_DELIVERY_COMPLETE | FI_COMPLETION);
+    uint64_t flags = FI_DELIVERY_COMPLETE | FI_COMPLETION;
+    if (imm) {
+      msg.data = *imm;
+      flags |= FI_REMOTE_CQ_DATA;
+    }
+    return fi_writemsg(ctx_->data_ep(), &msg, flags);
+  }
+  // Writes a chunk described by `imm` (whatever it says) into slot 0, retrying while the
+  // provider is busy (on shm until the receiver has progressed its side of the peer mapping).
+  void WriteChunk(StreamReceiver& receiver, uint64_t imm, size_t len = 10) {
+    ssize_t r;
+    int64_t deadline = MonoMs() + 5000;
+    while ((r = WriteAt(0, len, imm)) == -FI_EAGAIN && MonoMs() < deadline) {
+      (void)receiver.Wait(1);
+      (void)Poll();
+    }
+    ASSERT_EQ(r, 0) << fi_strerror(static_cast<int>(-r));
+    // Our own completion, so that the next write may reuse the staging buffer.
+    int before = done_;
+    deadline = MonoMs() + 5000;
+    while (done_ == before && MonoMs() < deadline && receiver.status().ok()) {
+      (void)receiver.Wait(1);
+      if (!Poll().ok()) break;
+    }
   }
   // Polls our side once: completions of our raw operations and messages from the receiver.
   Result<int> Poll() {
@@ -102,6 +130,7 @@ class HostileFabricPeer : public fabric::ControlPlane::Handler {
   }
 
   Status OnMessage(const ControlMsg&) override { return Status::Ok(); }
+  Status OnRemoteWrite(uint64_t) override { return Status::Ok(); }
   Status OnWriteDone(fabric::OpContext*) override {
     ++done_;
     return Status::Ok();
@@ -117,6 +146,7 @@ class HostileFabricPeer : public fabric::ControlPlane::Handler {
   fabric::ControlPlane control_;
   fabric::OpContext raw_op_;
   uint64_t link_id_ = 0, ring_base_ = 0, ring_key_ = 0, ring_bytes_ = 0, slot_size_ = 0;
+  uint64_t slot_stride_ = 0;
   int done_ = 0;
   size_t raw_len_ = 0;
 };
@@ -157,24 +187,29 @@ class HostileFabricTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(HostileFabricTest, UnknownSlot) {
-  peer_.SendMsg({MsgType::kChunk, 99, 10, 0, 0, 0});
+  peer_.WriteChunk(*receiver_, EncodeChunkImm(99, 10));
   ExpectRejected("unknown slot");
 }
 
 TEST_P(HostileFabricTest, LengthBeyondTheSlot) {
-  peer_.SendMsg({MsgType::kChunk, 0, static_cast<uint32_t>(peer_.slot_size() + 1), 0, 0, 0});
+  peer_.WriteChunk(*receiver_, EncodeChunkImm(0, static_cast<uint32_t>(peer_.slot_size() + 1)));
   ExpectRejected("length");
 }
 
-TEST_P(HostileFabricTest, OffsetOutOfOrder) {
-  peer_.SendMsg({MsgType::kChunk, 0, 10, 0, 4096, 0});
-  ExpectRejected("expected 0");
+TEST_P(HostileFabricTest, MalformedImmediateData) {
+  peer_.WriteChunk(*receiver_, uint64_t{1} << 40 | 10);
+  ExpectRejected("malformed immediate");
 }
 
 TEST_P(HostileFabricTest, SlotWithoutCredit) {
-  peer_.SendMsg({MsgType::kChunk, 0, 10, 0, 0, 0});
-  peer_.SendMsg({MsgType::kChunk, 0, 10, 0, 10, 0});  // slot 0 not consumed: no credit
+  peer_.WriteChunk(*receiver_, EncodeChunkImm(0, 10));
+  peer_.WriteChunk(*receiver_, EncodeChunkImm(0, 10));  // slot 0 not consumed: no credit
   ExpectRejected("credit");
+}
+
+TEST_P(HostileFabricTest, ChunkMessageInsteadOfImmediateData) {
+  peer_.SendMsg({MsgType::kChunk, 0, 10, 0, 0, 0});
+  ExpectRejected("sender sent a chunk");
 }
 
 TEST_P(HostileFabricTest, CreditFromTheSender) {

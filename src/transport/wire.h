@@ -24,7 +24,8 @@ inline constexpr size_t kControlMsgSize = 32;
 
 enum class MsgType : uint16_t {
   kCredit = 1,  // receiver -> sender: slot `slot` is free again; `offset` = bytes consumed
-  kChunk = 2,   // sender -> receiver: slot `slot` holds `length` stream bytes from `offset`
+  kChunk = 2,   // sender -> receiver (socket channel): `length` stream bytes from `offset`
+                // follow (fabric links describe chunks in the write's immediate data instead)
   kFin = 3,     // sender -> receiver: the stream ends at `offset`
   kError = 4,   // either way: the sender of this message is closing the link; `code` says why
 };
@@ -43,6 +44,24 @@ void EncodeControl(const ControlMsg& m, uint8_t* out);  // writes kControlMsgSiz
 // Rejects wrong sizes, bad magic, unknown types and messages of another link.
 Result<ControlMsg> DecodeControl(std::span<const uint8_t> bytes, uint64_t link_id);
 const char* MsgTypeName(MsgType t);
+
+// Fabric chunks: each chunk is one RDMA write into a ring slot carrying 32 bits of remote CQ
+// data (the verbs immediate; every provider here carries at least 4 bytes) that name the slot
+// and the length: slot << 22 | length. Slots are used in ring order, so the stream offset is
+// implicit.
+inline constexpr uint32_t kImmLengthBits = 22;
+inline constexpr uint32_t kMaxImmLength = (1u << kImmLengthBits) - 1;  // 4 MiB - 1
+inline constexpr uint32_t kMaxImmSlots = 1u << (32 - kImmLengthBits);  // 1024
+inline uint64_t EncodeChunkImm(uint16_t slot, uint32_t length) {
+  return uint64_t{slot} << kImmLengthBits | length;
+}
+// False when the value has bits beyond the 32 the format uses.
+inline bool DecodeChunkImm(uint64_t imm, uint16_t* slot, uint32_t* length) {
+  if (imm >> 32) return false;
+  *slot = static_cast<uint16_t>(imm >> kImmLengthBits);
+  *length = static_cast<uint32_t>(imm & kMaxImmLength);
+  return true;
+}
 
 // A setup blob: an ordered map of fields with typed accessors that report missing or malformed
 // fields as kCorruption.

@@ -6,9 +6,21 @@
 
 namespace kv::transport::fabric {
 
-Status ControlPlane::Init(FabricContext* ctx, uint64_t link_id, uint32_t recvs, uint32_t sends) {
+Status ControlPlane::Init(FabricContext* ctx, uint64_t link_id, uint32_t recvs, uint32_t sends,
+                          uint32_t remote_writes) {
   ctx_ = ctx;
   link_id_ = link_id;
+  if (ctx->rx_cq_data()) {
+    if (ctx->kind() == EpKind::kRdm) {
+      recvs += remote_writes;  // one endpoint: writes consume control receives
+    } else {
+      data_recv_ctx_.resize(remote_writes);
+      for (uint32_t i = 0; i < remote_writes; ++i) {
+        data_recv_ctx_[i].kind = OpContext::Kind::kDataRecv;
+        data_recv_ctx_[i].index = static_cast<uint16_t>(i);
+      }
+    }
+  }
   auto bufs = RegisteredSlots::Create(*ctx, kBufSize, recvs + sends, FI_SEND | FI_RECV);
   if (!bufs.ok()) return bufs.status();
   bufs_ = std::move(*bufs);
@@ -37,7 +49,20 @@ Status ControlPlane::PostRecv(uint16_t i) {
   return Status::Ok();
 }
 
-Status ControlPlane::PostAllRecvs(fid_ep* ep) {
+Status ControlPlane::PostDataRecv(uint16_t i) {
+  ssize_t r = fi_recv(data_ep_, nullptr, 0, nullptr, FI_ADDR_UNSPEC, &data_recv_ctx_[i]);
+  if (r) return FiError("fi_recv(data)", static_cast<int>(r));
+  return Status::Ok();
+}
+
+Status ControlPlane::PostAllRecvs(fid_ep* ep, bool data) {
+  if (data) {
+    data_ep_ = ep;
+    for (uint16_t i = 0; i < data_recv_ctx_.size(); ++i) {
+      if (Status s = PostDataRecv(i); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
   for (uint16_t i = 0; i < recv_ctx_.size(); ++i) {
     ssize_t r = fi_recv(ep, bufs_.slot(i), kBufSize, bufs_.desc(), FI_ADDR_UNSPEC, &recv_ctx_[i]);
     if (r) return FiError("fi_recv", static_cast<int>(r));
@@ -71,9 +96,22 @@ Status ControlPlane::Flush() {
   return Status::Ok();
 }
 
-Status ControlPlane::HandleCompletion(const fi_cq_msg_entry& e, Handler& h) {
+Status ControlPlane::HandleCompletion(const fi_cq_data_entry& e, Handler& h) {
   auto* op = static_cast<OpContext*>(e.op_context);
+  if (e.flags & FI_REMOTE_CQ_DATA) {
+    // The peer's write landed in our memory. Where it consumed a posted receive (FI_RX_CQ_DATA),
+    // put that back first.
+    if (op != nullptr && op->kind == OpContext::Kind::kDataRecv) {
+      if (Status s = PostDataRecv(op->index); !s.ok()) return s;
+    } else if (op != nullptr && op->kind == OpContext::Kind::kRecv) {
+      if (Status s = PostRecv(op->index); !s.ok()) return s;
+    }
+    return h.OnRemoteWrite(e.data);
+  }
+  if (op == nullptr) return Status::Internal("completion without a context");
   switch (op->kind) {
+    case OpContext::Kind::kDataRecv:
+      return Status::Corruption("peer sent a message on the data endpoint");
     case OpContext::Kind::kSend:
       free_sends_.push_back(op->index);
       return Status::Ok();

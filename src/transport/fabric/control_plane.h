@@ -18,7 +18,7 @@ namespace kv::transport::fabric {
 // fi_context2 while the operation is outstanding, so it must come first.
 struct OpContext {
   fi_context2 fi;
-  enum class Kind : uint8_t { kRecv, kSend, kWrite } kind = Kind::kRecv;
+  enum class Kind : uint8_t { kRecv, kSend, kWrite, kDataRecv } kind = Kind::kRecv;
   uint16_t index = 0;
   uint32_t len = 0;
   int64_t posted_us = 0;
@@ -26,19 +26,26 @@ struct OpContext {
 
 class ControlPlane {
  public:
-  // Receives control messages and data-write completions during Poll().
+  // Receives control messages, completions of our writes and the peer's writes into our
+  // memory (their immediate data) during Poll().
   class Handler {
    public:
     virtual ~Handler() = default;
     virtual Status OnMessage(const ControlMsg& m) = 0;
     virtual Status OnWriteDone(OpContext* op) = 0;
+    virtual Status OnRemoteWrite(uint64_t imm) = 0;
   };
 
   // Registers `recvs` receive and `sends` send buffers of 64 bytes (a peer's oversized message
-  // fails with a truncation error instead of overrunning anything).
-  Status Init(FabricContext* ctx, uint64_t link_id, uint32_t recvs, uint32_t sends);
-  // Posts every receive buffer on `ep` (called before the connection completes).
-  Status PostAllRecvs(fid_ep* ep);
+  // fails with a truncation error instead of overrunning anything). `remote_writes`: how many
+  // writes with immediate data the peer may have outstanding, for providers where each
+  // consumes a posted receive (FabricContext::rx_cq_data()).
+  Status Init(FabricContext* ctx, uint64_t link_id, uint32_t recvs, uint32_t sends,
+              uint32_t remote_writes = 0);
+  // FabricContext::EpReady: posts every receive buffer on the control endpoint, and on the
+  // data endpoint the receives writes with immediate data need (called before the connection
+  // completes).
+  Status PostAllRecvs(fid_ep* ep, bool data);
   // Queues a message (stamped with the link id); Flush() sends as many as buffers allow.
   void Queue(ControlMsg m);
   Status Flush();
@@ -51,16 +58,19 @@ class ControlPlane {
  private:
   static constexpr size_t kBufSize = 64;
   Status PostRecv(uint16_t i);
-  Status HandleCompletion(const fi_cq_msg_entry& e, Handler& h);
+  Status PostDataRecv(uint16_t i);
+  Status HandleCompletion(const fi_cq_data_entry& e, Handler& h);
 
   FabricContext* ctx_ = nullptr;
   uint64_t link_id_ = 0;
   RegisteredSlots bufs_;  // recvs first, then sends
   std::vector<OpContext> recv_ctx_, send_ctx_;
+  std::vector<OpContext> data_recv_ctx_;  // zero-length receives on the MSG data endpoint
+  fid_ep* data_ep_ = nullptr;
   std::vector<uint16_t> free_sends_;
   std::vector<uint16_t> unposted_;  // receive buffers the provider had no room for yet
   std::deque<ControlMsg> queue_;
-  std::vector<fi_cq_msg_entry> entries_;
+  std::vector<fi_cq_data_entry> entries_;
 };
 
 }  // namespace kv::transport::fabric

@@ -6,10 +6,11 @@
 //  * receiver: a passive/RDM FabricContext, the ring (credits x max_chunk bytes, the only
 //    FI_REMOTE_WRITE memory), control buffers; ReceiverSlots validates the sender's descriptors.
 //  * sender: an active/RDM FabricContext, staging slots (one per credit, FI_WRITE), control
-//    buffers; SenderCredits validates the receiver's credits. Each chunk is one fi_writemsg with
-//    FI_DELIVERY_COMPLETE into the granted slot; its descriptor goes out on the control
-//    endpoint only after that completion, so the receiver never reads a slot before the data
-//    has landed (FABRIC.md pitfall 2), and descriptors go out in stream order.
+//    buffers; SenderCredits validates the receiver's credits. Each chunk is one fi_writemsg
+//    into the granted slot carrying remote CQ data (slot and length, wire.h): the receiver's
+//    completion for it appears only once the data has landed, so no separate descriptor (and
+//    no delivery-complete round trip, FABRIC.md pitfall 2) is needed. Slots are written in ring
+//    order; the receiver derives each chunk's offset from that order.
 #pragma once
 
 #include <memory>
@@ -62,6 +63,7 @@ class FabricSender final : public StreamSender, private ControlPlane::Handler {
  private:
   Status OnMessage(const ControlMsg& m) override;
   Status OnWriteDone(OpContext* op) override;
+  Status OnRemoteWrite(uint64_t imm) override;
   Status PostWrite(uint16_t slot);
   Status Advance();
   uint32_t ChunkLimit() const;
@@ -72,6 +74,7 @@ class FabricSender final : public StreamSender, private ControlPlane::Handler {
   std::optional<SenderCredits> credits_;
   ChunkSizer sizer_;
   std::vector<OpContext> write_ctx_;
+  std::vector<bool> write_pending_;  // staging slot still owned by the provider
   std::vector<uint16_t> unposted_;  // writes the provider refused with FI_EAGAIN, in order
   uint64_t link_id_ = 0;
   uint64_t ring_base_ = 0, ring_key_ = 0, ring_stride_ = 0;
@@ -107,6 +110,7 @@ class FabricReceiver final : public StreamReceiver, private ControlPlane::Handle
  private:
   Status OnMessage(const ControlMsg& m) override;
   Status OnWriteDone(OpContext* op) override;
+  Status OnRemoteWrite(uint64_t imm) override;
   Status Open();
 
   std::unique_ptr<FabricContext> ctx_;

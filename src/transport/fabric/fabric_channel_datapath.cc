@@ -20,13 +20,15 @@ Status RemoteError(const ControlMsg& m) {
 // ---- sender ----
 
 uint32_t FabricSender::ChunkLimit() const {
-  return std::min<uint32_t>(sizer_.chunk(), credits_->slot_size());
+  return std::min({sizer_.chunk(), credits_->slot_size(), kMaxImmLength});
 }
 
 std::span<uint8_t> FabricSender::Reserve() {
   if (!status_.ok() || !credits_ || finishing_) return {};
   auto slot = credits_->Acquire();
-  if (!slot) return {};
+  // The credit can come back before our own completion of the slot's last write (the
+  // receiver consumed it already): the staging buffer is ours again only after that.
+  if (!slot || write_pending_[*slot]) return {};
   return {staging_.slot(*slot), ChunkLimit()};
 }
 
@@ -34,7 +36,9 @@ Status FabricSender::Commit(size_t n) {
   if (!status_.ok()) return status_;
   if (!credits_ || finishing_) return Status::Invalid("Commit after Finish or before Connect");
   auto slot = credits_->Acquire();
-  if (!slot || n == 0 || n > ChunkLimit()) return Status::Invalid("Commit without a reservation");
+  if (!slot || write_pending_[*slot] || n == 0 || n > ChunkLimit()) {
+    return Status::Invalid("Commit without a reservation");
+  }
   if (Status why; PeerGone(peer_pid_, &why)) return Fail(why);
   credits_->OnWritePosted(*slot, static_cast<uint32_t>(n));
   OpContext& op = write_ctx_[*slot];
@@ -63,23 +67,36 @@ Status FabricSender::PostWrite(uint16_t slot) {
   msg.rma_iov = &rma;
   msg.rma_iov_count = 1;
   msg.context = &op;
+  // The immediate data describes the chunk; the receiver's completion for it follows the data.
+  msg.data = EncodeChunkImm(slot, op.len);
   op.posted_us = MonoUs();
-  // Delivery-complete: the completion means the bytes are in the receiver's ring, so the
-  // descriptor sent after it can never overtake them.
-  ssize_t r = fi_writemsg(ctx_->data_ep(), &msg, FI_DELIVERY_COMPLETE | FI_COMPLETION);
+  ssize_t r = fi_writemsg(ctx_->data_ep(), &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
   if (r == -FI_EAGAIN) {
     unposted_.insert(unposted_.begin(), slot);
     return Status::Ok();
   }
   if (r) return FiError("fi_writemsg", static_cast<int>(r));
+  // Posted is described: the receiver may consume the chunk and return its credit before our
+  // local completion arrives.
+  write_pending_[slot] = true;
+  credits_->OnWriteDone(slot);
+  if (auto c = credits_->NextToDescribe(); c && c->slot == slot) {
+    credits_->OnDescribed(slot);
+  } else {
+    return Status::Internal("fabric sender posted a write out of stream order");
+  }
   return Status::Ok();
 }
 
 Status FabricSender::OnWriteDone(OpContext* op) {
   int64_t now = MonoUs();
   sizer_.OnCompletion(op->len, now - op->posted_us, now);
-  credits_->OnWriteDone(op->index);
+  write_pending_[op->index] = false;
   return Status::Ok();
+}
+
+Status FabricSender::OnRemoteWrite(uint64_t) {
+  return Status::Corruption("receiver wrote into the sender's memory");
 }
 
 Status FabricSender::OnMessage(const ControlMsg& m) {
@@ -94,18 +111,14 @@ Status FabricSender::OnMessage(const ControlMsg& m) {
   }
 }
 
-// Posts writes the provider refused earlier, describes delivered chunks in order, and sends
-// the end marker once everything before it is described.
+// Posts writes the provider refused earlier, in order, and sends the end marker once every
+// write before it is posted.
 Status FabricSender::Advance() {
   while (!unposted_.empty()) {
     uint16_t slot = unposted_.front();
     unposted_.erase(unposted_.begin());
     if (Status s = PostWrite(slot); !s.ok()) return s;
     if (!unposted_.empty() && unposted_.front() == slot) break;  // still EAGAIN
-  }
-  while (auto c = credits_->NextToDescribe()) {
-    control_.Queue({MsgType::kChunk, c->slot, c->length, 0, c->offset, 0});
-    credits_->OnDescribed(c->slot);
   }
   if (finishing_ && !fin_queued_ && unposted_.empty() &&
       credits_->described_offset() == credits_->posted_offset()) {
@@ -175,10 +188,17 @@ Status FabricReceiver::OnWriteDone(OpContext*) {
   return Status::Internal("receiver got a write completion");
 }
 
+Status FabricReceiver::OnRemoteWrite(uint64_t imm) {
+  uint16_t slot;
+  uint32_t length;
+  if (!DecodeChunkImm(imm, &slot, &length)) {
+    return Status::Corruption("write carries malformed immediate data " + std::to_string(imm));
+  }
+  return slots_->OnChunk(slot, length);
+}
+
 Status FabricReceiver::OnMessage(const ControlMsg& m) {
   switch (m.type) {
-    case MsgType::kChunk:
-      return slots_->OnChunk(m.slot, m.length, m.offset);
     case MsgType::kFin:
       return slots_->OnFin(m.offset);
     case MsgType::kError:

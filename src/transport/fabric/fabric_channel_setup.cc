@@ -13,7 +13,7 @@ namespace kv::transport::fabric {
 
 namespace {
 
-constexpr uint64_t kMaxSlots = 1024;
+constexpr uint64_t kMaxSlots = kMaxImmSlots;
 constexpr uint64_t kMaxSlotSize = 64ull << 20;
 
 uint64_t NewLinkId() {
@@ -152,6 +152,7 @@ Status FabricSender::Connect(std::string_view peer_blob) {
     return Fail(s);
   }
   write_ctx_.resize(*slots);
+  write_pending_.assign(*slots, false);
   for (size_t i = 0; i < write_ctx_.size(); ++i) {
     write_ctx_[i].kind = OpContext::Kind::kWrite;
     write_ctx_[i].index = static_cast<uint16_t>(i);
@@ -159,7 +160,9 @@ Status FabricSender::Connect(std::string_view peer_blob) {
   credits_.emplace(static_cast<uint32_t>(*slots), static_cast<uint32_t>(*slot_size),
                    start_offset_);
   Status s = ctx_->Connect(*addr, link_id_, opts_.connect_timeout_ms,
-                           [this](fid_ep* ep) { return control_.PostAllRecvs(ep); });
+                           [this](fid_ep* ep, bool data) {
+                             return control_.PostAllRecvs(ep, data);
+                           });
   if (!s.ok()) return Fail(s);
   last_event_ms_ = MonoMs();
   LOG_VERBOSE("transport: fabric sender connected over %s, %llu slots of %llu bytes, from %llu",
@@ -205,7 +208,9 @@ Status FabricReceiver::Open() {
   if (!ring.ok()) return ring.status();
   ring_ = std::move(*ring);
   link_id_ = NewLinkId();
-  if (Status s = control_.Init(ctx_.get(), link_id_, slots + 4, slots + 4); !s.ok()) return s;
+  if (Status s = control_.Init(ctx_.get(), link_id_, slots + 4, slots + 4, slots); !s.ok()) {
+    return s;
+  }
   slots_.emplace(slots, opts_.max_chunk, resume_offset_);
   return Status::Ok();
 }
@@ -241,7 +246,9 @@ Status FabricReceiver::Connect(std::string_view peer_blob) {
   if (!addr.ok()) return Fail(addr.status());
   peer_pid_ = PeerPid(*b, addr->provider);
   Status s = ctx_->Accept(*addr, link_id_, opts_.connect_timeout_ms,
-                          [this](fid_ep* ep) { return control_.PostAllRecvs(ep); });
+                          [this](fid_ep* ep, bool data) {
+                            return control_.PostAllRecvs(ep, data);
+                          });
   if (!s.ok()) return Fail(s);
   LOG_VERBOSE("transport: fabric receiver connected over %s", ctx_->provider().c_str());
   return Status::Ok();

@@ -59,7 +59,7 @@ Status FabricContext::InsertPeer(const PeerAddress& peer) {
 Status FabricContext::Accept(const PeerAddress& peer, uint64_t link_id, int timeout_ms,
                              const EpReady& ready) {
   if (Status s = InsertPeer(peer); !s.ok()) return s;
-  if (kind_ == EpKind::kRdm) return ready(ctrl_ep_.get());
+  if (kind_ == EpKind::kRdm) return ready(ctrl_ep_.get(), false);
   if (!pep_) return Status::Internal("Accept on a context that is not listening");
   return AwaitConnected(link_id, MonoMs() + timeout_ms, ready);
 }
@@ -67,15 +67,13 @@ Status FabricContext::Accept(const PeerAddress& peer, uint64_t link_id, int time
 Status FabricContext::Connect(const PeerAddress& peer, uint64_t link_id, int timeout_ms,
                               const EpReady& ready) {
   if (Status s = InsertPeer(peer); !s.ok()) return s;
-  if (kind_ == EpKind::kRdm) return ready(ctrl_ep_.get());
+  if (kind_ == EpKind::kRdm) return ready(ctrl_ep_.get(), false);
   if (peer.bytes.empty()) return Status::Invalid("peer sent an empty listener address");
   if (peer.addr_format != info_->addr_format) return Status::Invalid("address format mismatch");
   for (char role : {kCtrlRole, kDataRole}) {
     auto ep = MakeEndpoint(info_.get());
     if (!ep.ok()) return ep.status();
-    if (role == kCtrlRole) {
-      if (Status s = ready(ep->get()); !s.ok()) return s;
-    }
+    if (Status s = ready(ep->get(), role == kDataRole); !s.ok()) return s;
     std::string param = MakeParam(role, link_id);
     int ret = fi_connect(ep->get(), peer.bytes.data(), param.data(), param.size());
     if (ret) return FiError("fi_connect", ret);
@@ -95,9 +93,7 @@ Status FabricContext::OnConnReq(fi_info* info, std::string_view param, uint64_t 
   }
   auto ep = MakeEndpoint(info);
   if (!ep.ok()) return ep.status();
-  if (role == kCtrlRole) {
-    if (Status s = ready(ep->get()); !s.ok()) return s;
-  }
+  if (Status s = ready(ep->get(), role == kDataRole); !s.ok()) return s;
   int ret = fi_accept(ep->get(), nullptr, 0);
   if (ret) return FiError("fi_accept", ret);
   slot = std::move(*ep);

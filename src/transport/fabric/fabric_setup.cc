@@ -30,18 +30,19 @@ namespace {
 
 // The hints: messages and RMA, the verbs memory-registration modes offered (and the returned
 // mr_mode obeyed), FI_CONTEXT/FI_CONTEXT2 accepted (every operation context here starts with
-// an fi_context2). FI_MR_ENDPOINT is not offered: the receive ring is registered before the MSG
+// an fi_context2), FI_RX_CQ_DATA accepted (writes with immediate data may consume a posted
+// receive, as on verbs: the control plane then keeps receives posted for them). FI_MR_ENDPOINT is not offered: the receive ring is registered before the MSG
 // endpoints exist, and none of verbs/tcp/shm needs it.
 InfoPtr MakeHints(const ProviderSpec& spec, bool ordered) {
   InfoPtr hints(fi_allocinfo());
   if (!hints) std::abort();
   hints->caps = FI_MSG | FI_RMA;
-  hints->mode = FI_CONTEXT | FI_CONTEXT2;
+  hints->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
   hints->ep_attr->type = spec.kind == EpKind::kMsg ? FI_EP_MSG : FI_EP_RDM;
   hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
   hints->domain_attr->threading = FI_THREAD_DOMAIN;
   if (ordered) {
-    // Chunk descriptors must arrive in the order they were sent.
+    // Credits must arrive in the order they were sent.
     hints->tx_attr->msg_order = FI_ORDER_SAS;
     hints->rx_attr->msg_order = FI_ORDER_SAS;
   }
@@ -92,6 +93,11 @@ Status FabricContext::OpenWith(const ProviderSpec& spec, const FabricOptions& op
   auto info = GetInfo(spec, opts);
   if (!info.ok()) return info.status();
   info_ = std::move(*info);
+  if (info_->domain_attr->cq_data_size < 4) {
+    // Chunks are described by the write's 32-bit immediate data (wire.h).
+    return Status::IoError("provider " + spec.name + " cannot carry remote CQ data (" +
+                           std::to_string(info_->domain_attr->cq_data_size) + " bytes)");
+  }
   provider_ = spec.name;
   mr_mode_ = info_->domain_attr->mr_mode;
   next_key_ = std::random_device{}() & 0xffff;
@@ -147,7 +153,7 @@ Status FabricContext::OpenWith(const ProviderSpec& spec, const FabricOptions& op
 Status FabricContext::OpenCq(const FabricOptions& opts) {
   fi_cq_attr attr{};
   attr.size = opts.cq_size;
-  attr.format = FI_CQ_FORMAT_MSG;
+  attr.format = FI_CQ_FORMAT_DATA;
   attr.wait_obj = opts.want_wait_fd ? FI_WAIT_FD : FI_WAIT_NONE;
   fid_cq* cq = nullptr;
   int ret = fi_cq_open(domain_.get(), &attr, &cq, nullptr);

@@ -71,9 +71,10 @@ class FabricContext {
   // Empty bytes for the MSG active side, which has nothing to publish.
   Result<PeerAddress> LocalAddress() const;
 
-  // Called on the control endpoint after it is enabled and before the connection completes,
-  // so that receives are posted before the peer can send.
-  using EpReady = std::function<Status(fid_ep* ctrl)>;
+  // Called on each endpoint after it is enabled and before its connection completes, so that
+  // receives are posted before the peer can send: `data` is false for the control endpoint
+  // (on RDM, the one endpoint) and true for the MSG data endpoint.
+  using EpReady = std::function<Status(fid_ep* ep, bool data)>;
   // MSG listener: accepts the control and the data connection, blocking up to timeout_ms.
   // Connection requests that do not carry `link_id` (a nonce the listener published on the
   // control link) are rejected. RDM: inserts `peer` into the address vector.
@@ -115,6 +116,9 @@ class FabricContext {
   // The EQ's file descriptor (MSG), or -1.
   int eq_fd() const { return eq_fd_; }
   size_t max_msg_size() const { return info_->ep_attr->max_msg_size; }
+  // True when a write with immediate data consumes a receive posted at the target
+  // (FI_RX_CQ_DATA: verbs); the software providers here do not need one.
+  bool rx_cq_data() const { return (info_->mode & FI_RX_CQ_DATA) != 0; }
 
  private:
   FabricContext() = default;
