@@ -1,10 +1,10 @@
 // The libfabric channel. Setup (blobs, opening, registration, connecting) is in
-// fabric_channel_setup.cc; the per-chunk path (writes, descriptors, credits) in
+// fabric_channel_setup.cc; the per-chunk path (writes with immediate data, credits) in
 // fabric_channel_datapath.cc.
 //
 // Per link:
 //  * receiver: a passive/RDM FabricContext, the ring (credits x max_chunk bytes, the only
-//    FI_REMOTE_WRITE memory), control buffers; ReceiverSlots validates the sender's descriptors.
+//    FI_REMOTE_WRITE memory), control buffers; ReceiverSlots validates the chunks the sender writes.
 //  * sender: an active/RDM FabricContext, staging slots (one per credit, FI_WRITE), control
 //    buffers; SenderCredits validates the receiver's credits. Each chunk is one fi_writemsg
 //    into the granted slot carrying remote CQ data (slot and length, wire.h): the receiver's

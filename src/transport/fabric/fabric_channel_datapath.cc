@@ -1,4 +1,4 @@
-// Fabric channel datapath: chunk writes, descriptors, credits, completion polling.
+// Fabric channel datapath: chunk writes with immediate data, credits, completion polling.
 #include <algorithm>
 #include <cstring>
 
@@ -151,7 +151,7 @@ Result<int> FabricSender::Progress() {
     last_eq_check_ms_ = now;
     if (Status s = ctx_->CheckEvents(); !s.ok()) return Fail(s);
   }
-  // Stalled peer: something is outstanding (a write, a descriptor's credit, the end marker)
+  // Stalled peer: something is outstanding (a write, a chunk's credit, the end marker)
   // and nothing has happened for stall_timeout_ms.
   bool waiting = !credits_->Idle() || !control_.SendsIdle();
   if (waiting && now - last_event_ms_ > opts_.stall_timeout_ms) {
