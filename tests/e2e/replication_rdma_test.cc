@@ -6,11 +6,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
 
+#include "server/repl_rdma.h"
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
 #include "tests/support/wait.h"
+#include "transport/channel.h"
+#include "transport/wire.h"
 
 namespace kv::test {
 namespace {
@@ -158,6 +162,71 @@ TEST(RdmaReplicationHostile, BadSetupRequestsAreRefused) {
   EXPECT_TRUE(bad.Call({"REPLCONF", "rdma", "no-such-provider", "00"}).is_error());
   EXPECT_EQ(p.Call({"GET", "k"}).str, "v");
   EXPECT_TRUE(primary.Alive());
+}
+
+// A replica whose data-link setup lies, with a real receiver behind it: a ring geometry that
+// cannot exist, or a key that does not open the ring. The primary refuses the link (geometry)
+// or fails on the first write (key), closes that replica's connection, and goes on serving:
+// its data is intact and an honest RDMA replica syncs afterwards.
+TEST(RdmaReplicationHostile, WrongRingGeometryOrKeyIsRefused) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  Populate(p, 2000);
+  std::string digest = p.Call({"DEBUG", "DIGEST"}).str;
+  struct Lie {
+    const char* field;
+    std::function<std::string(const std::string&)> value;
+    const char* logged;
+  };
+  const Lie lies[] = {
+      {"slots", [](const std::string&) { return std::string("0"); }, "impossible ring geometry"},
+      {"slot_size", [](const std::string&) { return std::to_string(1ull << 40); },
+       "impossible ring geometry"},
+      {"slot_stride", [](const std::string&) { return std::string("1"); },
+       "impossible ring geometry"},
+      {"ring_key", [](const std::string& k) { return std::to_string(std::stoull(k) ^ 0x5a5a); },
+       "Replication data link"},
+  };
+  for (const Lie& lie : lies) {
+    SCOPED_TRACE(lie.field);
+    transport::ChannelOptions opts = server::DataLinkOptions("tcp");
+    opts.connect_timeout_ms = 2000;  // the primary never connects where it refused the ring
+    auto receiver = transport::CreateReceiver(opts, 0);
+    ASSERT_TRUE(receiver.ok()) << receiver.status().ToString();
+    auto blob = (*receiver)->LocalBlob();
+    ASSERT_TRUE(blob.ok());
+    auto fields = transport::Blob::Decode(*blob);
+    ASSERT_TRUE(fields.ok());
+    fields->Set(lie.field, lie.value(*fields->Get(lie.field)));
+
+    RespClient bad(primary.port());
+    ASSERT_EQ(bad.Call({"REPLCONF", "capa", "rdma"}).str, "OK");
+    Reply rdma = bad.Call({"REPLCONF", "rdma", "tcp", server::HexEncode(fields->Encode())});
+    ASSERT_EQ(rdma.str.rfind("RDMA ", 0), 0u) << rdma.raw;
+    std::string peer;
+    ASSERT_TRUE(server::HexDecode(rdma.str.substr(5), &peer));
+    // The receiver connects (it fails where the primary refused) and keeps progressing, as a
+    // replica would, while the primary tries to send the snapshot.
+    std::atomic<bool> done{false};
+    std::thread rx([&] {
+      if (!(*receiver)->Connect(peer).ok()) return;
+      while (!done && (*receiver)->status().ok()) (void)(*receiver)->Wait(10);
+    });
+    bad.Send({"PSYNC", "?", "-1"});
+    bool closed = bad.WaitClosed(30000);
+    done = true;
+    rx.join();
+    EXPECT_TRUE(closed) << "the primary kept a replica whose data link cannot work";
+    EXPECT_TRUE(WaitFor([&] { return primary.LogText().find(lie.logged) != std::string::npos; }))
+        << primary.LogText();
+    EXPECT_TRUE(primary.Alive());
+    EXPECT_EQ(p.Call({"DEBUG", "DIGEST"}).str, digest);
+  }
+  ServerProcess replica(Kind::kKvstore, RdmaReplica(primary, "tcp"));
+  RespClient r(replica.port());
+  ASSERT_TRUE(InSync(p, r));
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, digest);
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
 }
 
 }  // namespace
