@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "cmd/command_meta.h"
 #include "cmd/errors.h"
 #include "common/strutil.h"
 
@@ -13,7 +14,8 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
       {kAdmin, "admin"},         {kPubSub, "pubsub"},       {kNoScript, "noscript"},
       {kBlocking, "blocking"},   {kLoading, "loading"},     {kStale, "stale"},
       {kSkipMonitor, "skip_monitor"}, {kSkipSlowlog, "skip_slowlog"}, {kFast, "fast"},
-      {kNoAuth, "no_auth"},      {kNoMulti, "no_multi"},    {kMovableKeys, "movablekeys"},
+      {kNoAuth, "no_auth"},      {kNoAsyncLoading, "no_async_loading"},
+      {kNoMulti, "no_multi"},    {kMovableKeys, "movablekeys"},
       {kAllowBusy, "allow_busy"},
   };
   std::vector<std::string_view> out;
@@ -46,8 +48,28 @@ CommandSpec* CommandSpec::FindSub(std::string_view sub) const {
   return nullptr;
 }
 
+namespace {
+
+// Completes a registration with what Redis 7.0 declares about the command (command_meta.h).
+void AttachMeta(CommandSpec* spec) {
+  const CommandMeta* meta = FindCommandMeta(spec->name);
+  if (!meta) return;
+  spec->flags |= meta->flags;
+  if (spec->acl_categories.empty()) spec->acl_categories = meta->acl_categories;
+  spec->key_specs = meta->key_specs;
+  for (size_t i = 0; i < meta->tips.size();) {
+    size_t end = meta->tips.find(' ', i);
+    if (end == std::string_view::npos) end = meta->tips.size();
+    spec->tips.emplace_back(meta->tips.substr(i, end - i));
+    i = end + 1;
+  }
+}
+
+}  // namespace
+
 CommandSpec* CommandTable::Add(CommandSpec spec) {
   if (spec.getkeys) spec.flags |= kMovableKeys;
+  AttachMeta(&spec);
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
   CommandSpec* p = owned.get();
   by_name_[p->name] = p;
@@ -59,6 +81,7 @@ CommandSpec* CommandTable::Add(CommandSpec spec) {
 CommandSpec* CommandTable::AddSub(CommandSpec* parent, CommandSpec spec) {
   spec.name = parent->name + "|" + spec.name;
   if (spec.getkeys) spec.flags |= kMovableKeys;
+  AttachMeta(&spec);
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
   owned->parent = parent;
   CommandSpec* p = owned.get();

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cmd/key_spec.h"
+
 namespace kv::cmd {
 
 class Context;
@@ -40,6 +42,7 @@ enum Flag : uint32_t {
   kNoPropagate = 1u << 14, // never replicated even if it changed data
   kAllowBusy = 1u << 15,   // allowed while the server is busy
   kMovableKeys = 1u << 16, // keys found by a KeyFinder; CommandTable sets it, never a table row
+  kNoAsyncLoading = 1u << 17, // refused during asynchronous loading (which kvstore never does)
 };
 
 // Names of the flags set in `flags`, in Redis' order, for COMMAND INFO.
@@ -68,6 +71,10 @@ struct CommandSpec {
   // commands whose categories are not the one their group implies; empty: the group's. The
   // categories the flags imply (@write, @fast, @admin, ...) are added either way.
   std::string acl_categories;
+  // Redis 7.0's key specs and command tips (COMMAND INFO). CommandTable fills them from
+  // command_meta.h.
+  std::vector<KeySpec> key_specs;
+  std::vector<std::string> tips;
   std::string summary; // one line, for COMMAND DOCS
   std::string since;   // version the command appeared in Redis
   std::vector<std::unique_ptr<CommandSpec>> subcommands;

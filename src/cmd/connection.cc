@@ -39,12 +39,13 @@ void Select(Context& c) {
 }  // namespace
 
 void RegisterConnectionCommands(CommandTable& t) {
-  t.Add({.name = "ping", .arity = -1, .flags = kFast | kStale, .handler = Ping,
+  t.Add({.name = "ping", .arity = -1, .flags = kFast, .handler = Ping,
          .group = "connection", .summary = "Ping the server", .since = "1.0.0"});
   t.Add({.name = "echo", .arity = 2, .flags = kFast | kStale | kLoading, .handler = Echo,
          .group = "connection", .summary = "Echo the given string", .since = "1.0.0"});
   t.Add({.name = "select", .arity = 2, .flags = kFast | kStale | kLoading, .handler = Select,
-         .group = "connection", .summary = "Change the selected database", .since = "1.0.0"});
+         .group = "connection",
+         .summary = "Change the selected database for the current connection", .since = "1.0.0"});
 }
 
 }  // namespace kv::cmd

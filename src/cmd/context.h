@@ -111,8 +111,11 @@ class Context {
   std::optional<std::vector<std::string>> rewrite;
   // Set by a blocking command that must wait (never when session.deny_blocking).
   std::optional<BlockRequest> block;
+  // Arguments MONITOR and SLOWLOG show as "(redacted)" (passwords), in the order redacted.
+  std::vector<size_t> redacted;
 
   size_t argc() const { return args.size(); }
+  void Redact(size_t i) { redacted.push_back(i); }
   std::string_view arg(size_t i) const { return args[i]; }
   store::Db& db() { return ks.db(session.db); }
 

@@ -241,20 +241,26 @@ void RegisterClientCommands(cmd::CommandTable& t) {
   CommandSpec* client = t.Add({.name = "client", .arity = -2, .group = "connection",
                                .summary = "A container for client connection commands",
                                .since = "2.4.0"});
-  auto sub = [&](const char* name, int arity, uint32_t flags, Handler h, const char* summary) {
-    t.AddSub(client, {.name = name, .arity = arity, .flags = flags | kNoScript | kLoading | kStale,
-                      .handler = h, .group = "connection", .summary = summary});
+  auto sub = [&](const char* name, int arity, uint32_t flags, Handler h, const char* summary,
+                 const char* since) {
+    t.AddSub(client, {.name = name, .arity = arity, .flags = flags | kLoading | kStale,
+                      .handler = h, .group = "connection", .summary = summary, .since = since});
   };
-  sub("id", 2, 0, ClientId, "Returns the client ID for the current connection");
-  sub("getname", 2, 0, ClientGetName, "Returns the name of the current connection");
-  sub("setname", 3, 0, ClientSetName, "Sets the current connection name");
-  sub("info", 2, 0, ClientInfo, "Returns information about the current client connection");
-  sub("list", -2, kAdmin, ClientList, "Lists open connections");
-  sub("kill", -3, kAdmin, ClientKill, "Terminates open connections");
-  sub("setinfo", 4, 0, ClientSetInfo, "Sets information specific to the client or connection");
-  sub("no-evict", 3, kAdmin, ClientNoEvict, "Sets the client eviction mode");
-  sub("reply", 3, 0, ClientReply, "Instructs the server whether to reply to commands");
-  sub("help", 2, 0, ClientHelp, "Show helpful text about the different subcommands");
+  sub("id", 2, kNoScript, ClientId, "Returns the client ID for the current connection", "5.0.0");
+  sub("getname", 2, kNoScript, ClientGetName, "Get the current connection name", "2.6.9");
+  sub("setname", 3, kNoScript, ClientSetName, "Set the current connection name", "2.6.9");
+  sub("info", 2, kNoScript, ClientInfo,
+      "Returns information about the current client connection.", "6.2.0");
+  sub("list", -2, kAdmin | kNoScript, ClientList, "Get the list of client connections", "2.4.0");
+  sub("kill", -3, kAdmin | kNoScript, ClientKill, "Kill the connection of a client", "2.4.0");
+  // Redis 7.2's; clients send it on connect (Redis 7.0 answers an unknown subcommand).
+  sub("setinfo", 4, kNoScript, ClientSetInfo,
+      "Sets information specific to the client or connection", "7.2.0");
+  sub("no-evict", 3, kAdmin | kNoScript, ClientNoEvict,
+      "Set client eviction mode for the current connection", "7.0.0");
+  sub("reply", 3, kNoScript, ClientReply, "Instruct the server whether to reply to commands",
+      "3.2.0");
+  sub("help", 2, 0, ClientHelp, "Show helpful text about the different subcommands", "5.0.0");
 }
 
 }  // namespace kv::server

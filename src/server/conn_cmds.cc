@@ -26,6 +26,8 @@ void Auth(Context& c) {
     c.Error(cmd::OpStatus::kSyntax);
     return;
   }
+  // MONITOR and SLOWLOG never show the credentials (Redis redacts them at this point too).
+  for (size_t i = 1; i < c.argc(); i++) c.Redact(i);
   if (c.argc() == 2 && s.config().GetString("requirepass").empty()) {
     c.Error("AUTH <password> called without any password configured for the default user. "
             "Are you sure your configuration is correct?");
@@ -89,6 +91,8 @@ void Hello(Context& c) {
     size_t left = c.argc() - i - 1;
     if (EqualsIgnoreCase(c.arg(i), "AUTH") && left >= 2) {
       has_auth = true;
+      c.Redact(i + 1);
+      c.Redact(i + 2);
       user = c.arg(i + 1);
       pass = c.arg(i + 2);
       i += 2;
@@ -153,14 +157,12 @@ void RegisterClientCommands(cmd::CommandTable& t);
 
 void RegisterConnectionServerCommands(cmd::CommandTable& t) {
   using namespace cmd;
-  t.Add({.name = "auth", .arity = -2, .flags = kNoScript | kLoading | kStale | kFast | kNoAuth |
-                                               kSkipMonitor | kSkipSlowlog,
+  t.Add({.name = "auth", .arity = -2, .flags = kNoScript | kLoading | kStale | kFast | kNoAuth,
          .handler = Auth, .group = "connection", .summary = "Authenticate to the server",
          .since = "1.0.0"});
-  t.Add({.name = "hello", .arity = -1, .flags = kNoScript | kLoading | kStale | kFast | kNoAuth |
-                                                 kSkipMonitor | kSkipSlowlog,
-         .handler = Hello, .group = "connection",
-         .summary = "Handshake with the server, optionally switching protocol", .since = "6.0.0"});
+  t.Add({.name = "hello", .arity = -1, .flags = kNoScript | kLoading | kStale | kFast | kNoAuth,
+         .handler = Hello, .group = "connection", .summary = "Handshake with Redis",
+         .since = "6.0.0"});
   t.Add({.name = "quit", .arity = -1, .flags = kAllowBusy | kNoScript | kLoading | kStale |
                                                 kFast | kNoAuth,
          .handler = Quit, .group = "connection", .summary = "Close the connection",

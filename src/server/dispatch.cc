@@ -164,10 +164,17 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   }
   stats_.dirty += ctx.dirty;
 
-  if (!(flags & (cmd::kSkipMonitor | cmd::kAdmin)) && !monitors_.empty()) {
-    FeedMonitors(c, args, start_us);
+  std::span<const std::string_view> shown = args;
+  std::vector<std::string_view> redacted;
+  if (!ctx.redacted.empty()) {
+    redacted.assign(args.begin(), args.end());
+    for (size_t i : ctx.redacted) redacted[i] = "(redacted)";
+    shown = redacted;
   }
-  if (!(flags & cmd::kSkipSlowlog)) MaybeSlowlog(c, args, dur_us);
+  if (!(flags & (cmd::kSkipMonitor | cmd::kAdmin)) && !monitors_.empty()) {
+    FeedMonitors(c, shown, start_us);
+  }
+  if (!(flags & cmd::kSkipSlowlog)) MaybeSlowlog(c, shown, dur_us);
   if (latency_threshold_ms_ > 0 && dur_us / 1000 >= latency_threshold_ms_) {
     RecordLatency((flags & cmd::kFast) ? "fast-command" : "command", dur_us / 1000);
   }

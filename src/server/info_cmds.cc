@@ -1,11 +1,11 @@
 // Introspection commands: CONFIG, COMMAND and TIME (INFO lives in info.cc).
 //
-// COMMAND reads the command table as data: arity, flags and key positions come from each
-// CommandSpec; ACL categories are derived from the flags and the command group the way Redis
-// derives its implicit ones. Command tips and key specs are not recorded in the table, so they
-// are reported as empty.
+// COMMAND reads the command table as data: arity, flags, key positions, key specs and tips come
+// from each CommandSpec; ACL categories are the explicit ones or the group's, plus those the
+// flags imply, the way Redis derives its implicit ones.
 #include <algorithm>
 #include <bit>
+#include <initializer_list>
 
 #include "cmd/context.h"
 #include "common/clock.h"
@@ -120,14 +120,15 @@ constexpr std::string_view kCategoryNames[kNumCategories] = {
     "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
     "connection", "transaction", "scripting"};
 
-// The category a command group implies ("keyspace" commands are @keyspace, ...), or -1.
+// The category a command group implies ("keyspace" commands are @keyspace, ...), or -1. The
+// pubsub group implies none: its commands are @pubsub by their flag, PUBSUB HELP is not.
 int GroupCategory(std::string_view group) {
   static const std::pair<std::string_view, AclCategory> kGroups[] = {
       {"keyspace", kCatKeyspace}, {"generic", kCatKeyspace}, {"string", kCatString},
       {"list", kCatList},         {"set", kCatSet},           {"sorted-set", kCatSortedSet},
       {"zset", kCatSortedSet},    {"hash", kCatHash},         {"bitmap", kCatBitmap},
       {"hyperloglog", kCatHyperLogLog}, {"geo", kCatGeo},     {"stream", kCatStream},
-      {"pubsub", kCatPubSub},     {"connection", kCatConnection},
+      {"connection", kCatConnection},
       {"transactions", kCatTransaction}, {"scripting", kCatScripting},
   };
   for (const auto& [name, cat] : kGroups) {
@@ -149,11 +150,11 @@ std::vector<std::string_view> SplitWords(std::string_view s) {
 }
 
 // A bit per AclCategory: the command's explicit categories or its group's, then those its flags
-// imply. Containers carry only @slow, as in Redis.
+// imply. Containers carry their explicit categories and @slow, as in Redis.
 uint32_t Categories(const CommandSpec& c) {
   uint32_t cats = 0;
   auto add = [&](AclCategory cat) { cats |= 1u << cat; };
-  if (c.subcommands.empty() && !c.acl_categories.empty()) {
+  if (!c.acl_categories.empty()) {
     for (std::string_view name : SplitWords(c.acl_categories)) {
       for (int i = 0; i < kNumCategories; i++) {
         if (kCategoryNames[i] == name) add(static_cast<AclCategory>(i));
@@ -191,6 +192,63 @@ const CommandSpec* LookupFullName(const cmd::CommandTable& t, std::string_view n
   return base->FindSub(sub);
 }
 
+// A set of key-spec flag names.
+void ReplyKeyFlags(Context& c, uint32_t flags) {
+  auto names = cmd::KeyFlagNames(flags);
+  c.out.Set(names.size());
+  for (std::string_view n : names) c.out.Simple(n);
+}
+
+// {type, spec} maps of a key spec's begin_search and find_keys, as Redis' COMMAND INFO.
+void ReplySpecPart(Context& c, std::string_view type,
+                   std::initializer_list<std::pair<std::string_view, int64_t>> ints,
+                   const char* keyword = nullptr) {
+  c.out.Map(2);
+  c.out.Bulk("type");
+  c.out.Bulk(type);
+  c.out.Bulk("spec");
+  c.out.Map(ints.size() + (keyword ? 1 : 0));
+  if (keyword) {
+    c.out.Bulk("keyword");
+    c.out.Bulk(keyword);
+  }
+  for (const auto& [name, v] : ints) {
+    c.out.Bulk(name);
+    c.out.Int(v);
+  }
+}
+
+void ReplyKeySpec(Context& c, const cmd::KeySpec& ks) {
+  using BS = cmd::BeginSearch::Type;
+  using FK = cmd::FindKeys::Type;
+  c.out.Map(ks.notes ? 4 : 3);
+  if (ks.notes) {
+    c.out.Bulk("notes");
+    c.out.Bulk(ks.notes);
+  }
+  c.out.Bulk("flags");
+  ReplyKeyFlags(c, ks.flags);
+  c.out.Bulk("begin_search");
+  switch (ks.begin.type) {
+    case BS::kIndex: ReplySpecPart(c, "index", {{"index", ks.begin.index}}); break;
+    case BS::kKeyword:
+      ReplySpecPart(c, "keyword", {{"startfrom", ks.begin.startfrom}}, ks.begin.keyword);
+      break;
+    case BS::kUnknown: ReplySpecPart(c, "unknown", {}); break;
+  }
+  c.out.Bulk("find_keys");
+  const cmd::FindKeys& f = ks.find;
+  switch (f.type) {
+    case FK::kRange:
+      ReplySpecPart(c, "range", {{"lastkey", f.a}, {"keystep", f.b}, {"limit", f.c}});
+      break;
+    case FK::kKeyNum:
+      ReplySpecPart(c, "keynum", {{"keynumidx", f.a}, {"firstkey", f.b}, {"keystep", f.c}});
+      break;
+    case FK::kUnknown: ReplySpecPart(c, "unknown", {}); break;
+  }
+}
+
 // One 10-element COMMAND INFO entry.
 void ReplyCommandInfo(Context& c, const CommandSpec& spec) {
   c.out.Array(10);
@@ -207,8 +265,10 @@ void ReplyCommandInfo(Context& c, const CommandSpec& spec) {
   for (int i = 0; i < kNumCategories; i++) {
     if (cats & (1u << i)) c.out.Simple("@" + std::string(kCategoryNames[i]));
   }
-  c.out.Set(0);  // tips
-  c.out.Set(0);  // key specs
+  c.out.Set(spec.tips.size());
+  for (const std::string& tip : spec.tips) c.out.Bulk(tip);
+  c.out.Set(spec.key_specs.size());
+  for (const cmd::KeySpec& ks : spec.key_specs) ReplyKeySpec(c, ks);
   if (spec.subcommands.empty()) {
     c.out.Set(0);
     return;
@@ -420,7 +480,7 @@ void RegisterCommandCommand(cmd::CommandTable& t) {
   sub("docs", -2, CommandDocs, "Get array of specific Redis command documentation", "7.0.0");
   sub("getkeys", -4, CommandGetKeys, "Extract keys given a full Redis command", "2.8.13");
   sub("info", -2, CommandInfo,
-      "Get array of specific Redis command details, or all when no argument is given", "2.8.13");
+      "Get array of specific Redis command details, or all when no argument is given.", "2.8.13");
   sub("list", -2, CommandList, "Get an array of Redis command names", "7.0.0");
   sub("help", 2, CommandHelp, "Show helpful text about the different subcommands", "5.0.0");
 }

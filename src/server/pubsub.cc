@@ -209,15 +209,16 @@ void RegisterPubSubCommands(cmd::CommandTable& t) {
          .since = "2.0.0"});
   CommandSpec* pubsub = t.Add({.name = "pubsub", .arity = -2, .group = "pubsub",
                                .summary = "A container for Pub/Sub commands", .since = "2.8.0"});
-  auto sub = [&](const char* name, int arity, Handler h, const char* summary) {
-    t.AddSub(pubsub, {.name = name, .arity = arity,
-                      .flags = kPubSub | kLoading | kStale, .handler = h, .group = "pubsub",
-                      .summary = summary, .since = "2.8.0"});
+  auto sub = [&](const char* name, int arity, uint32_t flags, Handler h, const char* summary,
+                 const char* since) {
+    t.AddSub(pubsub, {.name = name, .arity = arity, .flags = flags | kLoading | kStale,
+                      .handler = h, .group = "pubsub", .summary = summary, .since = since});
   };
-  sub("channels", -2, PubsubChannels, "List active channels");
-  sub("numsub", -2, PubsubNumSub, "Get the count of subscribers for channels");
-  sub("numpat", 2, PubsubNumPat, "Get the count of unique patterns pattern subscriptions");
-  sub("help", 2, PubsubHelp, "Show helpful text about the different subcommands");
+  sub("channels", -2, kPubSub, PubsubChannels, "List active channels", "2.8.0");
+  sub("numsub", -2, kPubSub, PubsubNumSub, "Get the count of subscribers for channels", "2.8.0");
+  sub("numpat", 2, kPubSub, PubsubNumPat, "Get the count of unique patterns pattern subscriptions",
+      "2.8.0");
+  sub("help", 2, 0, PubsubHelp, "Show helpful text about the different subcommands", "6.2.0");
 }
 
 }  // namespace kv::server
