@@ -63,6 +63,7 @@ void AttachMeta(CommandSpec* spec) {
     spec->tips.emplace_back(meta->tips.substr(i, end - i));
     i = end + 1;
   }
+  spec->key_flags = meta->key_flags;
 }
 
 }  // namespace

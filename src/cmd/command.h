@@ -71,10 +71,11 @@ struct CommandSpec {
   // commands whose categories are not the one their group implies; empty: the group's. The
   // categories the flags imply (@write, @fast, @admin, ...) are added either way.
   std::string acl_categories;
-  // Redis 7.0's key specs and command tips (COMMAND INFO). CommandTable fills them from
-  // command_meta.h.
+  // Redis 7.0's key specs and command tips (COMMAND INFO, COMMAND GETKEYSANDFLAGS), and the
+  // flags of keys the specs cannot describe. CommandTable fills them from command_meta.h.
   std::vector<KeySpec> key_specs;
   std::vector<std::string> tips;
+  KeyFlagsFn key_flags = nullptr;
   std::string summary; // one line, for COMMAND DOCS
   std::string since;   // version the command appeared in Redis
   std::vector<std::unique_ptr<CommandSpec>> subcommands;

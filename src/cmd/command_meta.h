@@ -19,6 +19,7 @@ struct CommandMeta {
   std::vector<KeySpec> key_specs;   // in Redis' order
   uint32_t flags = 0;               // Flag bits added to the registration's
   std::string_view acl_categories;  // used when the registration names none
+  KeyFlagsFn key_flags = nullptr;
 };
 
 // The row for a full command name, or nullptr (commands Redis 7.0 lacks, and commands with

@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cmd/command_test_util.h"
+#include "cmd/key_spec.h"
 
 namespace kv::cmd {
 namespace {
@@ -80,6 +83,43 @@ TEST(KeyFinders, TableMarksMovableCommands) {
   EXPECT_EQ(r.table.Find("mset")->FindKeys(args), (Keys{1, 3}));
   EXPECT_EQ(FlagNames(kWrite | kNoMulti | kMovableKeys | kAllowBusy),
             (std::vector<std::string_view>{"write", "no_multi", "movablekeys", "allow_busy"}));
+}
+
+// Key specs evaluated as Redis' getKeysUsingKeySpecs; every data command's specs find the keys
+// its finder or legacy range finds when they answer.
+TEST(KeySpecs, EvaluateAsRedis) {
+  CommandRunner r;
+  auto specs = [&](const char* name) { return std::span(r.table.Find(name)->key_specs); };
+  using Refs = std::vector<KeyRef>;
+  std::vector<std::string_view> args = {"zunionstore", "d", "2", "a", "b", "weights", "1", "2"};
+  EXPECT_EQ(KeysFromSpecs(specs("zunionstore"), args),
+            (Refs{{1, kKeyOW | kKeyUpdate}, {3, kKeyRO | kKeyAccess}, {4, kKeyRO | kKeyAccess}}));
+  args = {"zunionstore", "d", "02", "a", "b"};  // not an integer to string2ll
+  EXPECT_EQ(KeysFromSpecs(specs("zunionstore"), args), std::nullopt);
+  args = {"blpop", "a", "b", "0"};
+  EXPECT_EQ(KeysFromSpecs(specs("blpop"), args)->size(), 2u);
+  args = {"mset", "a", "1", "b", "2"};
+  EXPECT_EQ(KeysFromSpecs(specs("mset"), args),
+            (Refs{{1, kKeyOW | kKeyUpdate}, {3, kKeyOW | kKeyUpdate}}));
+  args = {"sort", "k"};  // incomplete specs: the finder answers
+  EXPECT_EQ(KeysFromSpecs(specs("sort"), args), std::nullopt);
+  // A keyword search and a range with a limit: XREAD's spec (no command kvstore has uses them).
+  const KeySpec kw[] = {{kKeyRO, BeginKeyword("STREAMS", 1), Range(-1, 1, 2)}};
+  args = {"xread", "count", "2", "streams", "a", "b", "0", "0"};
+  EXPECT_EQ(KeysFromSpecs(kw, args), (Refs{{4, kKeyRO}, {5, kKeyRO}}));
+  EXPECT_EQ(KeyFlagNames(kKeyRW | kKeyAccess | kKeyDelete),
+            (std::vector<std::string_view>{"RW", "access", "delete"}));
+  for (const CommandSpec* s : r.table.all()) {
+    if (s->key_specs.empty() || s->getkeys) continue;
+    std::vector<std::string> owned = {s->name};
+    for (int i = 1; i < std::abs(s->arity); i++) owned.push_back("k" + std::to_string(i));
+    std::vector<std::string_view> a(owned.begin(), owned.end());
+    auto keys = KeysFromSpecs(s->key_specs, a);
+    if (!keys) continue;  // variable flags (SET)
+    Keys idx;
+    for (const KeyRef& k : *keys) idx.push_back(k.index);
+    EXPECT_EQ(idx, s->FindKeys(a)) << s->name;
+  }
 }
 
 }  // namespace

@@ -1,14 +1,17 @@
 // Key specifications, Redis 7.0's description of where a command's keys are and what it does
 // with them: where to begin searching (an argument index, or after a keyword) and how to find
 // the keys from there (a range, or a count read from an argument), with flags saying how each
-// key is accessed (RO/RW/OW/RM, access/update/insert/delete). COMMAND INFO reports them.
+// key is accessed (RO/RW/OW/RM, access/update/insert/delete). COMMAND INFO reports them and
+// COMMAND GETKEYSANDFLAGS evaluates them.
 //
 // The specs describe commands; dispatch does not read them. The legacy key range and the key
 // finders beside each handler stay the authority on which arguments are keys (they also answer
-// COMMAND GETKEYS).
+// COMMAND GETKEYS), and a spec evaluation that succeeds finds the same keys.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -69,5 +72,29 @@ constexpr FindKeys KeyNum(int keynumidx, int firstkey, int keystep) {
   return {FindKeys::Type::kKeyNum, keynumidx, firstkey, keystep};
 }
 constexpr FindKeys FindUnknown() { return {}; }
+
+// One key of an invocation and how it is accessed.
+struct KeyRef {
+  int index;       // argument index (args[0] is the command name)
+  uint32_t flags;  // KeyFlag bits; 0 when the finder that found it records none
+  bool operator==(const KeyRef&) const = default;
+};
+
+// Redis' getKeysUsingKeySpecs over a whole invocation (args[0] is the name, arity checked):
+// the keys of every spec that is not kKeyNotKey, in spec order, each with its spec's flags.
+// Nullopt when a spec does not fit the arguments or is incomplete (Redis then asks the
+// command's getkeys function).
+std::optional<std::vector<KeyRef>> KeysFromSpecs(std::span<const KeySpec> specs,
+                                                 std::span<const std::string_view> args);
+
+// The flags of one key of an invocation when the key specs do not answer (incomplete or
+// variable-flag specs): what Redis' getkeys function for the command records.
+using KeyFlagsFn = uint32_t (*)(std::span<const std::string_view> args, int key_index);
+
+// The flags of SET's key, which depend on its GET option (Redis' setGetKeys).
+uint32_t SetKeyFlags(std::span<const std::string_view> args, int key_index);
+// The flags of SORT's keys: the sorted key is read, a STORE destination overwritten (Redis'
+// sortGetKeys).
+uint32_t SortKeyFlags(std::span<const std::string_view> args, int key_index);
 
 }  // namespace kv::cmd

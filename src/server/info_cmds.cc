@@ -384,24 +384,32 @@ bool ArityOk(int arity, size_t argc) {
   return arity > 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
 }
 
-// Redis' getKeysSubcommandImpl: the checks come in its order, and movable-key commands answer
-// from their key finder.
-void CommandGetKeys(Context& c) {
+// The command of a GETKEYS / GETKEYSANDFLAGS request, after Redis' checks in its order
+// (getKeysSubcommandImpl); nullptr when an error was answered.
+const CommandSpec* GetKeysCommand(Context& c) {
   std::span<const std::string_view> args = c.args.subspan(2);
   const CommandSpec* spec = ServerOf(c).commands().Find(args[0]);
   if (spec && !spec->subcommands.empty() && args.size() >= 2) spec = spec->FindSub(args[1]);
   if (!spec) {
     c.Error("Invalid command specified");
-    return;
+    return nullptr;
   }
   if (!spec->HasKeys()) {
     c.Error("The command has no key arguments");
-    return;
+    return nullptr;
   }
   if (!ArityOk(spec->arity, args.size())) {
     c.Error("Invalid number of arguments specified for command");
-    return;
+    return nullptr;
   }
+  return spec;
+}
+
+// Movable-key commands answer from their key finder, the others from the legacy range.
+void CommandGetKeys(Context& c) {
+  const CommandSpec* spec = GetKeysCommand(c);
+  if (!spec) return;
+  std::span<const std::string_view> args = c.args.subspan(2);
   std::vector<int> keys = spec->FindKeys(args);
   if (keys.empty()) {
     c.Error("Invalid arguments specified for command");
@@ -409,6 +417,44 @@ void CommandGetKeys(Context& c) {
   }
   c.out.Array(keys.size());
   for (int k : keys) c.out.Bulk(args[k]);
+}
+
+// Redis' getKeysFromCommandWithSpecs: the key specs answer, with their flags, unless they do
+// not fit the arguments or a spec has variable flags; then the key finder (or the legacy range)
+// does, with the flags the command's getkeys function records (none for most).
+std::vector<cmd::KeyRef> KeysAndFlags(const CommandSpec& spec,
+                                      std::span<const std::string_view> args) {
+  uint32_t all = 0, usable = 0;
+  for (const cmd::KeySpec& ks : spec.key_specs) {
+    all |= ks.flags;
+    if (!(ks.flags & cmd::kKeyNotKey)) usable++;
+  }
+  if (usable > 0 && !(all & cmd::kKeyVariableFlags)) {
+    if (auto keys = cmd::KeysFromSpecs(spec.key_specs, args)) return *keys;
+    if (!spec.getkeys) return {};  // no getkeys function to fall back on
+  }
+  std::vector<cmd::KeyRef> out;
+  for (int k : spec.FindKeys(args)) {
+    out.push_back({k, spec.key_flags ? spec.key_flags(args, k) : 0});
+  }
+  return out;
+}
+
+void CommandGetKeysAndFlags(Context& c) {
+  const CommandSpec* spec = GetKeysCommand(c);
+  if (!spec) return;
+  std::span<const std::string_view> args = c.args.subspan(2);
+  std::vector<cmd::KeyRef> keys = KeysAndFlags(*spec, args);
+  if (keys.empty()) {
+    c.Error("Invalid arguments specified for command");
+    return;
+  }
+  c.out.Array(keys.size());
+  for (const cmd::KeyRef& k : keys) {
+    c.out.Array(2);
+    c.out.Bulk(args[k.index]);
+    ReplyKeyFlags(c, k.flags);
+  }
 }
 
 void CommandHelp(Context& c) {
@@ -429,6 +475,8 @@ void CommandHelp(Context& c) {
       "    commands are returned.",
       "GETKEYS <full-command>",
       "    Return the keys from a full Redis command.",
+      "GETKEYSANDFLAGS <full-command>",
+      "    Return the keys and the access flags from a full Redis command.",
   };
   c.ReplyHelp(kLines);
 }
@@ -479,6 +527,8 @@ void RegisterCommandCommand(cmd::CommandTable& t) {
   sub("count", 2, CommandCount, "Get total number of Redis commands", "2.8.13");
   sub("docs", -2, CommandDocs, "Get array of specific Redis command documentation", "7.0.0");
   sub("getkeys", -4, CommandGetKeys, "Extract keys given a full Redis command", "2.8.13");
+  sub("getkeysandflags", -4, CommandGetKeysAndFlags,
+      "Extract keys and access flags given a full Redis command", "7.0.0");
   sub("info", -2, CommandInfo,
       "Get array of specific Redis command details, or all when no argument is given.", "2.8.13");
   sub("list", -2, CommandList, "Get an array of Redis command names", "7.0.0");

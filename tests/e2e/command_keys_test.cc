@@ -1,8 +1,10 @@
 // End-to-end tests of key positions for the movable-key commands (numkeys commands and SORT):
 // COMMAND GETKEYS with valid and invalid numkeys, COMMAND INFO and COMMAND's movablekeys flag,
-// compared byte for byte with Debian's redis-server; and COMMAND INFO of every data command.
+// compared byte for byte with Debian's redis-server; COMMAND INFO of every data command; and
+// COMMAND GETKEYS / GETKEYSANDFLAGS of every command.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -186,6 +188,83 @@ TEST_F(CommandKeysTest, DataCommandsInfoMatchesRedis) {
     EXPECT_EQ(c.Call({"COMMAND", "INFO", name}).elems[0].elems[6].raw,
               r.Call({"COMMAND", "INFO", name}).elems[0].elems[6].raw) << name;
   }
+}
+
+// COMMAND GETKEYSANDFLAGS: the keys with their key-spec flags, from the specs or, where they do
+// not answer (SORT's incomplete specs, SET's variable flags, a numkeys only atoi reads), from
+// the finder with the flags Redis' getkeys function records.
+TEST_F(CommandKeysTest, GetKeysAndFlagsMatchesRedis) {
+  REQUIRE_REDIS();
+  RespClient c(kv_->port()), r(redis_->port());
+  const std::vector<Args> kCases = {
+      {"set", "k", "v"}, {"set", "k", "v", "GET"}, {"set", "k", "v", "px", "10", "get"},
+      {"getex", "k"}, {"get", "k"}, {"strlen", "k"}, {"append", "k", "v"},
+      {"sort", "k"}, {"sort", "k", "store", "d", "by", "x"}, {"sort", "k", "get", "store"},
+      {"sort_ro", "k", "store", "d"},
+      {"zunionstore", "d", "2", "a", "b"}, {"zunionstore", "d", "02", "a", "b"},
+      {"zunionstore", "d", "0", "a"}, {"zinterstore", "d", "1", "a", "weights", "2"},
+      {"zdiffstore", "d", "3", "a", "b"}, {"zunion", "2", "a", "b"}, {"zunion", "x", "a"},
+      {"zunion", "4294967297", "a", "b"}, {"zintercard", "2", "a", "b", "limit", "1"},
+      {"sintercard", "1", "a"}, {"lmpop", "2", "a", "b", "left"}, {"lmpop", "1", "a"},
+      {"blmpop", "0", "2", "a", "b", "left"}, {"bzmpop", "0", "1", "a", "min"},
+      {"zmpop", "1", "a", "min", "count", "2"},
+      {"del", "a", "b"}, {"unlink", "a"}, {"mset", "a", "1", "b", "2"}, {"mget", "a", "b"},
+      {"msetnx", "a", "1"}, {"copy", "a", "b"}, {"rename", "a", "b"}, {"renamenx", "a", "b"},
+      {"lcs", "a", "b"}, {"blmove", "a", "b", "left", "right", "0"}, {"rpoplpush", "a", "b"},
+      {"blpop", "a", "b", "0"}, {"bzpopmin", "a", "0"}, {"smove", "a", "b", "m"},
+      {"sdiffstore", "d", "a", "b"}, {"zrangestore", "d", "s", "0", "-1"},
+      {"spop", "s", "3"}, {"restore", "k", "0", "x"}, {"object", "encoding", "k"},
+      {"memory", "usage", "k"}, {"debug", "object", "k"}, {"move", "a", "1"},
+      // Errors: unknown command, wrong arity, no keys, arguments that name no keys.
+      {"nosuchcommand", "x"}, {"get", "a", "b"}, {"ping", "x"}, {"config", "get", "x"},
+      {"client", "list"}, {"object", "nosuchsub", "x"}, {"lmpop", "0", "a", "left"},
+  };
+  for (const Args& args : kCases) {
+    Args cmd = args;
+    cmd.insert(cmd.begin(), {"COMMAND", "GETKEYSANDFLAGS"});
+    EXPECT_EQ(c.Raw(cmd), r.Raw(cmd)) << args[0] << " " << args[1];
+  }
+  for (const Args& cmd : std::vector<Args>{{"COMMAND", "GETKEYSANDFLAGS"},
+                                           {"COMMAND", "GETKEYSANDFLAGS", "get"}}) {
+    EXPECT_EQ(c.Raw(cmd), r.Raw(cmd)) << cmd.size();
+  }
+  c.Call({"HELLO", "3"});
+  r.Call({"HELLO", "3"});
+  Args cmd = {"COMMAND", "GETKEYSANDFLAGS", "zunionstore", "d", "2", "a", "b"};
+  EXPECT_EQ(c.Raw(cmd), r.Raw(cmd));
+}
+
+// GETKEYS and GETKEYSANDFLAGS of every command kvstore has, with arguments of every count from
+// its arity up: all "1", all distinct names, or a count of 2 then names.
+TEST_F(CommandKeysTest, GetKeysOfEveryCommandMatchesRedis) {
+  REQUIRE_REDIS();
+  RespClient c(kv_->port()), r(redis_->port());
+  int compared = 0;
+  for (const Reply& n : c.Call({"COMMAND", "LIST"}).elems) {
+    Reply info = r.Call({"COMMAND", "INFO", n.str});
+    if (info.elems[0].is_null) continue;  // not a Redis 7.0 command
+    int64_t arity = info.elems[0].elems[1].integer;
+    Args base = {n.str};
+    if (size_t bar = n.str.find('|'); bar != std::string::npos) {
+      base = {n.str.substr(0, bar), n.str.substr(bar + 1)};
+    }
+    int64_t need = std::abs(arity) - static_cast<int64_t>(base.size());
+    for (int64_t extra = 0; extra < (arity < 0 ? 4 : 1); extra++) {
+      for (int fill = 0; fill < 3; fill++) {
+        Args cmd = {"COMMAND", "GETKEYS"};
+        cmd.insert(cmd.end(), base.begin(), base.end());
+        for (int64_t i = 0; i < need + extra; i++) {
+          cmd.push_back(fill == 0 || (fill == 2 && i == 0) ? (fill ? "2" : "1")
+                                                           : "k" + std::to_string(i));
+        }
+        EXPECT_EQ(c.Raw(cmd), r.Raw(cmd)) << n.str << " " << cmd.size();
+        cmd[1] = "GETKEYSANDFLAGS";
+        EXPECT_EQ(c.Raw(cmd), r.Raw(cmd)) << n.str << " " << cmd.size();
+        compared++;
+      }
+    }
+  }
+  EXPECT_GT(compared, 1000);
 }
 
 // The pipeline prefetch reads the first key of each request through the same finders.
