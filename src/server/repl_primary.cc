@@ -390,6 +390,9 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
         r->client->RequestClose();
         continue;
       }
+      // A 64 KiB pipe would switch between the child and the sender thread every 64 KiB;
+      // 1 MiB (the default pipe-max-size) matches the sender's reads. Best effort.
+      (void)fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
       pipes.emplace_back(r, p[0]);
       fds.push_back(-p[1] - 1);  // negative: a raw pipe, no framing
       continue;

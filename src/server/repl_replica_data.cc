@@ -1,7 +1,11 @@
 // The replica's side of the RDMA data plane (see repl_replica.h and docs/replication-rdma.md):
 // negotiating the data link in the handshake, loading a full resync's snapshot through it, and
 // pumping the live stream from it into the master client.
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/logging.h"
@@ -71,36 +75,118 @@ Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
   return true;
 }
 
-// The data link as a loader Source. Views stay valid until the next Read.
+// The data link as a loader Source. A receive thread drains the link into a queue of buffers
+// while the loader parses, so the transfer (on the software providers the receiver's progress
+// does the copying) overlaps the load instead of alternating with it, and credits go back as
+// soon as a slot is copied out. At most kMaxQueued bytes wait in the queue; beyond that the
+// thread stops taking chunks and the ring's credits hold the sender back. Views stay valid
+// until the next Read. Stop() ends the thread; the link is then the caller's again, with
+// whatever the thread took past the snapshot in Rest().
 class ReplReplica::ChannelSource : public BufferedSource {
  public:
+  static constexpr size_t kMaxQueued = 32 << 20;
+
   ChannelSource(ReplReplica& owner, const Target& t, transport::StreamReceiver& rx)
-      : owner_(owner), t_(t), rx_(rx) {}
+      : owner_(owner), t_(t), rx_(rx), thread_([this] { Receive(); }) {}
+  ~ChannelSource() override { Stop(); }
+
+  void Stop() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // Everything received past the snapshot: the start of the stream. After Stop().
+  std::string Rest() {
+    std::string rest = BufferedSource::Rest();
+    for (auto& b : queue_) rest += b;
+    queue_.clear();
+    return rest;
+  }
 
  private:
-  Status Fill(size_t) override {
+  void Receive() {
     int64_t idle_since = MonoMs();
-    while (true) {
-      if (owner_.Cancelled(t_)) return Status::Closed("cancelled");
-      if (owner_.break_data_.exchange(false)) return Status::Closed("data link broken (DEBUG)");
+    Status st;
+    while (st.ok()) {
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || queued_ < kMaxQueued; });
+        if (stop_) return;
+      }
+      if (owner_.Cancelled(t_)) {
+        st = Status::Closed("cancelled");
+        break;
+      }
+      if (owner_.break_data_.exchange(false)) {
+        st = Status::Closed("data link broken (DEBUG)");
+        break;
+      }
       auto span = rx_.Peek();
       if (!span.empty()) {
-        buf_.append(reinterpret_cast<const char*>(span.data()), span.size());
-        KV_TRY(rx_.Consume(span.size()));
-        owner_.sync_read_ += static_cast<int64_t>(span.size());
+        std::string b(reinterpret_cast<const char*>(span.data()), span.size());
+        st = rx_.Consume(span.size());
         owner_.data_bytes_ += span.size();
-        owner_.sync_last_io_ms_ = WallMs();
-        return Status::Ok();
+        idle_since = MonoMs();
+        {
+          std::lock_guard lock(mu_);
+          queued_ += b.size();
+          queue_.push_back(std::move(b));
+        }
+        cv_.notify_all();
+        continue;
       }
-      if (rx_.eof()) return Status::Closed("the primary ended the data stream");
-      if (MonoMs() - idle_since > 60000) return Status::IoError("data link stalled");
-      KV_TRY(rx_.Wait(100).status());
+      if (rx_.eof()) {
+        st = Status::Closed("the primary ended the data stream");
+        break;
+      }
+      if (MonoMs() - idle_since > 60000) {
+        st = Status::IoError("data link stalled");
+        break;
+      }
+      st = rx_.Wait(100).status();
     }
+    {
+      std::lock_guard lock(mu_);
+      error_ = st;
+    }
+    cv_.notify_all();
+  }
+
+  Status Fill(size_t) override {
+    std::string b;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return !queue_.empty() || !error_.ok(); });
+      if (queue_.empty()) return error_;
+      b = std::move(queue_.front());
+      queue_.pop_front();
+      queued_ -= b.size();
+    }
+    cv_.notify_all();
+    owner_.sync_read_ += static_cast<int64_t>(b.size());
+    if (buf_.empty()) {
+      buf_ = std::move(b);
+    } else {
+      buf_.append(b);
+    }
+    owner_.sync_last_io_ms_ = WallMs();
+    return Status::Ok();
   }
 
   ReplReplica& owner_;
   const Target& t_;
   transport::StreamReceiver& rx_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> queue_;  // guarded by mu_
+  size_t queued_ = 0;              // guarded by mu_
+  bool stop_ = false;              // guarded by mu_
+  Status error_;                   // guarded by mu_: why the thread ended
+  std::thread thread_;             // last: starts once the rest is built
 };
 
 Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string& replid,
@@ -113,6 +199,7 @@ Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string&
   uint64_t keys = 0;
   ChannelSource src(*this, t, *data_);
   Status st = LoadSide(src, "over the data link", &side, &keys);
+  src.Stop();
   if (!st.ok()) {
     LOG_WARNING("Failed loading the snapshot from the data link: %s", st.message().c_str());
     DataLinkFailed(st.message());
