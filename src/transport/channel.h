@@ -138,6 +138,19 @@ class Link {
   PollModeController poll_ctl_;
 };
 
+// A read-only region (a mapped snapshot file) a sender writes from without copying it through
+// its staging buffers: registered once with RegisterSource(), written from any number of times,
+// destroyed only once WritesInFlight() is false.
+class SourceRegion {
+ public:
+  explicit SourceRegion(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+  virtual ~SourceRegion() = default;
+  std::span<const uint8_t> bytes() const { return bytes_; }
+
+ private:
+  std::span<const uint8_t> bytes_;
+};
+
 class StreamSender : public Link {
  public:
   // Writable space for the next chunk (up to the current chunk size); empty without a credit.
@@ -148,6 +161,22 @@ class StreamSender : public Link {
   Result<size_t> Write(std::span<const uint8_t> data);
   // Ends the stream after everything committed. Further Commit()s fail.
   virtual Status Finish() = 0;
+
+  // Registers `bytes` (which must stay valid and unchanged while the region lives) as a source
+  // for WriteFrom(). Fabric links register it with the provider for reads by the NIC; the
+  // socket channel has nothing to register.
+  virtual Result<std::unique_ptr<SourceRegion>> RegisterSource(std::span<const uint8_t> bytes) {
+    return std::make_unique<SourceRegion>(bytes);
+  }
+  // Like Write(), for a `part` of `region`, but each chunk is written straight from the
+  // region's memory where the link can (fabric); the socket channel copies as Write() does.
+  virtual Result<size_t> WriteFrom(const SourceRegion& region, std::span<const uint8_t> part) {
+    (void)region;
+    return Write(part);
+  }
+  // True while a write posted from a source region (or a staging buffer) has not completed
+  // locally: the region must outlive them.
+  virtual bool WritesInFlight() const { return false; }
 
   // Offset of the first byte this link carries (the receiver's resume point).
   virtual uint64_t start_offset() const = 0;

@@ -52,6 +52,9 @@ class FabricSender final : public StreamSender, private ControlPlane::Handler {
   std::span<uint8_t> Reserve() override;
   Status Commit(size_t n) override;
   Status Finish() override;
+  Result<std::unique_ptr<SourceRegion>> RegisterSource(std::span<const uint8_t> bytes) override;
+  Result<size_t> WriteFrom(const SourceRegion& region, std::span<const uint8_t> part) override;
+  bool WritesInFlight() const override;
   uint64_t start_offset() const override { return start_offset_; }
   uint64_t committed_offset() const override;
   uint64_t acked_offset() const override;
@@ -64,6 +67,8 @@ class FabricSender final : public StreamSender, private ControlPlane::Handler {
   Status OnMessage(const ControlMsg& m) override;
   Status OnWriteDone(OpContext* op) override;
   Status OnRemoteWrite(uint64_t imm) override;
+  // Posts chunk `n` bytes from `src` (staging or a source region, with its descriptor).
+  Status CommitFrom(uint16_t slot, const uint8_t* src, void* desc, size_t n);
   Status PostWrite(uint16_t slot);
   Status Advance();
   uint32_t ChunkLimit() const;
@@ -74,7 +79,12 @@ class FabricSender final : public StreamSender, private ControlPlane::Handler {
   std::optional<SenderCredits> credits_;
   ChunkSizer sizer_;
   std::vector<OpContext> write_ctx_;
-  std::vector<bool> write_pending_;  // staging slot still owned by the provider
+  std::vector<bool> write_pending_;  // the slot's write context still owned by the provider
+  struct WriteSource {
+    const uint8_t* src = nullptr;
+    void* desc = nullptr;
+  };
+  std::vector<WriteSource> write_src_;  // where each slot's chunk is written from
   std::vector<uint16_t> unposted_;  // writes the provider refused with FI_EAGAIN, in order
   uint64_t link_id_ = 0;
   uint64_t ring_base_ = 0, ring_key_ = 0, ring_stride_ = 0;

@@ -39,25 +39,79 @@ Status FabricSender::Commit(size_t n) {
   if (!slot || write_pending_[*slot] || n == 0 || n > ChunkLimit()) {
     return Status::Invalid("Commit without a reservation");
   }
+  return CommitFrom(*slot, staging_.slot(*slot), staging_.desc(), n);
+}
+
+Status FabricSender::CommitFrom(uint16_t slot, const uint8_t* src, void* desc, size_t n) {
   if (Status why; PeerGone(peer_pid_, &why)) return Fail(why);
-  credits_->OnWritePosted(*slot, static_cast<uint32_t>(n));
-  OpContext& op = write_ctx_[*slot];
+  credits_->OnWritePosted(slot, static_cast<uint32_t>(n));
+  OpContext& op = write_ctx_[slot];
   op.len = static_cast<uint32_t>(n);
+  write_src_[slot] = {src, desc};
   ++stats_.chunks;
   stats_.bytes += n;
   stats_.chunk_size = ChunkLimit();
   if (!unposted_.empty()) {
-    unposted_.push_back(*slot);  // keep the provider's order equal to stream order
+    unposted_.push_back(slot);  // keep the provider's order equal to stream order
     return Status::Ok();
   }
-  if (Status s = PostWrite(*slot); !s.ok()) return Fail(s);
+  if (Status s = PostWrite(slot); !s.ok()) return Fail(s);
   return Status::Ok();
+}
+
+namespace {
+class FabricSourceRegion : public SourceRegion {
+ public:
+  FabricSourceRegion(std::span<const uint8_t> bytes, MrPtr mr, void* desc)
+      : SourceRegion(bytes), mr_(std::move(mr)), desc_(desc) {}
+  void* desc() const { return desc_; }
+
+ private:
+  MrPtr mr_;
+  void* desc_;
+};
+}  // namespace
+
+Result<std::unique_ptr<SourceRegion>> FabricSender::RegisterSource(
+    std::span<const uint8_t> bytes) {
+  if (!ctx_) return Status::Invalid("RegisterSource before Connect");
+  // Local reads only (FI_WRITE: the source of our writes); nothing remote may touch it.
+  auto mr = ctx_->Register(const_cast<uint8_t*>(bytes.data()), bytes.size(), FI_WRITE);
+  if (!mr.ok()) return mr.status();
+  void* desc = ctx_->Desc(mr->get());
+  return std::unique_ptr<SourceRegion>(new FabricSourceRegion(bytes, std::move(*mr), desc));
+}
+
+Result<size_t> FabricSender::WriteFrom(const SourceRegion& region, std::span<const uint8_t> part) {
+  const auto* fr = dynamic_cast<const FabricSourceRegion*>(&region);
+  if (fr == nullptr || part.data() < region.bytes().data() ||
+      part.data() + part.size() > region.bytes().data() + region.bytes().size()) {
+    return Status::Invalid("WriteFrom outside a region this link registered");
+  }
+  if (!status_.ok()) return status_;
+  if (!credits_ || finishing_) return Status::Invalid("WriteFrom after Finish or before Connect");
+  size_t taken = 0;
+  while (taken < part.size()) {
+    auto slot = credits_->Acquire();
+    if (!slot || write_pending_[*slot]) break;
+    size_t n = std::min<size_t>(ChunkLimit(), part.size() - taken);
+    if (Status s = CommitFrom(*slot, part.data() + taken, fr->desc(), n); !s.ok()) return s;
+    taken += n;
+  }
+  return taken;
+}
+
+bool FabricSender::WritesInFlight() const {
+  for (bool p : write_pending_) {
+    if (p) return true;
+  }
+  return !unposted_.empty();
 }
 
 Status FabricSender::PostWrite(uint16_t slot) {
   OpContext& op = write_ctx_[slot];
-  iovec iov{staging_.slot(slot), op.len};
-  void* desc = staging_.desc();
+  iovec iov{const_cast<uint8_t*>(write_src_[slot].src), op.len};
+  void* desc = write_src_[slot].desc;
   fi_rma_iov rma{ring_base_ + slot * ring_stride_, op.len, ring_key_};
   fi_msg_rma msg{};
   msg.msg_iov = &iov;

@@ -153,6 +153,7 @@ Status FabricSender::Connect(std::string_view peer_blob) {
   }
   write_ctx_.resize(*slots);
   write_pending_.assign(*slots, false);
+  write_src_.assign(*slots, {});
   for (size_t i = 0; i < write_ctx_.size(); ++i) {
     write_ctx_[i].kind = OpContext::Kind::kWrite;
     write_ctx_[i].index = static_cast<uint16_t>(i);
