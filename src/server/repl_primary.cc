@@ -383,6 +383,11 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
       r->client->RequestClose();
       continue;
     }
+    if (r->data && disk) {
+      // The data link's thread sends the saved file from its mapping once the child is done.
+      r->data->ExpectSnapshotFile();
+      continue;
+    }
     if (r->data) {
       // The child writes the RDB into a pipe; the data link's thread sends it on.
       int p[2];
@@ -418,6 +423,12 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   }
   for (auto [r, read_end] : pipes) r->data->SetSnapshotFd(read_end);
   child_pid_ = pid;
+  child_file_.clear();
+  if (disk) {
+    char cwd[4096];
+    std::string name = server_.config().GetString("dbfilename");
+    child_file_ = getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) + "/" + name : name;
+  }
   for (Replica* r : batch) r->state = State::kSendingSnapshot;
   LOG_NOTICE("Starting BGSAVE for SYNC with target: %s (pid %d, %zu replica(s))",
              disk ? "disk" : "replicas sockets", static_cast<int>(pid), batch.size());
@@ -501,6 +512,8 @@ void ReplPrimary::SnapshotDone(bool ok) {
       r->client->RequestClose();
       continue;
     }
+    // A data link of a disk-based sync sends the file now, ahead of the stream it queued.
+    if (r->data && !child_file_.empty()) r->data->SetSnapshotFile(child_file_);
     r->state = State::kOnline;
     r->ack_ms = WallMs();
     if (!r->held.empty()) SendTo(*r, r->held);

@@ -119,6 +119,7 @@ class ReplPrimary {
   std::map<uint64_t, Announced> announced_;  // by client id
   std::vector<Waiter> waiters_;
   pid_t child_pid_ = -1;
+  std::string child_file_;  // the snapshot file of a disk-based sync (absolute path), else empty
   int64_t last_ping_ms_ = 0;
   int64_t no_replicas_since_ms_ = 0;  // for repl-backlog-ttl; 0 while replicas are attached
 };

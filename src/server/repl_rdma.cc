@@ -1,5 +1,8 @@
 #include "server/repl_rdma.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -78,6 +81,17 @@ void DataLinkSender::SetSnapshotFd(int fd) {
   wake_.Notify();
 }
 
+void DataLinkSender::ExpectSnapshotFile() {
+  std::lock_guard lock(mu_);
+  snapshot_file_expected_ = true;
+}
+
+void DataLinkSender::SetSnapshotFile(std::string path) {
+  std::lock_guard lock(mu_);
+  snapshot_file_ = std::move(path);
+  wake_.Notify();
+}
+
 void DataLinkSender::Enqueue(std::string_view bytes) {
   std::lock_guard lock(mu_);
   if (queue_.empty() || queue_.back().size() > (1 << 20)) queue_.emplace_back();
@@ -101,14 +115,20 @@ std::string DataLinkSender::Describe() const {
          std::to_string(credits_) + ",bytes=" + std::to_string(bytes_.load());
 }
 
+Status DataLinkSender::AwaitCredit(int64_t* last_progress_ms) {
+  {
+    std::lock_guard lock(mu_);
+    if (stop_) return Status::Closed("data link closed");
+  }
+  KV_TRY(sender_->Wait(100, &wake_).status());
+  if (MonoMs() - *last_progress_ms > kIoTimeoutMs) return Status::IoError("data link stalled");
+  return Status::Ok();
+}
+
 Status DataLinkSender::SendBytes(std::string_view data) {
   auto span = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size());
   int64_t last_progress = MonoMs();
   while (!span.empty()) {
-    {
-      std::lock_guard lock(mu_);
-      if (stop_) return Status::Closed("data link closed");
-    }
     KV_TRY_ASSIGN(n, sender_->Write(span));
     if (n > 0) {
       span = span.subspan(n);
@@ -116,12 +136,59 @@ Status DataLinkSender::SendBytes(std::string_view data) {
       last_progress = MonoMs();
       continue;
     }
-    // No credit: wait for one (Break() interrupts the wait).
-    KV_TRY(sender_->Wait(100, &wake_).status());
-    if (MonoMs() - last_progress > kIoTimeoutMs) return Status::IoError("data link stalled");
+    KV_TRY(AwaitCredit(&last_progress));
   }
   chunk_ = sender_->stats().chunk_size;
   return Status::Ok();
+}
+
+// A disk-based sync's snapshot: mapped, registered with the link once, and written chunk by
+// chunk straight from the mapping (no staging copy on fabric links).
+Status DataLinkSender::SendFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno("open " + path, errno);
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size <= 0) {
+    close(fd);
+    return Status::IoError("snapshot file " + path + " is empty or unreadable");
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);  // the mapping keeps the file (even once a later save renames over it)
+  if (map == MAP_FAILED) return Status::FromErrno("mmap " + path, errno);
+  madvise(map, size, MADV_SEQUENTIAL);
+  auto bytes = std::span<const uint8_t>(static_cast<const uint8_t*>(map), size);
+  int64_t start = MonoMs();
+  Status result = [&]() -> Status {
+    KV_TRY_ASSIGN(region, sender_->RegisterSource(bytes));
+    int64_t last_progress = MonoMs();
+    size_t pos = 0;
+    Status s;
+    while (s.ok() && pos < size) {
+      auto n = sender_->WriteFrom(*region, bytes.subspan(pos));
+      if (!n.ok()) {
+        s = n.status();
+      } else if (*n > 0) {
+        pos += *n;
+        bytes_ += *n;
+        last_progress = MonoMs();
+      } else {
+        s = AwaitCredit(&last_progress);
+      }
+    }
+    // The region (and the mapping) must outlive every write posted from it.
+    while (sender_->WritesInFlight() && sender_->status().ok()) {
+      if (!sender_->Wait(100).ok()) break;
+    }
+    chunk_ = sender_->stats().chunk_size;
+    return s;
+  }();
+  munmap(map, size);
+  if (result.ok()) {
+    LOG_NOTICE("Sent the %.1f MB snapshot file to the replica's data link from its mapping in "
+               "%.3f s", static_cast<double>(size) / 1e6, (MonoMs() - start) / 1000.0);
+  }
+  return result;
 }
 
 void DataLinkSender::Run(std::string peer_blob) {
@@ -129,6 +196,8 @@ void DataLinkSender::Run(std::string peer_blob) {
   std::vector<char> buf(1 << 20);
   while (st.ok()) {
     int snap = -1;
+    std::string file;
+    bool file_pending = false;
     std::deque<std::string> batch;
     {
       std::lock_guard lock(mu_);
@@ -137,7 +206,16 @@ void DataLinkSender::Run(std::string peer_blob) {
         break;
       }
       snap = snapshot_fd_;
-      if (snap < 0) batch.swap(queue_);
+      if (snapshot_file_expected_) {
+        file.swap(snapshot_file_);
+        file_pending = file.empty();
+        if (!file_pending) snapshot_file_expected_ = false;
+      }
+      if (snap < 0 && file.empty() && !file_pending) batch.swap(queue_);
+    }
+    if (!file.empty()) {
+      st = SendFile(file);
+      continue;
     }
     if (snap >= 0) {
       // The snapshot goes first, whole; stream bytes wait in the queue behind it.
@@ -157,8 +235,8 @@ void DataLinkSender::Run(std::string peer_blob) {
       st = SendBytes(b);
     }
     if (!st.ok() || !batch.empty()) continue;
-    // Nothing queued: drive the link (the descriptors of what was just written, then credits
-    // and acks) until more bytes are enqueued. The poll mode decides between spinning and
+    // Nothing queued (or the snapshot file not saved yet): drive the link (completions of what
+    // was just written, then credits and acks) until more bytes are enqueued. The poll mode decides between spinning and
     // sleeping on the link's fds; Enqueue() and Break() cut the wait short.
     bool quiet = sender_->acked_offset() == sender_->committed_offset();
     auto r = sender_->Wait(quiet ? 100 : 10, &wake_);

@@ -44,6 +44,11 @@ class DataLinkSender {
   // The snapshot producer's pipe (read end; owned from here on). Before any Enqueue of stream
   // bytes that must follow the snapshot.
   void SetSnapshotFd(int fd);
+  // A disk-based sync: a snapshot file will follow (SetSnapshotFile) once it is saved; stream
+  // bytes enqueued meanwhile wait behind it. Before any Enqueue of such bytes.
+  void ExpectSnapshotFile();
+  // The saved snapshot: the thread maps it and writes it straight from the mapping.
+  void SetSnapshotFile(std::string path);
   // Stream bytes. Any thread.
   void Enqueue(std::string_view bytes);
   // Tears the link down (DEBUG, shutdown). Any thread.
@@ -57,6 +62,9 @@ class DataLinkSender {
   explicit DataLinkSender(std::unique_ptr<transport::StreamSender> s) : sender_(std::move(s)) {}
   void Run(std::string peer_blob);
   Status SendBytes(std::string_view data);
+  Status SendFile(const std::string& path);
+  // Waits for a credit (or for Break()), failing after kIoTimeoutMs without progress.
+  Status AwaitCredit(int64_t* last_progress_ms);
 
   std::unique_ptr<transport::StreamSender> sender_;
   std::thread thread_;
@@ -64,6 +72,8 @@ class DataLinkSender {
   transport::WaitInterrupt wake_;  // Enqueue(), SetSnapshotFd() and Break() wake the thread
   std::deque<std::string> queue_;  // guarded by mu_
   int snapshot_fd_ = -1;           // guarded by mu_
+  bool snapshot_file_expected_ = false;  // guarded by mu_
+  std::string snapshot_file_;            // guarded by mu_
   bool stop_ = false;              // guarded by mu_
   std::string error_;              // guarded by mu_
   std::atomic<bool> failed_{false};

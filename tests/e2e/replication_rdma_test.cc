@@ -102,6 +102,42 @@ TEST_P(RdmaReplication, FullSyncStreamAndResumeAfterBrokenLinks) {
 
 INSTANTIATE_TEST_SUITE_P(Providers, RdmaReplication, ::testing::Values("tcp", "shm"));
 
+// A disk-based sync (repl-diskless-sync no): the primary saves the snapshot, then sends the
+// file from its mapping over the data link, followed by the writes accepted meanwhile.
+TEST_P(RdmaReplication, DiskBasedSyncSendsTheMappedFile) {
+  ServerProcess primary(Kind::kKvstore,
+                        {"--repl-diskless-sync", "no", "--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  Populate(p, 30000);
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    RespClient w(primary.port());
+    for (int i = 0; !stop; i++) Writes(w, i);
+  });
+  struct Join {
+    std::atomic<bool>& stop;
+    std::thread& t;
+    ~Join() {
+      stop = true;
+      if (t.joinable()) t.join();
+    }
+  } join{stop, writer};
+  ServerProcess replica(Kind::kKvstore, RdmaReplica(primary, GetParam()));
+  RespClient r(replica.port());
+  ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }))
+      << replica.LogText() << "\n---- primary:\n" << primary.LogText();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  stop = true;
+  writer.join();
+  ASSERT_TRUE(InSync(p, r)) << replica.LogText();
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
+  std::string log = primary.LogText();
+  EXPECT_NE(log.find("target: disk"), std::string::npos) << log;
+  EXPECT_NE(log.find("snapshot file to the replica's data link from its mapping"),
+            std::string::npos) << log;
+}
+
 // One kvstore primary, a kvstore replica over RDMA and a redis-server replica over TCP at once.
 TEST(RdmaReplicationMixed, KvstoreOverRdmaAndRedisOverTcp) {
   if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
