@@ -15,6 +15,7 @@ std::string CommandRunner::Run(std::vector<std::string> args) {
   std::string out;
   resp::ReplyWriter w(&out, session.resp);
   propagated_.clear();
+  propagated_all_.clear();
   std::string error;
   const CommandSpec* spec = ResolveCommand(table, views, &error);
   if (!spec) {
@@ -25,7 +26,12 @@ std::string CommandRunner::Run(std::vector<std::string> args) {
   ctx.spec = spec;
   spec->handler(ctx);
   if (spec->IsWrite() && ctx.dirty > 0) {
-    propagated_ = ctx.rewrite ? *ctx.rewrite : args;
+    if (ctx.propagate.empty()) {
+      propagated_all_.push_back(ctx.rewrite ? *ctx.rewrite : args);
+    } else {
+      propagated_all_ = std::move(ctx.propagate);
+    }
+    propagated_ = propagated_all_.front();
   }
   return out;
 }

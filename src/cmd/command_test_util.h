@@ -35,8 +35,13 @@ class CommandRunner {
 
   // Runs one command and returns its raw RESP reply.
   std::string Run(std::vector<std::string> args);
-  // The argv the last write command would propagate (its rewrite, or itself), empty if none.
+  // The argv the last write command would propagate (its rewrite, or itself; the first when it
+  // propagates several), empty if none.
   const std::vector<std::string>& last_propagated() const { return propagated_; }
+  // Every command the last write command would propagate, in order.
+  const std::vector<std::vector<std::string>>& last_propagated_all() const {
+    return propagated_all_;
+  }
 
   // Time seen by commands; defaults to the real clock. Lets TTL tests move time.
   void set_now_ms(int64_t ms) { fixed_now_ms_ = ms; }
@@ -50,6 +55,7 @@ class CommandRunner {
  private:
   int64_t fixed_now_ms_ = -1;
   std::vector<std::string> propagated_;
+  std::vector<std::vector<std::string>> propagated_all_;
 };
 
 }  // namespace kv::cmd

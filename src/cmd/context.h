@@ -109,6 +109,10 @@ class Context {
   // When set, replication and MONITOR-free consumers see this argv instead of the original
   // (SET with EX becomes SET with PXAT, ...).
   std::optional<std::vector<std::string>> rewrite;
+  // When not empty, replication sees these commands, in order, instead of the original and of
+  // `rewrite` (Redis' alsoPropagate with the command's own propagation prevented). The feed
+  // wraps a command's writes in MULTI/EXEC when there is more than one.
+  std::vector<std::vector<std::string>> propagate;
   // Set by a blocking command that must wait (never when session.deny_blocking).
   std::optional<BlockRequest> block;
   // Arguments MONITOR and SLOWLOG show as "(redacted)" (passwords), in the order redacted.

@@ -346,9 +346,10 @@ void SInterCard(Context& c) {
 // ---- SPOP SRANDMEMBER -------------------------------------------------------------------------
 
 // SPOP key count. The count is validated before the key is looked up. Popping the whole set
-// answers like SUNION of it and propagates as DEL; otherwise Redis propagates one SREM per
-// member (inside MULTI/EXEC); here the pop propagates as a single SREM of all popped members,
-// which has the same effect.
+// answers like SUNION of it and propagates as DEL (Redis 7.0 sends DEL whatever
+// lazyfree-lazy-server-del says); otherwise the pop propagates as one
+// "SREM key member" per popped member, as Redis 7.0 does (the feed wraps more than one in
+// MULTI/EXEC).
 void SPopCount(Context& c) {
   std::string_view key = c.arg(1);
   auto count = ParseInt64(c.arg(2));
@@ -375,9 +376,8 @@ void SPopCount(Context& c) {
   c.dirty += *count - 1;
   std::vector<std::string> popped = s->PopRandom(*count, MaxIntset(c));
   ReplyStrings(c, popped, /*as_set=*/true);
-  std::vector<std::string> argv{"SREM", std::string(key)};
-  argv.insert(argv.end(), popped.begin(), popped.end());
-  c.rewrite = std::move(argv);
+  c.propagate.reserve(popped.size());
+  for (std::string& m : popped) c.propagate.push_back({"SREM", std::string(key), std::move(m)});
 }
 
 // SPOP key [count]: one member, propagated as SREM key member.

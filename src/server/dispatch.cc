@@ -148,7 +148,11 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   // Writes from our own primary are passed on verbatim instead (OnMasterCommand).
   if (ctx.dirty > 0 && !(flags & cmd::kNoPropagate) && primary_->feed().active() &&
       !(c.flags() & Client::kMaster)) {
-    if (ctx.rewrite) {
+    if (!ctx.propagate.empty()) {
+      for (const auto& argv : ctx.propagate) {
+        primary_->feed().Add(db, std::span<const std::string>(argv));
+      }
+    } else if (ctx.rewrite) {
       primary_->feed().Add(db, std::span<const std::string>(*ctx.rewrite));
     } else {
       primary_->feed().Add(db, args);

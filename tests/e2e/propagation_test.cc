@@ -1,0 +1,204 @@
+// End-to-end tests of what a write propagates to replicas when Redis 7.0 replaces the command
+// with others: SPOP with a count becomes one SREM per popped member (in MULTI/EXEC when more
+// than one), or DEL when it empties the set. The stream a raw SYNC client reads from kvstore is
+// compared with redis-server's, and a kvstore replica must end up with its primary's set.
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/process.h"
+#include "tests/support/resp_client.h"
+#include "tests/support/wait.h"
+
+namespace kv::test {
+namespace {
+
+using Kind = ServerProcess::Kind;
+using Argv = std::vector<std::string>;
+
+// A replica on a raw socket: sends SYNC, skips the snapshot, then parses the command stream.
+class StreamReader {
+ public:
+  explicit StreamReader(int port) : c_(port) { c_.SendRaw("SYNC\r\n"); }
+
+  // The next command of the stream but PING and REPLCONF; empty on timeout or a bad stream.
+  Argv Next() {
+    for (;;) {
+      Argv cmd;
+      std::string line;
+      if (!Line(&line)) return {};
+      // The newlines a primary sends while it prepares the snapshot; kvstore also answers SYNC
+      // with +FULLRESYNC as it answers PSYNC (Redis 7.0 sends no status line to SYNC).
+      line.erase(0, line.find_first_not_of('\n'));
+      if (line.empty() || line[0] == '+') continue;
+      if (line[0] == '$') {  // the snapshot: $<len> or $EOF:<40-byte mark>
+        if (!SkipSnapshot(line)) return {};
+        continue;
+      }
+      if (line[0] != '*') return {};
+      int n = std::stoi(line.substr(1));
+      for (int i = 0; i < n; i++) {
+        if (!Line(&line) || line.empty() || line[0] != '$') return {};
+        size_t len = std::stoul(line.substr(1));
+        if (!Bytes(len + 2)) return {};
+        cmd.push_back(buf_.substr(pos_, len));
+        pos_ += len + 2;
+      }
+      std::string name = cmd.empty() ? "" : cmd[0];
+      std::transform(name.begin(), name.end(), name.begin(), ::toupper);
+      if (name != "PING" && name != "REPLCONF") return cmd;
+    }
+  }
+
+ private:
+  bool Fill() {
+    pollfd p{c_.fd(), POLLIN, 0};
+    if (poll(&p, 1, 10000) <= 0) return false;
+    char tmp[65536];
+    ssize_t n = recv(c_.fd(), tmp, sizeof(tmp), 0);
+    if (n <= 0) return false;
+    buf_.erase(0, pos_);
+    pos_ = 0;
+    buf_.append(tmp, static_cast<size_t>(n));
+    return true;
+  }
+  bool Bytes(size_t n) {
+    while (buf_.size() - pos_ < n) {
+      if (!Fill()) return false;
+    }
+    return true;
+  }
+  bool Line(std::string* out) {
+    size_t at;
+    while ((at = buf_.find("\r\n", pos_)) == std::string::npos) {
+      if (!Fill()) return false;
+    }
+    *out = buf_.substr(pos_, at - pos_);
+    pos_ = at + 2;
+    return true;
+  }
+  bool SkipSnapshot(const std::string& line) {
+    if (line.rfind("$EOF:", 0) == 0) {
+      std::string mark = line.substr(5);
+      size_t at;
+      while ((at = buf_.find(mark, pos_)) == std::string::npos) {
+        if (!Fill()) return false;
+      }
+      pos_ = at + mark.size();
+      return true;
+    }
+    size_t len = std::stoul(line.substr(1));
+    if (!Bytes(len)) return false;
+    pos_ += len;
+    return true;
+  }
+
+  RespClient c_;
+  std::string buf_;
+  size_t pos_ = 0;
+};
+
+// The stream up to "SET marker end", with each run of SREMs of one member as "SREM xN" (the
+// members are random) and the SELECTs left out.
+std::vector<std::string> StreamShape(StreamReader& s) {
+  std::vector<std::string> out;
+  int srems = 0;
+  for (;;) {
+    Argv cmd = s.Next();
+    if (cmd.empty()) {
+      out.push_back("<stream ended>");
+      return out;
+    }
+    std::transform(cmd[0].begin(), cmd[0].end(), cmd[0].begin(), ::toupper);
+    if (cmd[0] == "SREM" && cmd.size() == 3) {
+      srems++;
+      continue;
+    }
+    if (srems) out.push_back("SREM x" + std::to_string(srems));
+    srems = 0;
+    if (cmd[0] == "SELECT") continue;
+    std::string line = cmd[0];
+    for (size_t i = 1; i < cmd.size() && i < 4; i++) line += " " + cmd[i];
+    if (cmd.size() > 4) line += " ... (" + std::to_string(cmd.size()) + " args)";
+    out.push_back(line);
+    if (line == "SET marker end") return out;
+  }
+}
+
+// Fills set `key` with members 0..n-1.
+void FillSet(RespClient& c, const std::string& key, int n) {
+  Argv add = {"SADD", key};
+  for (int i = 0; i < n; i++) add.push_back(std::to_string(i));
+  ASSERT_EQ(c.Call(add).integer, n);
+}
+
+void SpopWorkload(RespClient& c) {
+  FillSet(c, "s", 5000);
+  c.Call({"SET", "marker", "a"});
+  EXPECT_EQ(c.Call({"SPOP", "s", "3000"}).elems.size(), 3000u);
+  c.Call({"SET", "marker", "b"});
+  c.Call({"SPOP", "s", "1"});
+  c.Call({"SPOP", "s", "0"});      // nothing to propagate
+  c.Call({"SPOP", "nokey", "5"});  // nor here
+  c.Call({"SET", "marker", "c"});
+  c.Call({"CONFIG", "SET", "lazyfree-lazy-server-del", "yes"});
+  EXPECT_EQ(c.Call({"SPOP", "s", "5000"}).elems.size(), 1999u);  // the rest: DEL
+  c.Call({"CONFIG", "SET", "lazyfree-lazy-server-del", "no"});
+  FillSet(c, "t", 10);
+  c.Call({"MULTI"});
+  c.Call({"SPOP", "t", "4"});
+  c.Call({"SET", "marker", "d"});
+  EXPECT_EQ(c.Call({"EXEC"}).elems.size(), 2u);
+  c.Call({"SET", "marker", "end"});
+}
+
+TEST(Propagation, SpopWithCountStreamMatchesRedis) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  std::vector<std::string> shapes[2];
+  int i = 0;
+  for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
+    ServerProcess s(kind);
+    StreamReader stream(s.port());
+    RespClient c(s.port());
+    // Writes start once the snapshot is through, as they would for a real replica.
+    ASSERT_TRUE(WaitFor([&] {
+      return InfoField(c, "replication", "slave0").find("state=online") != std::string::npos;
+    }));
+    SpopWorkload(c);
+    shapes[i++] = StreamShape(stream);
+  }
+  const std::vector<std::string> kExpected = {
+      "SADD s 0 1 ... (5002 args)", "SET marker a", "MULTI", "SREM x3000", "EXEC",
+      "SET marker b", "SREM x1", "SET marker c", "DEL s", "SADD t 0 1 ... (12 args)",
+      "MULTI", "SREM x4", "SET marker d", "EXEC", "SET marker end"};
+  EXPECT_EQ(shapes[1], kExpected) << "redis-server's stream changed";
+  EXPECT_EQ(shapes[0], shapes[1]);
+}
+
+TEST(Propagation, SpopWithCountKeepsAReplicaInSync) {
+  ServerProcess primary(Kind::kKvstore);
+  ServerProcess replica(Kind::kKvstore, {"--replicaof", "127.0.0.1 " +
+                                                            std::to_string(primary.port())});
+  RespClient p(primary.port()), r(replica.port());
+  FillSet(p, "s", 5000);
+  EXPECT_EQ(p.Call({"SPOP", "s", "3000"}).elems.size(), 3000u);
+  ASSERT_TRUE(InSync(p, r));
+  auto members = [](RespClient& c) {
+    std::vector<std::string> out;
+    for (const Reply& m : c.Call({"SMEMBERS", "s"}).elems) out.push_back(m.str);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  std::vector<std::string> left = members(p);
+  EXPECT_EQ(left.size(), 2000u);
+  EXPECT_EQ(members(r), left);
+  EXPECT_EQ(r.Call({"SCARD", "s"}).integer, 2000);
+}
+
+}  // namespace
+}  // namespace kv::test
