@@ -158,10 +158,27 @@ void DebugReload(Context& c) {
   c.out.Ok();
 }
 
-// Fails the RDMA data links of this server (both sides): the replicas resume with PSYNC.
+// DEBUG REPLICATION-BREAK-DATA-LINK [AFTER <bytes>]: fails the RDMA data links of this server
+// (both sides), now or once that many more bytes have moved over them. A link broken while it
+// streams is resumed with PSYNC; one broken mid-snapshot is rebuilt and the snapshot goes on.
 void DebugBreakDataLink(Context& c) {
-  ServerOf(c).primary().BreakDataLinks();
-  ServerOf(c).replica().BreakDataLink();
+  int64_t after = 0;
+  if (c.argc() == 4) {
+    if (!EqualsIgnoreCase(c.arg(2), "after")) {
+      c.Error(cmd::OpStatus::kSyntax);
+      return;
+    }
+    if (!c.ParseInt(c.arg(3), &after)) return;
+    if (after < 0) {
+      c.Error("byte count must be positive");
+      return;
+    }
+  } else if (c.argc() != 2) {
+    c.Error(cmd::OpStatus::kSyntax);
+    return;
+  }
+  ServerOf(c).primary().BreakDataLinks(static_cast<uint64_t>(after));
+  ServerOf(c).replica().BreakDataLink(static_cast<uint64_t>(after));
   c.out.Ok();
 }
 
@@ -205,7 +222,7 @@ constexpr DebugAction kDebugActions[] = {
     {"digest-value", 2, SIZE_MAX, DebugDigestValue},
     {"object", 3, 3, DebugObject},
     {"reload", 2, 5, DebugReload},
-    {"replication-break-data-link", 2, 2, DebugBreakDataLink},
+    {"replication-break-data-link", 2, 4, DebugBreakDataLink},
 };
 
 void Debug(Context& c) {

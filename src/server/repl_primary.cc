@@ -28,6 +28,10 @@
 namespace kv::server {
 namespace {
 
+// How long a data link that failed mid-snapshot waits for the replica to rebuild it before the
+// connection is dropped (and the replica resyncs).
+constexpr int64_t kDataLinkResumeGraceMs = 5000;
+
 std::string RandomHex40() {
   static const char kHex[] = "0123456789abcdef";
   std::string s;
@@ -236,14 +240,38 @@ void ReplPrimary::ResizeBacklog(size_t bytes) {
   if (feed_.backlog()) feed_.backlog()->Resize(bytes);
 }
 
-void ReplPrimary::BreakDataLinks() {
+void ReplPrimary::BreakDataLinks(uint64_t after) {
   for (auto& r : replicas_) {
-    if (r->data) r->data->Break();
+    if (r->data) r->data->FailAfter(after);
   }
 }
 
+void ReplPrimary::ResumeDataLink(cmd::Context& c, Client& client, std::string_view hex_blob) {
+  Replica* r = Find(&client);
+  std::string peer;
+  if (!HexDecode(hex_blob, &peer) || !transport::Blob::Decode(peer).ok()) {
+    c.Error("malformed data link blob");
+    return;
+  }
+  if (r == nullptr || !r->data) {
+    c.Error("no data link to resume");
+    return;
+  }
+  std::string local;
+  if (Status s = r->data->Resume(std::move(peer), &local); !s.ok()) {
+    LOG_WARNING("Could not rebuild the data link of replica %s: %s", client.peer().c_str(),
+                s.message().c_str());
+    c.Error("RDMA data link unavailable: " + s.message());
+    return;
+  }
+  LOG_NOTICE("Replica %s rebuilds its data link mid-snapshot", client.peer().c_str());
+  c.out.Simple("RDMA " + HexEncode(local));
+}
+
 void ReplPrimary::Replconf(cmd::Context& c) {
-  if (c.argc() % 2 == 0 && !(c.argc() == 4 && EqualsIgnoreCase(c.arg(1), "rdma"))) {
+  bool two_values = c.argc() == 4 && (EqualsIgnoreCase(c.arg(1), "rdma") ||
+                                      EqualsIgnoreCase(c.arg(1), "rdma-resume"));
+  if (c.argc() % 2 == 0 && !two_values) {
     c.Error(cmd::OpStatus::kSyntax);
     return;
   }
@@ -268,12 +296,20 @@ void ReplPrimary::Replconf(cmd::Context& c) {
       if (client.flags() & Client::kMaster) server_.replica().SendAck();
       return;
     } else if (EqualsIgnoreCase(opt, "rdma")) {
-      // REPLCONF rdma <provider> <blob>: the only option with two values.
+      // REPLCONF rdma <provider> <blob>: with rdma-resume, the options with two values.
       if (c.argc() != 4) {
         c.Error(cmd::OpStatus::kSyntax);
         return;
       }
       SetupDataLink(c, client, c.arg(2), c.arg(3));
+      return;
+    } else if (EqualsIgnoreCase(opt, "rdma-resume")) {
+      // REPLCONF rdma-resume <provider> <blob>: rebuild a data link that failed mid-snapshot.
+      if (c.argc() != 4) {
+        c.Error(cmd::OpStatus::kSyntax);
+        return;
+      }
+      ResumeDataLink(c, client, c.arg(3));
       return;
     } else if (EqualsIgnoreCase(opt, "capa")) {
       if (EqualsIgnoreCase(val, "eof")) announced_[client.id()].capa_eof = true;
@@ -559,8 +595,9 @@ void ReplPrimary::Cron(int64_t now_ms) {
     no_replicas_since_ms_ = 0;
   }
   // A failed data link ends the connection; the replica comes back with PSYNC and resumes.
+  // One that failed mid-snapshot gets a few seconds for the replica to rebuild it.
   for (auto& r : replicas_) {
-    if (r->data && r->data->failed()) {
+    if (r->data && r->data->failed() && !r->data->Resumable(kDataLinkResumeGraceMs)) {
       LOG_WARNING("Data link to replica %s failed (%s); closing the connection, it will resume "
                   "with PSYNC", r->client->peer().c_str(), r->data->error().c_str());
       r->client->RequestClose();

@@ -50,7 +50,8 @@ class ReplPrimary {
   // CONFIG SET repl-backlog-size.
   void ResizeBacklog(size_t bytes);
   // DEBUG REPLICATION-BREAK-DATA-LINK: fails every data link (the replicas resume with PSYNC).
-  void BreakDataLinks();
+  // DEBUG REPLICATION-BREAK-DATA-LINK: fails every data link once `after` more bytes are sent.
+  void BreakDataLinks(uint64_t after = 0);
   void Role(cmd::Context& c) const;
 
   void Replconf(cmd::Context& c);
@@ -106,6 +107,7 @@ class ReplPrimary {
   void SnapshotDone(bool ok);
   bool TryPartial(cmd::Context& c, Client& client, std::string_view replid, int64_t offset);
   // REPLCONF rdma <provider> <hex blob>: sets up the data link's sender; answers +RDMA <blob>.
+  void ResumeDataLink(cmd::Context& c, Client& client, std::string_view hex_blob);
   void SetupDataLink(cmd::Context& c, Client& client, std::string_view provider,
                      std::string_view hex_blob);
   // Sends stream bytes to one replica, over its data link or its socket.

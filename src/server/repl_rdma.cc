@@ -59,7 +59,7 @@ Result<std::unique_ptr<DataLinkSender>> DataLinkSender::Create(
   KV_TRY_ASSIGN(sender, transport::CreateSender(opts));
   KV_TRY_ASSIGN(blob, sender->LocalBlob());
   *local_blob = std::move(blob);
-  auto link = std::unique_ptr<DataLinkSender>(new DataLinkSender(std::move(sender)));
+  auto link = std::unique_ptr<DataLinkSender>(new DataLinkSender(std::move(sender), opts));
   link->describe_ = link->sender_->Describe();
   link->credits_ = opts.credits;
   return link;
@@ -92,6 +92,38 @@ void DataLinkSender::SetSnapshotFile(std::string path) {
   wake_.Notify();
 }
 
+void DataLinkSender::FailAfter(uint64_t after) {
+  fail_at_ = static_cast<int64_t>(bytes_.load() + after);
+  wake_.Notify();
+}
+
+bool DataLinkSender::Resumable(int64_t grace_ms) const {
+  if (!failed_) return false;
+  std::lock_guard lock(mu_);
+  return !stop_ && snapshot_fd_ >= 0 && MonoMs() - failed_ms_ < grace_ms;
+}
+
+Status DataLinkSender::Resume(std::string peer_blob, std::string* local_blob) {
+  // The replica gave the old link up; it may not have failed here yet.
+  if (!failed_) FailAfter(0);
+  if (thread_.joinable()) thread_.join();
+  if (!Resumable(INT64_MAX)) return Status::Invalid("no data link to resume");
+  KV_TRY_ASSIGN(sender, transport::CreateSender(opts_));
+  KV_TRY_ASSIGN(blob, sender->LocalBlob());
+  *local_blob = std::move(blob);
+  sender_ = std::move(sender);
+  describe_ = sender_->Describe();
+  {
+    std::lock_guard lock(mu_);
+    error_.clear();
+  }
+  failed_ = false;
+  fail_at_ = -1;
+  resuming_ = true;
+  Start(std::move(peer_blob));
+  return Status::Ok();
+}
+
 void DataLinkSender::Enqueue(std::string_view bytes) {
   std::lock_guard lock(mu_);
   if (queue_.empty() || queue_.back().size() > (1 << 20)) queue_.emplace_back();
@@ -120,6 +152,9 @@ Status DataLinkSender::AwaitCredit(int64_t* last_progress_ms) {
     std::lock_guard lock(mu_);
     if (stop_) return Status::Closed("data link closed");
   }
+  if (int64_t at = fail_at_; at >= 0 && static_cast<int64_t>(bytes_) >= at) {
+    return Status::Closed("data link broken (DEBUG REPLICATION-BREAK-DATA-LINK)");
+  }
   KV_TRY(sender_->Wait(100, &wake_).status());
   if (MonoMs() - *last_progress_ms > kIoTimeoutMs) return Status::IoError("data link stalled");
   return Status::Ok();
@@ -129,7 +164,15 @@ Status DataLinkSender::SendBytes(std::string_view data) {
   auto span = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size());
   int64_t last_progress = MonoMs();
   while (!span.empty()) {
-    KV_TRY_ASSIGN(n, sender_->Write(span));
+    if (int64_t at = fail_at_; at >= 0 && static_cast<int64_t>(bytes_) >= at) {
+      return Status::Closed("data link broken (DEBUG REPLICATION-BREAK-DATA-LINK)");
+    }
+    // At most up to the DEBUG failure point, so that it falls inside this piece.
+    auto part = span;
+    if (int64_t at = fail_at_; at >= 0) {
+      part = span.first(std::min<size_t>(span.size(), static_cast<size_t>(at) - bytes_));
+    }
+    KV_TRY_ASSIGN(n, sender_->Write(part));
     if (n > 0) {
       span = span.subspan(n);
       bytes_ += n;
@@ -191,9 +234,36 @@ Status DataLinkSender::SendFile(const std::string& path) {
   return result;
 }
 
+Status DataLinkSender::Replay() {
+  uint64_t from = sender_->start_offset();
+  while (!retained_.empty() &&
+         retained_.front().first + retained_.front().second.size() <= from) {
+    retained_.pop_front();
+  }
+  uint64_t have = retained_.empty() ? bytes_.load() : retained_.front().first;
+  if (from < have || from > bytes_) {
+    return Status::Invalid("the replica resumes at byte " + std::to_string(from) +
+                           ", outside what this link kept (" + std::to_string(have) + ".." +
+                           std::to_string(bytes_.load()) + ")");
+  }
+  LOG_NOTICE("Replication data link rebuilt (%s): resending the snapshot from byte %llu",
+             describe_.c_str(), static_cast<unsigned long long>(from));
+  // The last piece may not have gone out whole before the failure: it is sent to its end now.
+  uint64_t end = retained_.empty() ? bytes_.load()
+                                   : retained_.back().first + retained_.back().second.size();
+  bytes_ = from;  // SendBytes counts what it sends again
+  for (const auto& [offset, chunk] : retained_) {
+    size_t skip = offset < from ? static_cast<size_t>(from - offset) : 0;
+    KV_TRY(SendBytes(std::string_view(chunk).substr(skip)));
+  }
+  if (bytes_ != end) return Status::Internal("data link replay lost its place");
+  return Status::Ok();
+}
+
 void DataLinkSender::Run(std::string peer_blob) {
   Status st = sender_->Connect(peer_blob);
-  std::vector<char> buf(1 << 20);
+  if (st.ok() && resuming_) st = Replay();
+  resuming_ = false;
   while (st.ok()) {
     int snap = -1;
     std::string file;
@@ -218,14 +288,25 @@ void DataLinkSender::Run(std::string peer_blob) {
       continue;
     }
     if (snap >= 0) {
-      // The snapshot goes first, whole; stream bytes wait in the queue behind it.
-      ssize_t n = read(snap, buf.data(), buf.size());
+      // The snapshot goes first, whole; stream bytes wait in the queue behind it. What the
+      // replica has not acknowledged is kept, for a rebuilt link to resend.
+      std::string chunk(1 << 20, '\0');
+      ssize_t n = read(snap, chunk.data(), chunk.size());
       if (n > 0) {
-        st = SendBytes(std::string_view(buf.data(), static_cast<size_t>(n)));
+        chunk.resize(static_cast<size_t>(n));
+        uint64_t offset = bytes_;
+        st = SendBytes(chunk);
+        retained_.emplace_back(offset, std::move(chunk));
+        uint64_t acked = sender_->acked_offset();
+        while (!retained_.empty() &&
+               retained_.front().first + retained_.front().second.size() <= acked) {
+          retained_.pop_front();
+        }
       } else if (n == 0 || errno != EINTR) {
         std::lock_guard lock(mu_);
         close(snapshot_fd_);
         snapshot_fd_ = -1;
+        retained_.clear();
         if (n < 0) st = Status::FromErrno("read snapshot pipe", errno);
       }
       continue;
@@ -238,6 +319,10 @@ void DataLinkSender::Run(std::string peer_blob) {
     // Nothing queued (or the snapshot file not saved yet): drive the link (completions of what
     // was just written, then credits and acks) until more bytes are enqueued. The poll mode decides between spinning and
     // sleeping on the link's fds; Enqueue() and Break() cut the wait short.
+    if (int64_t at = fail_at_; at >= 0 && static_cast<int64_t>(bytes_) >= at) {
+      st = Status::Closed("data link broken (DEBUG REPLICATION-BREAK-DATA-LINK)");
+      break;
+    }
     bool quiet = sender_->acked_offset() == sender_->committed_offset();
     auto r = sender_->Wait(quiet ? 100 : 10, &wake_);
     if (!r.ok()) st = r.status();
@@ -249,8 +334,9 @@ void DataLinkSender::Run(std::string peer_blob) {
     std::lock_guard lock(mu_);
     error_ = st.message();
   }
-  failed_ = true;
   sender_->Close();
+  failed_ms_ = MonoMs();
+  failed_ = true;
 }
 
 }  // namespace kv::server

@@ -6,8 +6,11 @@
 // One data link carries one stream per connection: on a full resync, the RDB bytes followed by
 // the replication stream from the FULLRESYNC offset on; on a partial one, the stream from the
 // PSYNC offset on. Offsets and ACKs stay those of the replication stream, so WAIT, lag and
-// PSYNC behave exactly as over TCP. A link that fails is not repaired in place: the replica
-// drops the connection and comes back with PSYNC, which resumes from the offset it reached.
+// PSYNC behave exactly as over TCP. A link that fails while it streams is not repaired in
+// place: the replica drops the connection and comes back with PSYNC, which resumes from the
+// offset it reached. A link that fails while the snapshot is still coming through the pipe is
+// rebuilt (REPLCONF rdma-resume): the sender keeps what the replica has not acknowledged yet
+// and resends from the replica's offset over the new link, so the snapshot goes on.
 #pragma once
 
 #include <atomic>
@@ -51,22 +54,37 @@ class DataLinkSender {
   void SetSnapshotFile(std::string path);
   // Stream bytes. Any thread.
   void Enqueue(std::string_view bytes);
-  // Tears the link down (DEBUG, shutdown). Any thread.
+  // Tears the link down (shutdown, a replica gone). Any thread.
   void Break();
+  // Fails the link once `after` more bytes are sent (DEBUG REPLICATION-BREAK-DATA-LINK), as a
+  // broken fabric would: a snapshot in progress can then be resumed. Any thread.
+  void FailAfter(uint64_t after);
+  // True when the link failed while the snapshot was still coming from the pipe, less than
+  // `grace_ms` ago: the replica may rebuild it with Resume().
+  bool Resumable(int64_t grace_ms) const;
+  // Rebuilds a failed link (see Resumable): a new sender with a new setup blob (*local_blob),
+  // connected to `peer_blob` by the thread, which resends from the offset the replica names
+  // and goes on with the snapshot and the stream. Keyspace lock (joins the old thread, which
+  // has ended).
+  Status Resume(std::string peer_blob, std::string* local_blob);
 
   bool failed() const { return failed_.load(); }
   std::string error() const;
   std::string Describe() const;  // "fabric/tcp chunk=... credits=... bytes=..."
 
  private:
-  explicit DataLinkSender(std::unique_ptr<transport::StreamSender> s) : sender_(std::move(s)) {}
+  DataLinkSender(std::unique_ptr<transport::StreamSender> s, const transport::ChannelOptions& o)
+      : sender_(std::move(s)), opts_(o) {}
   void Run(std::string peer_blob);
   Status SendBytes(std::string_view data);
+  // Resends what the new link's receiver has not got yet (after Resume).
+  Status Replay();
   Status SendFile(const std::string& path);
   // Waits for a credit (or for Break()), failing after kIoTimeoutMs without progress.
   Status AwaitCredit(int64_t* last_progress_ms);
 
   std::unique_ptr<transport::StreamSender> sender_;
+  transport::ChannelOptions opts_;
   std::thread thread_;
   mutable std::mutex mu_;
   transport::WaitInterrupt wake_;  // Enqueue(), SetSnapshotFd() and Break() wake the thread
@@ -77,6 +95,13 @@ class DataLinkSender {
   bool stop_ = false;              // guarded by mu_
   std::string error_;              // guarded by mu_
   std::atomic<bool> failed_{false};
+  std::atomic<int64_t> failed_ms_{0};
+  std::atomic<int64_t> fail_at_{-1};  // DEBUG: fail once bytes_ reaches this
+  // Snapshot bytes sent but maybe not received, while the snapshot comes from the pipe: chunks
+  // (stream offset, bytes) from the oldest unacknowledged one on. Thread only (and Resume,
+  // once the thread has ended).
+  std::deque<std::pair<uint64_t, std::string>> retained_;
+  bool resuming_ = false;
   std::atomic<uint64_t> bytes_{0};
   std::atomic<uint32_t> chunk_{0};
   std::string describe_;

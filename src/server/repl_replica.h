@@ -68,7 +68,10 @@ class ReplReplica {
   void AppendInfo(std::string* out, int64_t now_ms) const;
   void Role(cmd::Context& c) const;
   // DEBUG REPLICATION-BREAK-DATA-LINK.
-  void BreakDataLink() { break_data_ = true; }
+  // DEBUG REPLICATION-BREAK-DATA-LINK: fails the data link once `after` more bytes arrived.
+  void BreakDataLink(uint64_t after = 0) {
+    break_at_ = static_cast<int64_t>(data_bytes_.load() + after);
+  }
 
  private:
   struct Target {
@@ -131,7 +134,14 @@ class ReplReplica {
   // The data link (link thread only) and its statistics (INFO; atomics or keyspace lock).
   std::unique_ptr<transport::StreamReceiver> data_;
   std::atomic<bool> data_up_{false};
-  std::atomic<bool> break_data_{false};
+  // True (once) when the DEBUG failure point is reached. Data-link threads.
+  bool ShouldBreakDataLink() {
+    int64_t at = break_at_.load();
+    return at >= 0 && static_cast<int64_t>(data_bytes_.load()) >= at &&
+           break_at_.compare_exchange_strong(at, -1);
+  }
+  std::atomic<int64_t> break_at_{-1};
+  std::string data_provider_;  // the provider the data link was set up with (link thread)
   std::atomic<uint64_t> data_bytes_{0};
   std::string data_describe_;    // keyspace lock
   int data_failures_ = 0;        // consecutive; keyspace lock

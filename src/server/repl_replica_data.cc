@@ -65,6 +65,7 @@ Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
     return false;
   }
   KV_TRY(receiver->Connect(peer));
+  data_provider_ = provider;
   std::string describe = receiver->Describe();
   {
     std::lock_guard lock(server_.mu());
@@ -82,12 +83,19 @@ Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
 // thread stops taking chunks and the ring's credits hold the sender back. Views stay valid
 // until the next Read. Stop() ends the thread; the link is then the caller's again, with
 // whatever the thread took past the snapshot in Rest().
+//
+// A link that fails mid-snapshot is rebuilt by this thread over the control connection
+// (REPLCONF rdma-resume, docs/replication-rdma.md), up to kMaxRebuilds times: the new link
+// resumes at the byte the old one had delivered, and the load never notices.
 class ReplReplica::ChannelSource : public BufferedSource {
  public:
   static constexpr size_t kMaxQueued = 32 << 20;
+  static constexpr int kMaxRebuilds = 3;
 
-  ChannelSource(ReplReplica& owner, const Target& t, transport::StreamReceiver& rx)
-      : owner_(owner), t_(t), rx_(rx), thread_([this] { Receive(); }) {}
+  // `control_fd`: the replication connection, quiet while the snapshot comes over the link.
+  ChannelSource(ReplReplica& owner, const Target& t, int control_fd)
+      : owner_(owner), t_(t), control_fd_(control_fd), rx_(owner.data_.get()),
+        thread_([this] { Receive(); }) {}
   ~ChannelSource() override { Stop(); }
 
   void Stop() {
@@ -108,27 +116,81 @@ class ReplReplica::ChannelSource : public BufferedSource {
   }
 
  private:
+  // Replaces the failed link with a new one that resumes where it stopped.
+  Status Rebuild(const Status& why) {
+    uint64_t at = rx_->consumed_offset();
+    LOG_WARNING("Replication data link failed mid-snapshot at byte %llu (%s): rebuilding it",
+                static_cast<unsigned long long>(at), why.message().c_str());
+    {
+      std::lock_guard lock(owner_.server_.mu());
+      owner_.data_errors_++;
+    }
+    rx_->Close();
+    const std::string& provider = owner_.data_provider_;
+    KV_TRY_ASSIGN(rx, transport::CreateReceiver(DataLinkOptions(provider), at));
+    KV_TRY_ASSIGN(blob, rx->LocalBlob());
+    LinkIo io(control_fd_, 10000);
+    KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "rdma-resume", provider, HexEncode(blob)})));
+    KV_TRY_ASSIGN(line, io.ReadLine());
+    std::string peer;
+    if (line.rfind("+RDMA ", 0) != 0 || !HexDecode(std::string_view(line).substr(6), &peer)) {
+      return Status::IoError("the primary did not rebuild the data link: " + line.substr(0, 120));
+    }
+    KV_TRY(rx->Connect(peer));
+    owner_.data_ = std::move(rx);  // the failed link goes; nothing else uses it meanwhile
+    rx_ = owner_.data_.get();
+    {
+      std::lock_guard lock(owner_.server_.mu());
+      owner_.data_resumes_++;
+      owner_.data_describe_ = rx_->Describe();
+    }
+    LOG_NOTICE("Replication data link rebuilt (%s): the snapshot goes on from byte %llu",
+               rx_->Describe().c_str(), static_cast<unsigned long long>(at));
+    return Status::Ok();
+  }
+
   void Receive() {
+    Status st;
+    for (int rebuilds = 0;; ++rebuilds) {
+      bool final = false;
+      st = ReceiveUntilFailure(&final);
+      if (st.ok() || final || rebuilds == kMaxRebuilds || owner_.Cancelled(t_)) break;
+      if (Status r = Rebuild(st); !r.ok()) {
+        LOG_WARNING("Could not rebuild the replication data link: %s", r.message().c_str());
+        break;
+      }
+    }
+    if (st.ok()) return;  // stopped
+    {
+      std::lock_guard lock(mu_);
+      error_ = st;
+    }
+    cv_.notify_all();
+  }
+
+  // Drains the link until it fails (the error), it ends or the source stops (OK). Failures
+  // that a rebuild cannot help (cancelled, the stream ended) set *final.
+  Status ReceiveUntilFailure(bool* final) {
     int64_t idle_since = MonoMs();
     Status st;
     while (st.ok()) {
       {
         std::unique_lock lock(mu_);
         cv_.wait(lock, [&] { return stop_ || queued_ < kMaxQueued; });
-        if (stop_) return;
+        if (stop_) return Status::Ok();
       }
       if (owner_.Cancelled(t_)) {
-        st = Status::Closed("cancelled");
+        *final = true;
+        return Status::Closed("cancelled");
+      }
+      if (owner_.ShouldBreakDataLink()) {
+        st = Status::Closed("data link broken (DEBUG REPLICATION-BREAK-DATA-LINK)");
         break;
       }
-      if (owner_.break_data_.exchange(false)) {
-        st = Status::Closed("data link broken (DEBUG)");
-        break;
-      }
-      auto span = rx_.Peek();
+      auto span = rx_->Peek();
       if (!span.empty()) {
         std::string b(reinterpret_cast<const char*>(span.data()), span.size());
-        st = rx_.Consume(span.size());
+        st = rx_->Consume(span.size());
         owner_.data_bytes_ += span.size();
         idle_since = MonoMs();
         {
@@ -139,21 +201,17 @@ class ReplReplica::ChannelSource : public BufferedSource {
         cv_.notify_all();
         continue;
       }
-      if (rx_.eof()) {
-        st = Status::Closed("the primary ended the data stream");
-        break;
+      if (rx_->eof()) {
+        *final = true;
+        return Status::Closed("the primary ended the data stream");
       }
       if (MonoMs() - idle_since > 60000) {
         st = Status::IoError("data link stalled");
         break;
       }
-      st = rx_.Wait(100).status();
+      st = rx_->Wait(100).status();
     }
-    {
-      std::lock_guard lock(mu_);
-      error_ = st;
-    }
-    cv_.notify_all();
+    return st;
   }
 
   Status Fill(size_t) override {
@@ -179,7 +237,8 @@ class ReplReplica::ChannelSource : public BufferedSource {
 
   ReplReplica& owner_;
   const Target& t_;
-  transport::StreamReceiver& rx_;
+  int control_fd_;
+  transport::StreamReceiver* rx_;  // the receive thread's while it runs
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> queue_;  // guarded by mu_
@@ -197,7 +256,7 @@ Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string&
   int64_t start = MonoMs();
   std::unique_ptr<store::Keyspace> side;
   uint64_t keys = 0;
-  ChannelSource src(*this, t, *data_);
+  ChannelSource src(*this, t, fd);
   Status st = LoadSide(src, "over the data link", &side, &keys);
   src.Stop();
   if (!st.ok()) {
@@ -238,7 +297,7 @@ void ReplReplica::PumpDataLink(const Target& t, uint64_t client_id, std::string 
   bool delivered = false;
   while (true) {
     if (Cancelled(t) || master_epoch_.load() != epoch) break;  // the connection went away
-    if (break_data_.exchange(false)) {
+    if (ShouldBreakDataLink()) {
       why = "data link broken (DEBUG REPLICATION-BREAK-DATA-LINK)";
       break;
     }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <random>
 #include <thread>
 
 #include "server/repl_rdma.h"
@@ -101,6 +102,56 @@ TEST_P(RdmaReplication, FullSyncStreamAndResumeAfterBrokenLinks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, RdmaReplication, ::testing::Values("tcp", "shm"));
+
+// The data link fails mid-snapshot, on the replica's side and then on the primary's: each time
+// the replica rebuilds it over the control connection and the snapshot goes on from the byte
+// it had reached, with no second full resync, and the datasets end identical.
+TEST_P(RdmaReplication, SnapshotResumesOverARebuiltLink) {
+  for (const char* side : {"replica", "primary"}) {
+    SCOPED_TRACE(side);
+    ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+    RespClient p(primary.port());
+    // ~24 MB of snapshot that does not compress.
+    std::mt19937_64 rng(7);
+    for (int batch = 0; batch < 24; batch++) {
+      Cmd mset = {"MSET"};
+      for (int i = 0; i < 1000; i++) {
+        std::string v(1000, '\0');
+        for (char& ch : v) ch = static_cast<char>(rng());
+        mset.push_back("big:" + std::to_string(batch * 1000 + i));
+        mset.push_back(std::move(v));
+      }
+      ASSERT_EQ(p.Call(mset).str, "OK");
+    }
+    ServerProcess replica(Kind::kKvstore, {"--repl-transport", "rdma", "--repl-rdma-provider",
+                                           GetParam()});
+    RespClient r(replica.port());
+    bool on_replica = std::string(side) == "replica";
+    RespClient& breaker = on_replica ? r : p;
+    // Fail the link 3 MB into the snapshot.
+    ASSERT_EQ(breaker.Call({"DEBUG", "REPLICATION-BREAK-DATA-LINK", "AFTER", "3000000"}).str,
+              "OK");
+    if (on_replica) {
+      r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())});
+    } else {
+      // The primary's links exist only once the replica has asked for one.
+      r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())});
+      ASSERT_TRUE(WaitFor([&] {
+        return p.Call({"INFO", "replication"}).str.find("transport=rdma") != std::string::npos;
+      }));
+      ASSERT_EQ(p.Call({"DEBUG", "REPLICATION-BREAK-DATA-LINK", "AFTER", "3000000"}).str, "OK");
+    }
+    ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }))
+        << replica.LogText() << "\n---- primary:\n" << primary.LogText();
+    ASSERT_TRUE(InSync(p, r));
+    EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+    std::string log = replica.LogText();
+    EXPECT_NE(log.find("the snapshot goes on from byte"), std::string::npos) << log;
+    EXPECT_EQ(log.find("Full resync", log.find("Full resync") + 1), std::string::npos) << log;
+    EXPECT_GE(std::stoll(InfoField(r, "replication", "rdma_resumes")), 1);
+    EXPECT_NE(primary.LogText().find("rebuilds its data link mid-snapshot"), std::string::npos);
+  }
+}
 
 // A disk-based sync (repl-diskless-sync no): the primary saves the snapshot, then sends the
 // file from its mapping over the data link, followed by the writes accepted meanwhile.

@@ -93,6 +93,7 @@ class FabricSender final : public StreamSender, private ControlPlane::Handler {
   int64_t last_event_ms_ = 0;
   int64_t last_eq_check_ms_ = 0;
   int peer_pid_ = 0;  // shm only: see PeerGone()
+  bool connected_ = false;
 };
 
 class FabricReceiver final : public StreamReceiver, private ControlPlane::Handler {
@@ -131,6 +132,7 @@ class FabricReceiver final : public StreamReceiver, private ControlPlane::Handle
   uint64_t resume_offset_;
   int64_t last_eq_check_ms_ = 0;
   int peer_pid_ = 0;  // shm only: see PeerGone()
+  bool connected_ = false;
 };
 
 }  // namespace kv::transport::fabric

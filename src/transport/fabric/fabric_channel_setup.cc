@@ -165,6 +165,7 @@ Status FabricSender::Connect(std::string_view peer_blob) {
                              return control_.PostAllRecvs(ep, data);
                            });
   if (!s.ok()) return Fail(s);
+  connected_ = true;
   last_event_ms_ = MonoMs();
   LOG_VERBOSE("transport: fabric sender connected over %s, %llu slots of %llu bytes, from %llu",
               ctx_->provider().c_str(), static_cast<unsigned long long>(*slots),
@@ -173,8 +174,22 @@ Status FabricSender::Connect(std::string_view peer_blob) {
   return Status::Ok();
 }
 
+namespace {
+// Tells the peer, best effort, that this end is closing (an RDM peer sees no disconnect).
+// Never when the shm peer is gone: its locks in shared memory may be held forever.
+void SayClosing(ControlPlane& control, bool connected, int peer_pid) {
+  Status why;
+  if (!connected || PeerGone(peer_pid, &why)) return;
+  control.Queue({MsgType::kError, 0, 0, static_cast<uint32_t>(Code::kClosed), 0, 0});
+  (void)control.Flush();
+}
+}  // namespace
+
 void FabricSender::Close() {
-  if (status_.ok()) Fail(Status::Closed("link closed locally"));
+  if (status_.ok()) {
+    Fail(Status::Closed("link closed locally"));
+    SayClosing(control_, credits_.has_value() && connected_, peer_pid_);
+  }
   if (ctx_) ctx_->Shutdown();
 }
 
@@ -251,12 +266,16 @@ Status FabricReceiver::Connect(std::string_view peer_blob) {
                             return control_.PostAllRecvs(ep, data);
                           });
   if (!s.ok()) return Fail(s);
+  connected_ = true;
   LOG_VERBOSE("transport: fabric receiver connected over %s", ctx_->provider().c_str());
   return Status::Ok();
 }
 
 void FabricReceiver::Close() {
-  if (status_.ok()) Fail(Status::Closed("link closed locally"));
+  if (status_.ok()) {
+    Fail(Status::Closed("link closed locally"));
+    SayClosing(control_, slots_.has_value() && connected_, peer_pid_);
+  }
   if (ctx_) ctx_->Shutdown();
 }
 
