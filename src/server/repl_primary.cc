@@ -386,7 +386,8 @@ void ReplPrimary::Psync(cmd::Context& c) {
   }
   LOG_NOTICE("Replica %s asks for synchronization", client.peer().c_str());
   LOG_NOTICE("Full resync requested by replica %s", client.peer().c_str());
-  Register(client);
+  // SYNC (redis-cli --replica, old replicas) gets the snapshot payload alone, as from Redis.
+  Register(client)->pre_psync = !psync;
   // The reply (+FULLRESYNC) is written when the snapshot starts (Cron).
 }
 
@@ -415,7 +416,7 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   std::string reply = "+FULLRESYNC " + replid_ + " " + std::to_string(offset) + "\r\n";
   for (Replica* r : batch) {
     PollingSink sink(r->client->fd(), 1000);
-    if (!sink.Write(reply.data(), reply.size()).ok()) {
+    if (!r->pre_psync && !sink.Write(reply.data(), reply.size()).ok()) {
       r->client->RequestClose();
       continue;
     }

@@ -78,6 +78,7 @@ class ReplPrimary {
     int listening_port = 0;
     std::string ip;
     bool capa_eof = false;   // understands the $EOF: framing (diskless transfers)
+    bool pre_psync = false;  // came with SYNC: gets the payload without a +FULLRESYNC line
     std::unique_ptr<DataLinkSender> data;  // the RDMA data plane, when negotiated
   };
   // What a replica said with REPLCONF before PSYNC made it one.

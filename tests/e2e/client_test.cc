@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <thread>
 
@@ -167,6 +168,22 @@ TEST_F(ClientCmd, RedisCliPipeMassInsertion) {
   EXPECT_NE(out.find("errors: 0, replies: 1000"), std::string::npos) << out;
   RespClient c(port());
   EXPECT_EQ(c.Raw({"GET", "pipe:999"}), "$3\r\n999\r\n");
+}
+
+// redis-cli --replica speaks SYNC and expects the snapshot payload with no status line before
+// it, then prints the command stream.
+TEST_F(ClientCmd, RedisCliReplicaFollowsTheStream) {
+  RespClient c(port());
+  ASSERT_EQ(c.Call({"CONFIG", "SET", "repl-diskless-sync-delay", "0"}).str, "OK");
+  std::string out;
+  std::thread cli([&] { out = RedisCli(port(), "--replica 2>&1 & sleep 3; kill $!"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  c.Call({"SET", "cli:replica", "streamed"});
+  cli.join();
+  c.Call({"CONFIG", "SET", "repl-diskless-sync-delay", "5"});
+  EXPECT_NE(out.find("SYNC done"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"SET\",\"cli:replica\",\"streamed\""), std::string::npos) << out;
+  EXPECT_EQ(out.find("FULLRESYNC"), std::string::npos) << out;
 }
 
 }  // namespace

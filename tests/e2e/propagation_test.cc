@@ -32,10 +32,10 @@ class StreamReader {
       Argv cmd;
       std::string line;
       if (!Line(&line)) return {};
-      // The newlines a primary sends while it prepares the snapshot; kvstore also answers SYNC
-      // with +FULLRESYNC as it answers PSYNC (Redis 7.0 sends no status line to SYNC).
+      // The newlines a primary sends while it prepares the snapshot. No status line: SYNC gets
+      // no +FULLRESYNC (Redis 7.0 sends none; redis-cli --replica expects the payload).
       line.erase(0, line.find_first_not_of('\n'));
-      if (line.empty() || line[0] == '+') continue;
+      if (line.empty()) continue;
       if (line[0] == '$') {  // the snapshot: $<len> or $EOF:<40-byte mark>
         if (!SkipSnapshot(line)) return {};
         continue;
