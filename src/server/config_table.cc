@@ -261,6 +261,8 @@ std::vector<ParamSpec> TableParams() {
       E("repl-transport", "auto", {"auto", "tcp", "rdma"}),
       // The data plane's libfabric provider ("sockets": the same channel over plain TCP).
       S("repl-rdma-provider", "auto"),
+      // How the data link's threads wait for completions (transport/poll_mode.h).
+      E("repl-rdma-poll-mode", "auto", {"auto", "performance", "economy"}),
   };
 }
 

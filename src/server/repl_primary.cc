@@ -223,7 +223,9 @@ void ReplPrimary::SetupDataLink(cmd::Context& c, Client& client, std::string_vie
     return;
   }
   std::string local;
-  auto link = DataLinkSender::Create(DataLinkOptions(std::string(provider)), &local);
+  auto link = DataLinkSender::Create(
+      DataLinkOptions(std::string(provider), server_.config().GetString("repl-rdma-poll-mode")),
+      &local);
   if (!link.ok()) {
     LOG_WARNING("Replica %s asked for an RDMA data link (%s) that cannot be set up here: %s",
                 client.peer().c_str(), std::string(provider).c_str(),

@@ -42,8 +42,10 @@ bool HexDecode(std::string_view hex, std::string* out) {
   return true;
 }
 
-transport::ChannelOptions DataLinkOptions(const std::string& provider) {
+transport::ChannelOptions DataLinkOptions(const std::string& provider,
+                                          const std::string& poll_mode) {
   transport::ChannelOptions o;
+  if (auto mode = transport::ParsePollMode(poll_mode); mode.ok()) o.poll_mode = *mode;
   if (provider == "sockets") {
     o.transport = "tcp";  // the channel over plain sockets (same protocol, no libfabric)
   } else {
@@ -147,14 +149,20 @@ std::string DataLinkSender::Describe() const {
          std::to_string(credits_) + ",bytes=" + std::to_string(bytes_.load());
 }
 
+Status DataLinkSender::DebugFailure() const {
+  int64_t at = fail_at_;
+  if (at >= 0 && static_cast<int64_t>(bytes_) >= at) {
+    return Status::Closed("data link broken (DEBUG REPLICATION-BREAK-DATA-LINK)");
+  }
+  return Status::Ok();
+}
+
 Status DataLinkSender::AwaitCredit(int64_t* last_progress_ms) {
   {
     std::lock_guard lock(mu_);
     if (stop_) return Status::Closed("data link closed");
   }
-  if (int64_t at = fail_at_; at >= 0 && static_cast<int64_t>(bytes_) >= at) {
-    return Status::Closed("data link broken (DEBUG REPLICATION-BREAK-DATA-LINK)");
-  }
+  KV_TRY(DebugFailure());
   KV_TRY(sender_->Wait(100, &wake_).status());
   if (MonoMs() - *last_progress_ms > kIoTimeoutMs) return Status::IoError("data link stalled");
   return Status::Ok();
@@ -164,9 +172,7 @@ Status DataLinkSender::SendBytes(std::string_view data) {
   auto span = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size());
   int64_t last_progress = MonoMs();
   while (!span.empty()) {
-    if (int64_t at = fail_at_; at >= 0 && static_cast<int64_t>(bytes_) >= at) {
-      return Status::Closed("data link broken (DEBUG REPLICATION-BREAK-DATA-LINK)");
-    }
+    KV_TRY(DebugFailure());
     // At most up to the DEBUG failure point, so that it falls inside this piece.
     auto part = span;
     if (int64_t at = fail_at_; at >= 0) {
@@ -208,6 +214,7 @@ Status DataLinkSender::SendFile(const std::string& path) {
     size_t pos = 0;
     Status s;
     while (s.ok() && pos < size) {
+      if (s = DebugFailure(); !s.ok()) break;
       auto n = sender_->WriteFrom(*region, bytes.subspan(pos));
       if (!n.ok()) {
         s = n.status();
@@ -319,10 +326,7 @@ void DataLinkSender::Run(std::string peer_blob) {
     // Nothing queued (or the snapshot file not saved yet): drive the link (completions of what
     // was just written, then credits and acks) until more bytes are enqueued. The poll mode decides between spinning and
     // sleeping on the link's fds; Enqueue() and Break() cut the wait short.
-    if (int64_t at = fail_at_; at >= 0 && static_cast<int64_t>(bytes_) >= at) {
-      st = Status::Closed("data link broken (DEBUG REPLICATION-BREAK-DATA-LINK)");
-      break;
-    }
+    if (st = DebugFailure(); !st.ok()) break;
     bool quiet = sender_->acked_offset() == sender_->committed_offset();
     auto r = sender_->Wait(quiet ? 100 : 10, &wake_);
     if (!r.ok()) st = r.status();

@@ -30,8 +30,10 @@ namespace kv::server {
 std::string HexEncode(std::string_view bytes);
 bool HexDecode(std::string_view hex, std::string* out);
 
-// Options for data links from the server configuration (repl-rdma-provider, ...).
-transport::ChannelOptions DataLinkOptions(const std::string& provider);
+// Options for data links from the server configuration (repl-rdma-provider,
+// repl-rdma-poll-mode).
+transport::ChannelOptions DataLinkOptions(const std::string& provider,
+                                          const std::string& poll_mode = "auto");
 
 // The primary's end for one replica: a thread that connects the sender, then sends the snapshot
 // (read from `snapshot_fd` until EOF, when given) and everything enqueued, in order.
@@ -80,6 +82,8 @@ class DataLinkSender {
   // Resends what the new link's receiver has not got yet (after Resume).
   Status Replay();
   Status SendFile(const std::string& path);
+  // Closed once the DEBUG failure point (FailAfter) is reached.
+  Status DebugFailure() const;
   // Waits for a credit (or for Break()), failing after kIoTimeoutMs without progress.
   Status AwaitCredit(int64_t* last_progress_ms);
 

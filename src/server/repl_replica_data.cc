@@ -41,12 +41,13 @@ Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
     std::lock_guard lock(server_.mu());
     provider = server_.config().GetString("repl-rdma-provider");
     mode = server_.config().GetString("repl-transport");
+    data_poll_mode_ = server_.config().GetString("repl-rdma-poll-mode");
   }
   // `auto` uses the data plane only where it pays: on an RDMA NIC (verbs), unless a provider is
   // named. Without one the link simply stays on TCP.
   bool automatic = mode == "auto";
   if (automatic && provider == "auto") provider = "verbs";
-  auto receiver_r = transport::CreateReceiver(DataLinkOptions(provider), 0);
+  auto receiver_r = transport::CreateReceiver(DataLinkOptions(provider, data_poll_mode_), 0);
   if (!receiver_r.ok() && automatic) {
     LOG_VERBOSE("No RDMA data plane here (%s): replicating over TCP",
                 receiver_r.status().message().c_str());
@@ -127,7 +128,8 @@ class ReplReplica::ChannelSource : public BufferedSource {
     }
     rx_->Close();
     const std::string& provider = owner_.data_provider_;
-    KV_TRY_ASSIGN(rx, transport::CreateReceiver(DataLinkOptions(provider), at));
+    KV_TRY_ASSIGN(rx, transport::CreateReceiver(DataLinkOptions(provider, owner_.data_poll_mode_),
+                                                at));
     KV_TRY_ASSIGN(blob, rx->LocalBlob());
     LinkIo io(control_fd_, 10000);
     KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "rdma-resume", provider, HexEncode(blob)})));
