@@ -145,7 +145,8 @@ std::string DataLinkSender::error() const {
 }
 
 std::string DataLinkSender::Describe() const {
-  return "provider=" + describe_ + ",chunk=" + std::to_string(chunk_.load()) + ",credits=" +
+  return "provider=" + describe_ + ",poll=" + transport::PollModeName(opts_.poll_mode) +
+         ",chunk=" + std::to_string(chunk_.load()) + ",credits=" +
          std::to_string(credits_) + ",bytes=" + std::to_string(bytes_.load());
 }
 

@@ -645,10 +645,11 @@ void ReplReplica::AppendInfo(std::string* out, int64_t now_ms) const {
   // kvstore's own: the link's transport and its data plane.
   snprintf(buf, sizeof(buf),
            "master_link_transport:%s\r\nmaster_link_data_plane:%s\r\nrdma_bytes:%llu\r\n"
-           "rdma_link_errors:%llu\r\nrdma_resumes:%llu\r\nrdma_fallbacks:%llu\r\n",
+           "rdma_poll_mode:%s\r\nrdma_link_errors:%llu\r\nrdma_resumes:%llu\r\n"
+           "rdma_fallbacks:%llu\r\n",
            data_up_ ? "rdma" : "tcp", data_up_ ? data_describe_.c_str() : "none",
            static_cast<unsigned long long>(data_bytes_.load()),
-           static_cast<unsigned long long>(data_errors_),
+           data_up_ ? data_poll_mode_.c_str() : "none", static_cast<unsigned long long>(data_errors_),
            static_cast<unsigned long long>(data_resumes_),
            static_cast<unsigned long long>(data_fallbacks_));
   out->append(buf);

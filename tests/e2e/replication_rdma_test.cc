@@ -195,7 +195,9 @@ TEST(RdmaReplicationMixed, KvstoreOverRdmaAndRedisOverTcp) {
   ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
   RespClient p(primary.port());
   Populate(p, 10000);
-  ServerProcess kv(Kind::kKvstore, RdmaReplica(primary, "tcp"));
+  Cmd kv_args = RdmaReplica(primary, "tcp");
+  kv_args.insert(kv_args.end(), {"--repl-rdma-poll-mode", "economy"});
+  ServerProcess kv(Kind::kKvstore, kv_args);
   ServerProcess redis(Kind::kRedis, {"--replicaof", "127.0.0.1 " + std::to_string(primary.port())});
   RespClient k(kv.port()), rr(redis.port());
   for (int i = 0; i < 50; i++) Writes(p, i);
@@ -207,6 +209,10 @@ TEST(RdmaReplicationMixed, KvstoreOverRdmaAndRedisOverTcp) {
   std::string info = p.Call({"INFO", "replication"}).str;
   EXPECT_NE(info.find("transport=rdma"), std::string::npos) << info;
   EXPECT_NE(info.find("transport=tcp"), std::string::npos) << info;
+  EXPECT_NE(info.find("poll=auto"), std::string::npos) << info;  // the primary's default
+  EXPECT_EQ(InfoField(k, "replication", "rdma_poll_mode"), "economy");
+  EXPECT_EQ(InfoField(rr, "replication", "rdma_poll_mode"), "");  // Redis has no such field
+  EXPECT_TRUE(k.Call({"CONFIG", "SET", "repl-rdma-poll-mode", "spin"}).is_error());
 }
 
 // A provider that cannot work here (verbs: no RDMA device) keeps failing: after three attempts
