@@ -319,6 +319,7 @@ void DataLinkSender::Run(std::string peer_blob) {
       }
       continue;
     }
+    if (!batch.empty()) sender_->UseStreamPollMode();  // the snapshot, if any, is behind us
     for (const auto& b : batch) {
       if (!st.ok()) break;
       st = SendBytes(b);

@@ -294,6 +294,7 @@ void ReplReplica::PumpDataLink(const Target& t, uint64_t client_id, std::string 
     });
   };
   if (!pending.empty()) post(std::move(pending));
+  data_->UseStreamPollMode();
   uint64_t epoch = master_epoch_.load();
   std::string why;
   bool delivered = false;

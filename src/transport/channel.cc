@@ -25,6 +25,18 @@ PollModeController::Config ControllerConfig(const ChannelOptions& o) {
 
 Link::Link(const ChannelOptions& opts) : opts_(opts), poll_ctl_(ControllerConfig(opts)) {}
 
+void Link::set_poll_mode(PollMode mode) {
+  opts_.poll_mode = mode;
+  poll_ctl_ = PollModeController(ControllerConfig(opts_));
+}
+
+void Link::UseStreamPollMode() {
+  if (opts_.poll_mode != PollMode::kAuto) return;
+  std::vector<pollfd> fds;
+  WaitFds(&fds);
+  if (!fds.empty()) set_poll_mode(PollMode::kEconomy);
+}
+
 Status Link::Fail(Status s) {
   if (status_.ok() && !s.ok()) {
     status_ = s;

@@ -117,6 +117,15 @@ class Link {
   // sleep, call Progress() again). Wraps fi_trywait on fabric links.
   virtual bool ArmWait() { return true; }
 
+  // Changes how Wait() waits from now on (a bulk transfer done, a latency-bound stream next).
+  void set_poll_mode(PollMode mode);
+  PollMode poll_mode() const { return opts_.poll_mode; }
+  // For a stream of small, latency-bound messages: `auto` becomes `economy` where the link has
+  // fds to sleep on (a wakeup costs little, and spinning steals the cores the peers need: the
+  // replication latency tails on two cores were 10x worse), and stays `auto` where it has none
+  // (a timed poll adds its period to every message). Explicit modes are kept.
+  void UseStreamPollMode();
+
   // The first error the link hit (OK while healthy).
   const Status& status() const { return status_; }
   // Tears the link down; the peer sees an error or a disconnect.

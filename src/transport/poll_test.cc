@@ -128,6 +128,44 @@ INSTANTIATE_TEST_SUITE_P(Transport, IdleTest,
                          [](const auto& info) { return Name(info.param); });
 
 // The receiver lives on an epoll loop, driven by LoopDriver in economy mode.
+// A latency-bound stream sleeps on fds where the link has them and keeps `auto` where it has
+// none (shm); an explicit mode is never changed.
+TEST(TransportPollMode, StreamPollModeDependsOnWaitFds) {
+  struct Case {
+    const char* config;
+    PollMode configured, expected;
+  };
+  for (const Case& c : {Case{"fabric/tcp", PollMode::kAuto, PollMode::kEconomy},
+                        Case{"tcp", PollMode::kAuto, PollMode::kEconomy},
+                        Case{"fabric/shm", PollMode::kAuto, PollMode::kAuto},
+                        Case{"fabric/tcp", PollMode::kPerformance, PollMode::kPerformance}}) {
+    SCOPED_TRACE(c.config);
+    ChannelOptions o = test::OptionsFor(c.config);
+    o.poll_mode = c.configured;
+    auto pair = test::MakePair(o);
+    ASSERT_TRUE(pair.ok()) << pair.status().ToString();
+    pair->sender->UseStreamPollMode();
+    pair->receiver->UseStreamPollMode();
+    EXPECT_EQ(pair->sender->poll_mode(), c.expected);
+    EXPECT_EQ(pair->receiver->poll_mode(), c.expected);
+    // The link still moves data in the new mode.
+    auto data = test::RandomBytes(300000, 5);
+    test::Checksum got;
+    Status rs;
+    std::atomic<bool> done{false};
+    std::thread rt([&] {
+      rs = test::ReceiveAll(*pair->receiver, &got, 30000);
+      while (!done && rs.ok()) (void)pair->receiver->Wait(10);
+    });
+    Status ss = test::SendAndDrain(*pair->sender, data, 30000);
+    done = true;
+    rt.join();
+    ASSERT_TRUE(ss.ok()) << ss.ToString();
+    ASSERT_TRUE(rs.ok()) << rs.ToString();
+    EXPECT_EQ(got.value(), test::ChecksumOf(data));
+  }
+}
+
 TEST(TransportLoopDriver, ReceiverOnTheEventLoop) {
   for (const char* config : {"fabric/tcp", "fabric/shm", "tcp"}) {
     SCOPED_TRACE(config);
