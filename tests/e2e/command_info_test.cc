@@ -12,6 +12,7 @@
 
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
+#include "tests/support/suite_servers.h"
 
 namespace kv::test {
 namespace {
@@ -29,17 +30,8 @@ const std::map<std::string, std::string> kDocsPending = {
     {"slaveof", "summary: as psync"},
 };
 
-class CommandInfoTest : public ::testing::Test {
+class CommandInfoTest : public KvstoreAndRedisSuite {
  protected:
-  static void SetUpTestSuite() {
-    kv_ = new ServerProcess(ServerProcess::Kind::kKvstore);
-    if (HaveRedisServer()) redis_ = new ServerProcess(ServerProcess::Kind::kRedis);
-  }
-  static void TearDownTestSuite() {
-    delete kv_;
-    delete redis_;
-    kv_ = redis_ = nullptr;
-  }
   void SetUp() override {
     if (!redis_) GTEST_SKIP() << "redis-server is not installed";
   }
@@ -51,12 +43,7 @@ class CommandInfoTest : public ::testing::Test {
     }
     return out;
   }
-  static ServerProcess* kv_;
-  static ServerProcess* redis_;
 };
-ServerProcess* CommandInfoTest::kv_ = nullptr;
-ServerProcess* CommandInfoTest::redis_ = nullptr;
-
 // Names of the subcommands in a COMMAND INFO entry (Redis lists them in hash-table order).
 std::set<std::string> SubcommandNames(const Reply& entry) {
   std::set<std::string> out;

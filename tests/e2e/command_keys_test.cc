@@ -12,6 +12,7 @@
 
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
+#include "tests/support/suite_servers.h"
 
 namespace kv::test {
 namespace {
@@ -25,23 +26,7 @@ const char* const kMovable[] = {"lmpop",       "blmpop",      "zmpop",      "bzm
                                 "sintercard",  "zunionstore", "zinterstore", "zdiffstore",
                                 "sort",        "sort_ro"};
 
-class CommandKeysTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    kv_ = new ServerProcess(ServerProcess::Kind::kKvstore);
-    if (HaveRedisServer()) redis_ = new ServerProcess(ServerProcess::Kind::kRedis);
-  }
-  static void TearDownTestSuite() {
-    delete kv_;
-    delete redis_;
-    kv_ = redis_ = nullptr;
-  }
-  static ServerProcess* kv_;
-  static ServerProcess* redis_;
-};
-ServerProcess* CommandKeysTest::kv_ = nullptr;
-ServerProcess* CommandKeysTest::redis_ = nullptr;
-
+class CommandKeysTest : public KvstoreAndRedisSuite {};
 #define REQUIRE_REDIS() \
   if (!redis_) GTEST_SKIP() << "redis-server is not installed"
 

@@ -19,6 +19,7 @@
 
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
+#include "tests/support/suite_servers.h"
 
 namespace kv::test {
 namespace {
@@ -106,25 +107,10 @@ std::string RunShell(const std::string& cmd) {
   return out;
 }
 
-// One kvstore server and, when installed, one redis-server, shared by a suite.
-class Servers : public ::testing::Test {
+class Servers : public KvstoreAndRedisSuite {
  protected:
-  static void SetUpTestSuite() {
-    kv_ = new ServerProcess(ServerProcess::Kind::kKvstore);
-    if (HaveRedisServer()) redis_ = new ServerProcess(ServerProcess::Kind::kRedis);
-  }
-  static void TearDownTestSuite() {
-    delete kv_;
-    delete redis_;
-    kv_ = redis_ = nullptr;
-  }
   static int port() { return kv_->port(); }
-  static ServerProcess* kv_;
-  static ServerProcess* redis_;
 };
-ServerProcess* Servers::kv_ = nullptr;
-ServerProcess* Servers::redis_ = nullptr;
-
 #define REQUIRE_REDIS() \
   if (!redis_) GTEST_SKIP() << "redis-server is not installed"
 

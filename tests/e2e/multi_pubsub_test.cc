@@ -6,6 +6,7 @@
 
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
+#include "tests/support/suite_servers.h"
 
 namespace kv::test {
 namespace {
@@ -23,17 +24,9 @@ std::vector<std::string> RunScript(int port, const Script& steps) {
   return out;
 }
 
-class MultiPubSub : public ::testing::Test {
+class MultiPubSub : public KvstoreAndRedisSuite {
  protected:
-  static void SetUpTestSuite() {
-    kv_ = new ServerProcess(ServerProcess::Kind::kKvstore, {"--io-threads", "3"});
-    if (HaveRedisServer()) redis_ = new ServerProcess(ServerProcess::Kind::kRedis);
-  }
-  static void TearDownTestSuite() {
-    delete kv_;
-    delete redis_;
-    kv_ = redis_ = nullptr;
-  }
+  static void SetUpTestSuite() { StartServers({"--io-threads", "3"}); }
   // Same script on both servers: identical bytes.
   static void ExpectSameAsRedis(const Script& steps) {
     if (!redis_) GTEST_SKIP() << "redis-server is not installed";
@@ -41,12 +34,7 @@ class MultiPubSub : public ::testing::Test {
     RespClient(redis_->port()).Raw({"FLUSHALL"});
     EXPECT_EQ(RunScript(kv_->port(), steps), RunScript(redis_->port(), steps));
   }
-  static ServerProcess* kv_;
-  static ServerProcess* redis_;
 };
-ServerProcess* MultiPubSub::kv_ = nullptr;
-ServerProcess* MultiPubSub::redis_ = nullptr;
-
 TEST_F(MultiPubSub, TransactionRepliesMatchRedis) {
   ExpectSameAsRedis({{"MULTI"}, {"SET", "a", "1"}, {"INCR", "a"}, {"INCR", "nope", "x"},
                      {"GET", "a"}, {"EXEC"}});
