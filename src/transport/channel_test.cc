@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <thread>
 
 #include "common/clock.h"
@@ -26,15 +25,9 @@ class ChannelTest : public ::testing::TestWithParam<std::string> {
   void Transfer(test::LinkPair& pair, std::span<const uint8_t> data, size_t piece = SIZE_MAX,
                 int slow_us = 0) {
     Checksum got;
-    Status rs;
-    std::atomic<bool> sender_done{false};
-    std::thread rt([&] {
-      rs = test::ReceiveAll(*pair.receiver, &got, 60000, piece, slow_us);
-      while (!sender_done && rs.ok()) (void)pair.receiver->Wait(10);
-    });
+    test::BackgroundReceiver rx(*pair.receiver, &got, 60000, piece, slow_us);
     Status ss = test::SendAndDrain(*pair.sender, data, 60000);
-    sender_done = true;
-    rt.join();
+    Status rs = rx.Finish();
     ASSERT_TRUE(ss.ok()) << ss.ToString();
     ASSERT_TRUE(rs.ok()) << rs.ToString();
     EXPECT_EQ(got.value(), test::ChecksumOf(data));
@@ -73,19 +66,16 @@ TEST_P(ChannelTest, WritesFromARegisteredSourceRegion) {
   all.insert(all.end(), body.begin(), body.end());
   all.insert(all.end(), tail.begin(), tail.end());
   Checksum got;
-  Status rs;
-  std::atomic<bool> done{false};
-  std::thread rt([&] {
-    rs = test::ReceiveAll(*pair->receiver, &got, 60000);
-    while (!done && rs.ok()) (void)pair->receiver->Wait(10);
-  });
+  test::BackgroundReceiver rx(*pair->receiver, &got, 60000);
   StreamSender& s = *pair->sender;
   Status ss = SendAll(s, head, 60000);
   {
     auto region = s.RegisterSource(body);
     ASSERT_TRUE(region.ok()) << region.status().ToString();
     // Outside the region: refused (fabric) or plainly copied (sockets), never a stray write.
-    if (GetParam() != "tcp") EXPECT_FALSE(s.WriteFrom(**region, head).ok());
+    if (GetParam() != "tcp") {
+      EXPECT_FALSE(s.WriteFrom(**region, head).ok());
+    }
     size_t pos = 0;
     int64_t deadline = MonoMs() + 60000;
     while (ss.ok() && pos < body.size() && MonoMs() < deadline) {
@@ -103,8 +93,7 @@ TEST_P(ChannelTest, WritesFromARegisteredSourceRegion) {
     EXPECT_FALSE(s.WritesInFlight());
   }  // the region is released before its memory
   if (ss.ok()) ss = test::SendAndDrain(s, tail, 60000);
-  done = true;
-  rt.join();
+  Status rs = rx.Finish();
   ASSERT_TRUE(ss.ok()) << ss.ToString();
   ASSERT_TRUE(rs.ok()) << rs.ToString();
   EXPECT_EQ(got.value(), test::ChecksumOf(all));
@@ -116,12 +105,7 @@ TEST_P(ChannelTest, ManyWritesOfOddSizesFormOneStream) {
   ASSERT_TRUE(pair.ok()) << pair.status().ToString();
   auto data = test::RandomBytes(24 << 20, 7);
   Checksum got;
-  Status rs;
-  std::atomic<bool> done{false};
-  std::thread rt([&] {
-    rs = test::ReceiveAll(*pair->receiver, &got, 60000);
-    while (!done && rs.ok()) (void)pair->receiver->Wait(10);
-  });
+  test::BackgroundReceiver rx(*pair->receiver, &got, 60000);
   // Writes of 1 byte up to 300 KB, as a command stream would produce.
   size_t pos = 0, i = 0;
   Status ss;
@@ -131,8 +115,7 @@ TEST_P(ChannelTest, ManyWritesOfOddSizesFormOneStream) {
     pos += n;
   }
   if (ss.ok()) ss = FinishAndDrain(*pair->sender, 60000);
-  done = true;
-  rt.join();
+  Status rs = rx.Finish();
   ASSERT_TRUE(ss.ok()) << ss.ToString();
   ASSERT_TRUE(rs.ok()) << rs.ToString();
   EXPECT_EQ(got.value(), test::ChecksumOf(data));
@@ -147,12 +130,7 @@ TEST_P(ChannelTest, SlowConsumerNeverOverrunByTheSender) {
   auto data = test::RandomBytes(3 << 20, 11);
   const uint64_t window = uint64_t{o.credits} * o.max_chunk;
   Checksum got;
-  Status rs;
-  std::atomic<bool> done{false};
-  std::thread rt([&] {
-    rs = test::ReceiveAll(*pair->receiver, &got, 60000, /*piece=*/5000, /*slow_us=*/200);
-    while (!done && rs.ok()) (void)pair->receiver->Wait(10);
-  });
+  test::BackgroundReceiver rx(*pair->receiver, &got, 60000, /*piece=*/5000, /*slow_us=*/200);
   size_t pos = 0;
   Status ss;
   uint64_t max_outstanding = 0;
@@ -181,8 +159,7 @@ TEST_P(ChannelTest, SlowConsumerNeverOverrunByTheSender) {
     if (!r.ok()) ss = r.status();
   }
   if (ss.ok()) ss = FinishAndDrain(*pair->sender, 60000);
-  done = true;
-  rt.join();
+  Status rs = rx.Finish();
   ASSERT_TRUE(ss.ok()) << ss.ToString();
   ASSERT_TRUE(rs.ok()) << rs.ToString();
   EXPECT_EQ(got.value(), test::ChecksumOf(data));
@@ -246,24 +223,17 @@ TEST_P(ChannelTest, RebuildResumesFromAcknowledgedOffset) {
   auto pair = test::MakePair(Opts(), resume);
   ASSERT_TRUE(pair.ok()) << pair.status().ToString();
   ASSERT_EQ(pair->sender->start_offset(), resume);
-  Status rs;
-  std::atomic<bool> done{false};
-  std::thread rt([&] {
-    rs = test::ReceiveAll(*pair->receiver, &got, 60000);
-    while (!done && rs.ok()) (void)pair->receiver->Wait(10);
-  });
+  test::BackgroundReceiver rx(*pair->receiver, &got, 60000);
   Status ss = test::SendAndDrain(*pair->sender, std::span(data).subspan(resume), 60000);
-  done = true;
-  rt.join();
+  Status rs = rx.Finish();
   ASSERT_TRUE(ss.ok()) << ss.ToString();
   ASSERT_TRUE(rs.ok()) << rs.ToString();
   EXPECT_EQ(pair->receiver->consumed_offset(), data.size());
   EXPECT_EQ(got.value(), test::ChecksumOf(data));
 }
 
-// 1 GiB, byte-identical: too slow for every ctest run, so only with KV_TRANSPORT_BIG=1.
+// 1 GiB, byte-identical (a few seconds per configuration).
 TEST_P(ChannelTest, OneGibibyte) {
-  if (std::getenv("KV_TRANSPORT_BIG") == nullptr) GTEST_SKIP() << "set KV_TRANSPORT_BIG=1";
   auto pair = test::MakePair(Opts());
   ASSERT_TRUE(pair.ok()) << pair.status().ToString();
   auto data = test::RandomBytes(1ull << 30, 5);

@@ -42,15 +42,9 @@ TEST_P(PollModeTest, StreamArrivesIntact) {
   ASSERT_TRUE(pair.ok()) << pair.status().ToString();
   auto data = test::RandomBytes((8 << 20) + 333, 21);
   test::Checksum got;
-  Status rs;
-  std::atomic<bool> done{false};
-  std::thread rt([&] {
-    rs = test::ReceiveAll(*pair->receiver, &got, 60000);
-    while (!done && rs.ok()) (void)pair->receiver->Wait(10);
-  });
+  test::BackgroundReceiver rx(*pair->receiver, &got, 60000);
   Status ss = test::SendAndDrain(*pair->sender, data, 60000);
-  done = true;
-  rt.join();
+  Status rs = rx.Finish();
   ASSERT_TRUE(ss.ok()) << ss.ToString();
   ASSERT_TRUE(rs.ok()) << rs.ToString();
   EXPECT_EQ(got.value(), test::ChecksumOf(data));
@@ -151,15 +145,9 @@ TEST(TransportPollMode, StreamPollModeDependsOnWaitFds) {
     // The link still moves data in the new mode.
     auto data = test::RandomBytes(300000, 5);
     test::Checksum got;
-    Status rs;
-    std::atomic<bool> done{false};
-    std::thread rt([&] {
-      rs = test::ReceiveAll(*pair->receiver, &got, 30000);
-      while (!done && rs.ok()) (void)pair->receiver->Wait(10);
-    });
+    test::BackgroundReceiver rx(*pair->receiver, &got, 30000);
     Status ss = test::SendAndDrain(*pair->sender, data, 30000);
-    done = true;
-    rt.join();
+    Status rs = rx.Finish();
     ASSERT_TRUE(ss.ok()) << ss.ToString();
     ASSERT_TRUE(rs.ok()) << rs.ToString();
     EXPECT_EQ(got.value(), test::ChecksumOf(data));

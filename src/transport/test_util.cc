@@ -117,4 +117,17 @@ Status SendAndDrain(StreamSender& s, std::span<const uint8_t> data, int timeout_
   return FinishAndDrain(s, timeout_ms);
 }
 
+BackgroundReceiver::BackgroundReceiver(StreamReceiver& r, Checksum* sum, int timeout_ms,
+                                       size_t piece, int slow_us)
+    : thread_([this, &r, sum, timeout_ms, piece, slow_us] {
+        status_ = ReceiveAll(r, sum, timeout_ms, piece, slow_us);
+        while (!done_ && status_.ok()) (void)r.Wait(10);
+      }) {}
+
+Status BackgroundReceiver::Finish() {
+  done_ = true;
+  if (thread_.joinable()) thread_.join();
+  return status_;
+}
+
 }  // namespace kv::transport::test

@@ -2,10 +2,12 @@
 // socketpair as the control link), reproducible random data, and a streaming checksum.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/status.h"
@@ -47,5 +49,23 @@ Status ReceiveAll(StreamReceiver& r, Checksum* sum, int timeout_ms, size_t piece
 
 // Sends data, finishes and waits until everything is acknowledged.
 Status SendAndDrain(StreamSender& s, std::span<const uint8_t> data, int timeout_ms);
+
+// ReceiveAll on a thread, which then keeps the link progressing until Finish(): a sender
+// draining its link needs the receiver's credits and progress.
+class BackgroundReceiver {
+ public:
+  BackgroundReceiver(StreamReceiver& r, Checksum* sum, int timeout_ms, size_t piece = SIZE_MAX,
+                     int slow_us = 0);
+  ~BackgroundReceiver() { (void)Finish(); }
+  BackgroundReceiver(const BackgroundReceiver&) = delete;
+  BackgroundReceiver& operator=(const BackgroundReceiver&) = delete;
+  // Stops the thread; returns what ReceiveAll returned (or the link's later error).
+  Status Finish();
+
+ private:
+  std::atomic<bool> done_{false};
+  Status status_;
+  std::thread thread_;
+};
 
 }  // namespace kv::transport::test

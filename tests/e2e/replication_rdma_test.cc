@@ -47,6 +47,25 @@ void Writes(RespClient& c, int round) {
   c.Call({"SELECT", "0"});
 }
 
+// Writes() to a server on a thread until Stop() or destruction (also on a failed ASSERT).
+class BackgroundWrites {
+ public:
+  explicit BackgroundWrites(int port)
+      : thread_([this, port] {
+          RespClient w(port);
+          for (int i = 0; !stop_; i++) Writes(w, i);
+        }) {}
+  ~BackgroundWrites() { Stop(); }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 Cmd RdmaReplica(const ServerProcess& primary, const std::string& provider) {
   return {"--replicaof", "127.0.0.1 " + std::to_string(primary.port()), "--repl-transport",
           "rdma", "--repl-rdma-provider", provider};
@@ -61,19 +80,7 @@ TEST_P(RdmaReplication, FullSyncStreamAndResumeAfterBrokenLinks) {
   ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
   RespClient p(primary.port());
   Populate(p, 20000);
-  std::atomic<bool> stop{false};
-  std::thread writer([&] {
-    RespClient w(primary.port());
-    for (int i = 0; !stop; i++) Writes(w, i);
-  });
-  struct Join {  // also on a failed ASSERT
-    std::atomic<bool>& stop;
-    std::thread& t;
-    ~Join() {
-      stop = true;
-      if (t.joinable()) t.join();
-    }
-  } join{stop, writer};
+  BackgroundWrites writer(primary.port());
   ServerProcess replica(Kind::kKvstore, RdmaReplica(primary, GetParam()));
   RespClient r(replica.port());
   ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }));
@@ -89,8 +96,7 @@ TEST_P(RdmaReplication, FullSyncStreamAndResumeAfterBrokenLinks) {
         << replica.LogText() << "\n---- primary:\n" << primary.LogText();
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  stop = true;
-  writer.join();
+  writer.Stop();
   ASSERT_TRUE(InSync(p, r)) << replica.LogText();
   EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
   EXPECT_GE(std::stoll(InfoField(r, "replication", "rdma_resumes")), 2);
@@ -160,26 +166,13 @@ TEST_P(RdmaReplication, DiskBasedSyncSendsTheMappedFile) {
                         {"--repl-diskless-sync", "no", "--repl-diskless-sync-delay", "0"});
   RespClient p(primary.port());
   Populate(p, 30000);
-  std::atomic<bool> stop{false};
-  std::thread writer([&] {
-    RespClient w(primary.port());
-    for (int i = 0; !stop; i++) Writes(w, i);
-  });
-  struct Join {
-    std::atomic<bool>& stop;
-    std::thread& t;
-    ~Join() {
-      stop = true;
-      if (t.joinable()) t.join();
-    }
-  } join{stop, writer};
+  BackgroundWrites writer(primary.port());
   ServerProcess replica(Kind::kKvstore, RdmaReplica(primary, GetParam()));
   RespClient r(replica.port());
   ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }))
       << replica.LogText() << "\n---- primary:\n" << primary.LogText();
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  stop = true;
-  writer.join();
+  writer.Stop();
   ASSERT_TRUE(InSync(p, r)) << replica.LogText();
   EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
   EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
