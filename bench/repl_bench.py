@@ -5,13 +5,18 @@ vs redis -> redis, same dataset, same run.
 Generates an RDB file of --keys keys of --size random bytes (default 1,000,000 x 1,000 bytes,
 about 1 GB) and, for each configuration, --runs times (in rotating order): starts a primary on
 the dataset and an empty replica, sends REPLICAOF and measures the time until the replica
-reports master_link_status:up, the CPU seconds both processes (and the primary's snapshot
-child) used meanwhile, and the snapshot throughput (file size over that time). Prints medians
-and the speedup over Redis' best configuration. Configurations: redis and kvstore with diskless
-and disk-based syncs over TCP, and kvstore over the RDMA data plane with libfabric's tcp and shm
-providers (--configs picks some). All use repl-diskless-sync-delay 0 (Redis' default waits 5 s).
+reports master_link_status:up, the CPU each process (the primary with its snapshot child, and
+the replica) used meanwhile as a percentage of that time, and the snapshot throughput (file size
+over that time). Then, unless --probes 0, the p99 replication latency of each transport under a
+steady write load (bench/repl_latency.py). Prints medians and the speedup over Redis' best
+configuration, and draws the replica's sync progress over time (bytes of the snapshot received,
+sampled every 10 ms, from the last run of each configuration) into --plot (an SVG file).
+Configurations: redis and kvstore with diskless and disk-based syncs over TCP, and kvstore over
+the RDMA data plane with libfabric's tcp and shm providers (--configs picks some). All use
+repl-diskless-sync-delay 0 (Redis' default waits 5 s).
 
 Usage: python3 bench/repl_bench.py [--keys N] [--size BYTES] [--runs R] [--build DIR]
+                                   [--probes N] [--plot FILE]
 """
 import argparse
 import os
@@ -24,8 +29,22 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rdb_bench  # noqa: E402  (dataset generator, client, server start)
+import svgplot  # noqa: E402
 
 CLK = os.sysconf("SC_CLK_TCK")
+
+
+# The latency configuration (bench/repl_latency.py) that measures each sync configuration's
+# transport.
+LATENCY_CONFIG = {
+    "redis/diskless": "redis/tcp",
+    "redis/disk": "redis/tcp",
+    "kvstore/tcp/diskless": "kvstore/tcp",
+    "kvstore/tcp/disk": "kvstore/tcp",
+    "kvstore/rdma-tcp": "kvstore/rdma-tcp",
+    "kvstore/rdma-shm": "kvstore/rdma-shm",
+    "kvstore/rdma-shm/disk": "kvstore/rdma-shm",
+}
 
 
 def cpu_seconds(pid):
@@ -70,6 +89,8 @@ CONFIGS = {
                          ["--repl-transport", "rdma", "--repl-rdma-provider", "tcp"]),
     "kvstore/rdma-shm": ("kvstore", "diskless",
                          ["--repl-transport", "rdma", "--repl-rdma-provider", "shm"]),
+    "kvstore/rdma-shm/disk": ("kvstore", "disk",
+                              ["--repl-transport", "rdma", "--repl-rdma-provider", "shm"]),
 }
 
 
@@ -94,29 +115,36 @@ def one_sync(kind, build, dataset, mode, workdir, replica_args):
     pproc, pc, pport = start(kind, build, pd, ["--repl-diskless-sync", diskless])
     rproc, rc, _ = start(kind, build, rd, replica_args)
     keys = int(pc.call("DBSIZE"))
-    cpu0 = cpu_seconds(pproc.pid) + cpu_seconds(rproc.pid)
+    pcpu0, rcpu0 = cpu_seconds(pproc.pid), cpu_seconds(rproc.pid)
     t0 = time.monotonic()
     rc.call("REPLICAOF", "127.0.0.1", str(pport))
     last = t0
+    progress = [(0.0, 0)]  # (seconds, snapshot bytes the replica has received)
     while True:
         info = rc.call("INFO", "replication")
+        now = time.monotonic()
         if "master_link_status:up" in info:
             break
-        now = time.monotonic()
+        read = [l for l in info.split("\r\n") if l.startswith("master_sync_read_bytes:")]
+        if read:
+            progress.append((now - t0, max(progress[-1][1], int(read[0].split(":")[1]))))
+        elif progress[-1][1] > 0:
+            progress.append((now - t0, progress[-1][1]))  # received, now loading
         if now - last > 2:
             last = now
-            read = [l for l in info.split("\r\n") if l.startswith("master_sync_read_bytes")]
             rdb_bench.log(f"    ... {now - t0:.1f} s {read[0] if read else ''}")
         if now - t0 > 600:
             raise RuntimeError("sync did not finish")
         time.sleep(0.01)
     elapsed = time.monotonic() - t0
-    cpu = cpu_seconds(pproc.pid) + cpu_seconds(rproc.pid) - cpu0
+    pcpu = cpu_seconds(pproc.pid) - pcpu0
+    rcpu = cpu_seconds(rproc.pid) - rcpu0
+    progress.append((elapsed, max(progress[-1][1], os.path.getsize(dataset))))
     rkeys = int(rc.call("DBSIZE"))
     if rkeys != keys:
         raise RuntimeError(f"{kind} replica has {rkeys} keys, primary {keys}")
     stop([rc, pc], [rproc, pproc], [pd, rd])
-    return elapsed, cpu
+    return elapsed, pcpu, rcpu, progress
 
 
 def main():
@@ -126,6 +154,10 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--build", default=os.path.join(rdb_bench.ROOT, "build"))
     ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--probes", type=int, default=1000,
+                    help="latency probes per transport (0: skip the latency column)")
+    ap.add_argument("--plot", default=os.path.join(rdb_bench.ROOT, "bench", "sync_progress.svg"),
+                    help="SVG file for the sync-progress plot ('' to skip)")
     args = ap.parse_args()
     workdir = tempfile.mkdtemp(prefix="kvstore-repl-bench-")
     try:
@@ -139,21 +171,43 @@ def main():
             order = names[run % len(names):] + names[:run % len(names)]
             for name in order:
                 kind, mode, extra = CONFIGS[name]
-                t, cpu = one_sync(kind, args.build, dataset, mode, workdir, extra)
+                t, pcpu, rcpu, progress = one_sync(kind, args.build, dataset, mode, workdir, extra)
                 rdb_bench.log(f"  run {run + 1}/{args.runs} {name:22s}: {t:.3f} s to link up, "
-                              f"{cpu:.2f} CPU s")
-                r = res.setdefault(name, {"t": [], "cpu": []})
+                              f"CPU s primary {pcpu:.2f} replica {rcpu:.2f}")
+                r = res.setdefault(name, {"t": [], "pcpu": [], "rcpu": []})
                 r["t"].append(t)
-                r["cpu"].append(cpu)
-        med = {n: (statistics.median(res[n]["t"]), statistics.median(res[n]["cpu"])) for n in names}
-        redis_best = min((med[n][0] for n in names if n.startswith("redis")), default=None)
+                r["pcpu"].append(100 * pcpu / t)
+                r["rcpu"].append(100 * rcpu / t)
+                r["progress"] = progress
+        med = {n: {k: statistics.median(res[n][k]) for k in ("t", "pcpu", "rcpu")} for n in names}
+        p99 = {}
+        if args.probes > 0:
+            import repl_latency  # noqa: E402  (imports this module)
+            for lat in dict.fromkeys(LATENCY_CONFIG[n] for n in names):
+                rdb_bench.log(f"  latency {lat}: {args.probes} probes under a steady write load")
+                p99[lat] = repl_latency.measure(lat, args.build, 100000, args.probes, workdir)[1]
+        redis_best = min((med[n]["t"] for n in names if n.startswith("redis")), default=None)
         print(f"\nFull sync, REPLICAOF to master_link_status:up: {args.keys} keys x {args.size} "
-              f"random bytes ({size / 1e9:.2f} GB RDB), medians of {args.runs}")
-        print(f"{'configuration':>22} {'seconds':>8} {'Gbit/s':>7} {'CPU s':>6} {'vs best Redis':>14}")
+              f"random bytes ({size / 1e9:.2f} GB RDB), medians of {args.runs}; CPU in % of the "
+              f"sync time (primary incl. its snapshot child); p99 latency: a write on the primary "
+              f"until readable on the replica under redis-benchmark SET -P 16 -c 2, "
+              f"{args.probes} probes")
+        print(f"{'configuration':>22} {'seconds':>8} {'Gbit/s':>7} {'prim CPU%':>9} "
+              f"{'repl CPU%':>9} {'p99 us':>7} {'vs best Redis':>14}")
         for n in names:
-            t, cpu = med[n]
-            vs = f"{redis_best / t:13.2f}x" if redis_best else " " * 14
-            print(f"{n:>22} {t:8.3f} {size * 8 / t / 1e9:7.2f} {cpu:6.2f} {vs}")
+            m = med[n]
+            vs = f"{redis_best / m['t']:13.2f}x" if redis_best else " " * 14
+            lat = p99.get(LATENCY_CONFIG[n])
+            lat = f"{lat:7.0f}" if lat is not None else f"{'-':>7}"
+            print(f"{n:>22} {m['t']:8.3f} {size * 8 / m['t'] / 1e9:7.2f} {m['pcpu']:9.0f} "
+                  f"{m['rcpu']:9.0f} {lat} {vs}")
+        if args.plot:
+            series = [(n, [(t, min(100.0, 100 * b / size)) for t, b in res[n]["progress"]])
+                      for n in names]
+            svgplot.line_chart(args.plot, series, f"Full sync of {size / 1e9:.2f} GB: snapshot "
+                               f"received by the replica", "seconds since REPLICAOF",
+                               "% of the snapshot received", width=820)
+            rdb_bench.log(f"sync progress plot written to {args.plot}")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
