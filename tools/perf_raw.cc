@@ -69,25 +69,6 @@ FabricOptions FabricOpts(const PerfOptions& o) {
   return f;
 }
 
-Result<PeerAddress> AddressFrom(const Blob& b) {
-  PeerAddress a;
-  auto p = b.Get("provider"), ep = b.Get("ep"), addr = b.GetBytes("addr");
-  auto fmt = b.GetU64("addr_format");
-  if (!p.ok() || !ep.ok() || !addr.ok() || !fmt.ok()) return Status::Corruption("bad address");
-  a.provider = *p;
-  a.kind = *ep == "msg" ? EpKind::kMsg : EpKind::kRdm;
-  a.bytes = *addr;
-  a.addr_format = static_cast<uint32_t>(*fmt);
-  return a;
-}
-
-void PutAddress(Blob& b, const PeerAddress& a) {
-  b.Set("provider", a.provider);
-  b.Set("ep", a.kind == EpKind::kMsg ? "msg" : "rdm");
-  b.SetU64("addr_format", a.addr_format);
-  b.SetBytes("addr", a.bytes);
-}
-
 // Posts receive i on `ep` (the control endpoint; during setup it is not yet ctx.ctrl_ep()).
 Status PostRecv(FabricContext& ctx, fid_ep* ep, RegisteredSlots& bufs, std::vector<Op>& ops,
                 uint32_t i, size_t len) {
@@ -140,7 +121,7 @@ Status RawServer(const PerfOptions& o, int control_fd) {
   auto addr = c.LocalAddress();
   if (!addr.ok()) return addr.status();
   Blob mine;
-  PutAddress(mine, *addr);
+  PutPeerAddress(mine, *addr);
   mine.SetU64("link_id", link_id);
   mine.SetU64("base", c.RemoteBase(bufs->base()));
   mine.SetU64("key", bufs->key());
@@ -149,7 +130,7 @@ Status RawServer(const PerfOptions& o, int control_fd) {
   if (!peer_text.ok()) return peer_text.status();
   auto peer_blob = Blob::Decode(*peer_text);
   if (!peer_blob.ok()) return peer_blob.status();
-  auto peer = AddressFrom(*peer_blob);
+  auto peer = GetPeerAddress(*peer_blob);
   if (!peer.ok()) return peer.status();
   uint32_t recvs = o.test == "send_lat" ? 1 : (sends ? count : 0);
   Status s = c.Accept(*peer, link_id, 30000, [&](fid_ep* ep, bool data) {
@@ -230,7 +211,7 @@ Status RunBandwidth(const PerfOptions& o, FabricContext& c, RegisteredSlots& loc
         m.msg_iov = &iov;
         m.desc = &desc;
         m.iov_count = 1;
-        m.addr = c.peer();
+        m.addr = c.data_peer();
         m.rma_iov = &rma;
         m.rma_iov_count = 1;
         m.context = &ops[i];
@@ -317,12 +298,12 @@ Result<RunResult> RawClient(const PerfOptions& o, int control_fd) {
   auto addr = c.LocalAddress();
   if (!addr.ok()) return addr.status();
   Blob mine;
-  PutAddress(mine, *addr);
+  PutPeerAddress(mine, *addr);
   auto server_text = ExchangeBlobs(control_fd, mine.Encode(), 30000);
   if (!server_text.ok()) return server_text.status();
   auto server = Blob::Decode(*server_text);
   if (!server.ok()) return server.status();
-  auto peer = AddressFrom(*server);
+  auto peer = GetPeerAddress(*server);
   auto link_id = server->GetU64("link_id");
   if (!peer.ok() || !link_id.ok()) return Status::Corruption("bad server blob");
   Status s = c.Connect(*peer, *link_id, 30000, [&](fid_ep* ep, bool data) {

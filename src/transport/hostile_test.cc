@@ -38,11 +38,8 @@ class HostileFabricPeer : public fabric::ControlPlane::Handler {
     slot_stride_ = *b->GetU64("slot_stride");
     ring_bytes_ = slot_stride_ * *b->GetU64("slots");
     slot_size_ = *b->GetU64("slot_size");
-    fabric::PeerAddress peer;
-    peer.provider = *b->Get("provider");
-    peer.kind = *b->Get("ep") == "msg" ? fabric::EpKind::kMsg : fabric::EpKind::kRdm;
-    peer.addr_format = static_cast<uint32_t>(*b->GetU64("addr_format"));
-    peer.bytes = *b->GetBytes("addr");
+    auto peer = fabric::GetPeerAddress(*b);
+    if (!peer.ok()) return peer.status();
     auto raw = fabric::RegisteredSlots::Create(*ctx_, 4096, 2, FI_SEND | FI_WRITE);
     if (!raw.ok()) return raw.status();
     raw_ = std::move(*raw);
@@ -52,13 +49,10 @@ class HostileFabricPeer : public fabric::ControlPlane::Handler {
     Blob hb;
     hb.Set("transport", "fabric");
     hb.Set("role", "sender");
-    hb.Set("provider", mine->provider);
-    hb.Set("ep", mine->kind == fabric::EpKind::kMsg ? "msg" : "rdm");
-    hb.SetU64("addr_format", mine->addr_format);
-    hb.SetBytes("addr", mine->bytes);
+    fabric::PutPeerAddress(hb, *mine);
     Status rc;
     std::thread t([&] { rc = receiver.Connect(hb.Encode()); });
-    Status s = ctx_->Connect(peer, link_id_, 10000,
+    Status s = ctx_->Connect(*peer, link_id_, 10000,
                              [this](fid_ep* ep, bool data) {
                                return control_.PostAllRecvs(ep, data);
                              });
@@ -87,7 +81,7 @@ class HostileFabricPeer : public fabric::ControlPlane::Handler {
     msg.msg_iov = &iov;
     msg.desc = &desc;
     msg.iov_count = 1;
-    msg.addr = ctx_->peer();
+    msg.addr = ctx_->data_peer();
     msg.rma_iov = &rma;
     msg.rma_iov_count = 1;
     msg.context = &raw_op_;

@@ -11,14 +11,10 @@ Status ControlPlane::Init(FabricContext* ctx, uint64_t link_id, uint32_t recvs, 
   ctx_ = ctx;
   link_id_ = link_id;
   if (ctx->rx_cq_data()) {
-    if (ctx->kind() == EpKind::kRdm) {
-      recvs += remote_writes;  // one endpoint: writes consume control receives
-    } else {
-      data_recv_ctx_.resize(remote_writes);
-      for (uint32_t i = 0; i < remote_writes; ++i) {
-        data_recv_ctx_[i].kind = OpContext::Kind::kDataRecv;
-        data_recv_ctx_[i].index = static_cast<uint16_t>(i);
-      }
+    data_recv_ctx_.resize(remote_writes);
+    for (uint32_t i = 0; i < remote_writes; ++i) {
+      data_recv_ctx_[i].kind = OpContext::Kind::kDataRecv;
+      data_recv_ctx_[i].index = static_cast<uint16_t>(i);
     }
   }
   auto bufs = RegisteredSlots::Create(*ctx, kBufSize, recvs + sends, FI_SEND | FI_RECV);
@@ -99,12 +95,10 @@ Status ControlPlane::Flush() {
 Status ControlPlane::HandleCompletion(const fi_cq_data_entry& e, Handler& h) {
   auto* op = static_cast<OpContext*>(e.op_context);
   if (e.flags & FI_REMOTE_CQ_DATA) {
-    // The peer's write landed in our memory. Where it consumed a posted receive (FI_RX_CQ_DATA),
-    // put that back first.
+    // The peer's write landed in our memory. Where it consumed a posted receive on the data
+    // endpoint (FI_RX_CQ_DATA), put that back first.
     if (op != nullptr && op->kind == OpContext::Kind::kDataRecv) {
       if (Status s = PostDataRecv(op->index); !s.ok()) return s;
-    } else if (op != nullptr && op->kind == OpContext::Kind::kRecv) {
-      if (Status s = PostRecv(op->index); !s.ok()) return s;
     }
     return h.OnRemoteWrite(e.data);
   }

@@ -117,7 +117,7 @@ Status FabricSender::PostWrite(uint16_t slot) {
   msg.msg_iov = &iov;
   msg.desc = &desc;
   msg.iov_count = 1;
-  msg.addr = ctx_->peer();
+  msg.addr = ctx_->data_peer();
   msg.rma_iov = &rma;
   msg.rma_iov_count = 1;
   msg.context = &op;

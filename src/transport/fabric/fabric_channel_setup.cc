@@ -29,30 +29,6 @@ ChunkSizer::Config SizerConfig(const ChannelOptions& o) {
   return c;
 }
 
-void PutAddress(Blob& b, const PeerAddress& a) {
-  b.Set("provider", a.provider);
-  b.Set("ep", a.kind == EpKind::kMsg ? "msg" : "rdm");
-  b.SetU64("addr_format", a.addr_format);
-  b.SetBytes("addr", a.bytes);
-}
-
-Result<PeerAddress> GetAddress(const Blob& b) {
-  PeerAddress a;
-  auto prov = b.Get("provider");
-  auto ep = b.Get("ep");
-  auto fmt = b.GetU64("addr_format");
-  auto bytes = b.GetBytes("addr");
-  for (const Status* s : {&prov.status(), &ep.status(), &fmt.status(), &bytes.status()}) {
-    if (!s->ok()) return *s;
-  }
-  if (*ep != "msg" && *ep != "rdm") return Status::Corruption("setup blob: bad endpoint type");
-  a.provider = *prov;
-  a.kind = *ep == "msg" ? EpKind::kMsg : EpKind::kRdm;
-  a.addr_format = static_cast<uint32_t>(*fmt);
-  a.bytes = *bytes;
-  return a;
-}
-
 Result<Blob> DecodePeer(std::string_view text, const char* want_role) {
   auto b = Blob::Decode(text);
   if (!b.ok()) return b.status();
@@ -110,7 +86,7 @@ Result<std::string> FabricSender::LocalBlob() {
   Blob b;
   b.Set("transport", "fabric");
   b.Set("role", "sender");
-  PutAddress(b, *addr);
+  PutPeerAddress(b, *addr);
   b.SetU64("pid", static_cast<uint64_t>(getpid()));
   return b.Encode();
 }
@@ -121,7 +97,7 @@ Status FabricSender::Connect(std::string_view peer_blob) {
   }
   auto b = DecodePeer(peer_blob, "receiver");
   if (!b.ok()) return Fail(b.status());
-  auto addr = GetAddress(*b);
+  auto addr = GetPeerAddress(*b);
   auto id = b->GetU64("link_id");
   auto base = b->GetU64("ring_base");
   auto key = b->GetU64("ring_key");
@@ -240,7 +216,7 @@ Result<std::string> FabricReceiver::LocalBlob() {
   Blob b;
   b.Set("transport", "fabric");
   b.Set("role", "receiver");
-  PutAddress(b, *addr);
+  PutPeerAddress(b, *addr);
   b.SetU64("pid", static_cast<uint64_t>(getpid()));
   b.SetU64("link_id", link_id_);
   b.SetU64("ring_base", ctx_->RemoteBase(ring_.base()));
@@ -258,7 +234,7 @@ Status FabricReceiver::Connect(std::string_view peer_blob) {
   }
   auto b = DecodePeer(peer_blob, "sender");
   if (!b.ok()) return Fail(b.status());
-  auto addr = GetAddress(*b);
+  auto addr = GetPeerAddress(*b);
   if (!addr.ok()) return Fail(addr.status());
   peer_pid_ = PeerPid(*b, addr->provider);
   Status s = ctx_->Accept(*addr, link_id_, opts_.connect_timeout_ms,

@@ -48,18 +48,27 @@ Status FabricContext::InsertPeer(const PeerAddress& peer) {
                            "'");
   }
   if (kind_ == EpKind::kMsg) return Status::Ok();
-  if (peer.bytes.empty()) return Status::Invalid("peer sent an empty fabric address");
-  fi_addr_t addr = FI_ADDR_UNSPEC;
-  int n = fi_av_insert(av_.get(), peer.bytes.data(), 1, &addr, 0, nullptr);
-  if (n != 1) return FiError("fi_av_insert", n < 0 ? n : -FI_EINVAL);
-  peer_ = addr;
+  if (peer.bytes.empty() || peer.data_bytes.empty()) {
+    return Status::Invalid("peer sent an empty fabric address");
+  }
+  for (auto [bytes, out] : {std::pair{&peer.bytes, &peer_}, std::pair{&peer.data_bytes, &data_peer_}}) {
+    fi_addr_t addr = FI_ADDR_UNSPEC;
+    int n = fi_av_insert(av_.get(), bytes->data(), 1, &addr, 0, nullptr);
+    if (n != 1) return FiError("fi_av_insert", n < 0 ? n : -FI_EINVAL);
+    *out = addr;
+  }
   return Status::Ok();
+}
+
+Status FabricContext::ReadyRdm(const EpReady& ready) {
+  KV_TRY(ready(ctrl_ep_.get(), false));
+  return ready(data_ep_.get(), true);
 }
 
 Status FabricContext::Accept(const PeerAddress& peer, uint64_t link_id, int timeout_ms,
                              const EpReady& ready) {
   if (Status s = InsertPeer(peer); !s.ok()) return s;
-  if (kind_ == EpKind::kRdm) return ready(ctrl_ep_.get(), false);
+  if (kind_ == EpKind::kRdm) return ReadyRdm(ready);
   if (!pep_) return Status::Internal("Accept on a context that is not listening");
   return AwaitConnected(link_id, MonoMs() + timeout_ms, ready);
 }
@@ -67,7 +76,7 @@ Status FabricContext::Accept(const PeerAddress& peer, uint64_t link_id, int time
 Status FabricContext::Connect(const PeerAddress& peer, uint64_t link_id, int timeout_ms,
                               const EpReady& ready) {
   if (Status s = InsertPeer(peer); !s.ok()) return s;
-  if (kind_ == EpKind::kRdm) return ready(ctrl_ep_.get(), false);
+  if (kind_ == EpKind::kRdm) return ReadyRdm(ready);
   if (peer.bytes.empty()) return Status::Invalid("peer sent an empty listener address");
   if (peer.addr_format != info_->addr_format) return Status::Invalid("address format mismatch");
   for (char role : {kCtrlRole, kDataRole}) {

@@ -144,9 +144,11 @@ Status FabricContext::OpenWith(const ProviderSpec& spec, const FabricOptions& op
   ret = fi_av_open(domain_.get(), &av_attr, &av, nullptr);
   if (ret) return FiError("fi_av_open", ret);
   av_.reset(av);
-  auto ep = MakeEndpoint(info_.get());
-  if (!ep.ok()) return ep.status();
-  ctrl_ep_ = std::move(*ep);
+  for (EpPtr* slot : {&ctrl_ep_, &data_ep_}) {
+    auto ep = MakeEndpoint(info_.get());
+    if (!ep.ok()) return ep.status();
+    *slot = std::move(*ep);
+  }
   return Status::Ok();
 }
 
@@ -190,13 +192,19 @@ Result<PeerAddress> FabricContext::LocalAddress() const {
   a.kind = kind_;
   a.provider = provider_;
   a.addr_format = info_->addr_format;
-  fid_t fid = pep_ ? &pep_->fid : (ctrl_ep_ && kind_ == EpKind::kRdm ? &ctrl_ep_->fid : nullptr);
-  if (fid == nullptr) return a;
-  char buf[256];
-  size_t len = sizeof(buf);
-  int ret = fi_getname(fid, buf, &len);
-  if (ret) return FiError("fi_getname", ret);
-  a.bytes.assign(buf, len);
+  auto name = [](fid_t fid, std::string* out) -> Status {
+    char buf[256];
+    size_t len = sizeof(buf);
+    int ret = fi_getname(fid, buf, &len);
+    if (ret) return FiError("fi_getname", ret);
+    out->assign(buf, len);
+    return Status::Ok();
+  };
+  if (pep_) KV_TRY(name(&pep_->fid, &a.bytes));
+  if (kind_ == EpKind::kRdm && ctrl_ep_ && data_ep_) {
+    KV_TRY(name(&ctrl_ep_->fid, &a.bytes));
+    KV_TRY(name(&data_ep_->fid, &a.data_bytes));
+  }
   return a;
 }
 
@@ -226,6 +234,36 @@ void FabricContext::CloseEndpoints() {
   data_ep_.reset();
   ctrl_ep_.reset();
   pep_.reset();
+}
+
+void PutPeerAddress(Blob& b, const PeerAddress& a) {
+  b.Set("provider", a.provider);
+  b.Set("ep", a.kind == EpKind::kMsg ? "msg" : "rdm");
+  b.SetU64("addr_format", a.addr_format);
+  b.SetBytes("addr", a.bytes);
+  if (a.kind == EpKind::kRdm) b.SetBytes("data_addr", a.data_bytes);
+}
+
+Result<PeerAddress> GetPeerAddress(const Blob& b) {
+  PeerAddress a;
+  auto prov = b.Get("provider");
+  auto ep = b.Get("ep");
+  auto fmt = b.GetU64("addr_format");
+  auto bytes = b.GetBytes("addr");
+  for (const Status* s : {&prov.status(), &ep.status(), &fmt.status(), &bytes.status()}) {
+    if (!s->ok()) return *s;
+  }
+  if (*ep != "msg" && *ep != "rdm") return Status::Corruption("setup blob: bad endpoint type");
+  a.provider = *prov;
+  a.kind = *ep == "msg" ? EpKind::kMsg : EpKind::kRdm;
+  a.addr_format = static_cast<uint32_t>(*fmt);
+  a.bytes = *bytes;
+  if (a.kind == EpKind::kRdm) {
+    auto data = b.GetBytes("data_addr");
+    if (!data.ok()) return data.status();
+    a.data_bytes = *data;
+  }
+  return a;
 }
 
 }  // namespace kv::transport::fabric

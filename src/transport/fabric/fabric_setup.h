@@ -7,10 +7,9 @@
 //    FabricOptions::bind_addr; the other side fi_connect()s twice (control endpoint, then data
 //    endpoint) to the listener's address, which the caller carries over its control link.
 //    Connection events come on an event queue.
-//  * FI_EP_RDM (`shm`, `tcp;ofi_rxm`, `verbs;ofi_rxm`): one endpoint per side serves as both the
-//    control and the data endpoint (an RDM endpoint is connectionless, so a second one would only
-//    add a second address to exchange); each side inserts the peer's fi_getname() blob into its
-//    address vector.
+//  * FI_EP_RDM (`shm`, `tcp;ofi_rxm`, `verbs;ofi_rxm`): each side opens a control and a data
+//    endpoint and publishes both fi_getname() blobs; the peer inserts both into its address
+//    vector and sends messages to the control address, writes to the data address.
 //
 // Threading: a FabricContext is used by one thread at a time (FI_THREAD_DOMAIN).
 #pragma once
@@ -24,6 +23,7 @@
 
 #include "common/status.h"
 #include "transport/fabric/fi_objects.h"
+#include "transport/wire.h"
 
 namespace kv::transport::fabric {
 
@@ -53,8 +53,13 @@ struct PeerAddress {
   EpKind kind = EpKind::kMsg;
   std::string provider;  // must match on both sides
   uint32_t addr_format = 0;
-  std::string bytes;  // fi_getname() output
+  std::string bytes;       // fi_getname() output: the MSG listener, or the RDM control endpoint
+  std::string data_bytes;  // RDM: the data endpoint's fi_getname()
 };
+
+// The address fields of a setup blob: provider, ep (msg|rdm), addr_format, addr, data_addr.
+void PutPeerAddress(Blob& b, const PeerAddress& a);
+Result<PeerAddress> GetPeerAddress(const Blob& b);
 
 // Everything one side of a link opens. Members are declared in creation order so destruction
 // releases endpoints, then memory regions and queues, then the domain and the fabric.
@@ -108,9 +113,11 @@ class FabricContext {
   fid_cq* cq() const { return cq_.get(); }
   fid_eq* eq() const { return eq_.get(); }
   fid_ep* ctrl_ep() const { return ctrl_ep_.get(); }
-  fid_ep* data_ep() const { return kind_ == EpKind::kRdm ? ctrl_ep_.get() : data_ep_.get(); }
-  // Destination for sends and writes (FI_ADDR_UNSPEC on MSG, the AV entry on RDM).
+  fid_ep* data_ep() const { return data_ep_.get(); }
+  // Destination for sends (FI_ADDR_UNSPEC on MSG, the peer's control endpoint on RDM).
   fi_addr_t peer() const { return peer_; }
+  // Destination for writes (FI_ADDR_UNSPEC on MSG, the peer's data endpoint on RDM).
+  fi_addr_t data_peer() const { return data_peer_; }
   // The CQ's file descriptor, or -1 when the provider has none.
   int wait_fd() const { return wait_fd_; }
   // The EQ's file descriptor (MSG), or -1.
@@ -126,6 +133,8 @@ class FabricContext {
   Status OpenCq(const FabricOptions& opts);
   Result<EpPtr> MakeEndpoint(const fi_info* info);
   Status InsertPeer(const PeerAddress& peer);
+  // RDM: the endpoints exist from the start; `ready` runs on both before the peer may send.
+  Status ReadyRdm(const EpReady& ready);
   // Runs the MSG connection state machine until both endpoints are connected.
   Status AwaitConnected(uint64_t link_id, int64_t deadline_ms, const EpReady& ready);
   Status OnConnReq(fi_info* info, std::string_view param, uint64_t link_id, const EpReady& ready);
@@ -135,6 +144,7 @@ class FabricContext {
   uint64_t mr_mode_ = 0;
   uint64_t next_key_ = 1;
   fi_addr_t peer_ = FI_ADDR_UNSPEC;
+  fi_addr_t data_peer_ = FI_ADDR_UNSPEC;
   int wait_fd_ = -1;
   int eq_fd_ = -1;
   bool connected_ = false;
