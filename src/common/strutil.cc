@@ -209,18 +209,23 @@ bool GlobMatch(std::string_view pattern, std::string_view str, bool nocase) {
   return GlobMatchImpl(pattern.data(), pattern.size(), str.data(), str.size(), nocase, 0);
 }
 
+namespace {
+// ASCII case folding, as Redis' strcasecmp in the C locale (and without a libc call per byte:
+// option and command names are compared on every request).
+inline char FoldAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
+}  // namespace
+
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); i++) {
-    if (tolower(static_cast<unsigned char>(a[i])) != tolower(static_cast<unsigned char>(b[i])))
-      return false;
+    if (FoldAscii(a[i]) != FoldAscii(b[i])) return false;
   }
   return true;
 }
 
 std::string ToLower(std::string_view s) {
   std::string r(s);
-  for (auto& c : r) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  for (auto& c : r) c = FoldAscii(c);
   return r;
 }
 

@@ -116,7 +116,7 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     return std::nullopt;
   }
   // min-replicas-to-write: too few good replicas stop writes.
-  if ((flags & cmd::kWrite) && !(c.flags() & Client::kMaster) &&
+  if ((flags & cmd::kWrite) && min_replicas_to_write_ > 0 && !(c.flags() & Client::kMaster) &&
       !primary_->EnoughGoodReplicas(WallMs())) {
     w.Error("-NOREPLICAS Not enough good replicas to write.");
     mspec->stats.rejected_calls++;

@@ -253,6 +253,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   int64_t slowlog_slower_than_us_ = 10000;
   int64_t slowlog_max_len_ = 128;
   int64_t latency_threshold_ms_ = 0;
+  int64_t min_replicas_to_write_ = 0;  // the config, read on every write
 };
 
 // Bytes allocated by the process (INFO used_memory).
