@@ -34,7 +34,14 @@ void Link::UseStreamPollMode() {
   if (opts_.poll_mode != PollMode::kAuto) return;
   std::vector<pollfd> fds;
   WaitFds(&fds);
-  if (!fds.empty()) set_poll_mode(PollMode::kEconomy);
+  if (fds.empty()) opts_.timed_poll_us = std::min(opts_.timed_poll_us, kStreamTimedPollUs);
+  set_poll_mode(PollMode::kEconomy);
+}
+
+int64_t Link::TimedPollUs() const {
+  int64_t cap = std::max<int64_t>(opts_.timed_poll_us, kMaxTimedPollUs);
+  int shift = static_cast<int>(std::min<uint64_t>(empty_sleeps_ / kSleepsPerBackoff, 5));
+  return std::min(cap, int64_t{opts_.timed_poll_us} << shift);
 }
 
 Status Link::Fail(Status s) {
@@ -94,7 +101,10 @@ Result<int> Link::Wait(int timeout_ms, WaitInterrupt* interrupt) {
     poll_ctl_.OnPoll(*r, now, woke);
     woke = false;
     stats_.mode_switches = poll_ctl_.switches();
-    if (*r > 0) return r;
+    if (*r > 0) {
+      empty_sleeps_ = 0;
+      return r;
+    }
     ++stats_.empty_polls;
     if (now >= deadline) return 0;
     if (interrupt && interrupt->Take()) return 0;
@@ -113,7 +123,8 @@ Result<int> Link::Wait(int timeout_ms, WaitInterrupt* interrupt) {
     woke = true;
     int64_t sleep_us;
     if (fds.empty()) {
-      sleep_us = std::min<int64_t>(left_us, opts_.timed_poll_us);
+      sleep_us = std::min<int64_t>(left_us, TimedPollUs());
+      ++empty_sleeps_;
     } else {
       if (!ArmWait()) continue;
       sleep_us = std::min<int64_t>(left_us, int64_t{opts_.economy_poll_ms} * 1000);

@@ -51,7 +51,9 @@ struct ChannelOptions {
   uint32_t cq_batch = 32;               // completions drained per poll
   PollMode poll_mode = PollMode::kAuto;
   int economy_poll_ms = 10;             // low-frequency poll beside the fd wait
-  int timed_poll_us = 500;              // sleep between polls where there is no fd (shm)
+  // Sleep between polls where there is no fd (shm), after an event; it doubles after every
+  // kSleepsPerBackoff empty sleeps, up to kMaxTimedPollUs (or this value, if larger).
+  int timed_poll_us = 500;
   int connect_timeout_ms = 10000;
   int stall_timeout_ms = 5000;          // sender: no progress while waiting on the peer
 };
@@ -95,6 +97,10 @@ class WaitInterrupt {
 
 class Link {
  public:
+  static constexpr int kStreamTimedPollUs = 50;
+  static constexpr int kMaxTimedPollUs = 1000;
+  static constexpr uint64_t kSleepsPerBackoff = 64;
+
   virtual ~Link() = default;
 
   // The setup blob to hand to the peer.
@@ -120,10 +126,11 @@ class Link {
   // Changes how Wait() waits from now on (a bulk transfer done, a latency-bound stream next).
   void set_poll_mode(PollMode mode);
   PollMode poll_mode() const { return opts_.poll_mode; }
-  // For a stream of small, latency-bound messages: `auto` becomes `economy` where the link has
-  // fds to sleep on (a wakeup costs little, and spinning steals the cores the peers need: the
-  // replication latency tails on two cores were 10x worse), and stays `auto` where it has none
-  // (a timed poll adds its period to every message). Explicit modes are kept.
+  // For a stream of small, latency-bound messages, `auto` becomes `economy`: spinning steals the
+  // cores the peers need (the replication latency tails on two cores were 10x worse, and on
+  // shm one run in three settled into a slow pattern). Where the link has no fd to sleep on,
+  // the timed poll becomes kStreamTimedPollUs (it backs off while idle). Explicit modes are
+  // kept.
   void UseStreamPollMode();
 
   // The first error the link hit (OK while healthy).
@@ -138,6 +145,8 @@ class Link {
   explicit Link(const ChannelOptions& opts);
   // Records the first error and returns it.
   Status Fail(Status s);
+  // The current timed-poll period (see ChannelOptions::timed_poll_us).
+  int64_t TimedPollUs() const;
 
   ChannelOptions opts_;
   Status status_;
@@ -145,6 +154,7 @@ class Link {
 
  private:
   PollModeController poll_ctl_;
+  uint64_t empty_sleeps_ = 0;  // timed sleeps since the last event
 };
 
 // A read-only region (a mapped snapshot file) a sender writes from without copying it through
