@@ -20,6 +20,10 @@
 
 namespace kv::transport {
 
+// A chunk is posted, then written, then described to the receiver, then credited back. On
+// fabric links the write carries its own description (immediate data), so the sender moves a
+// posted chunk through kWritten to kDescribed at once; the states stay separate for senders
+// whose description is a message of its own.
 class SenderCredits {
  public:
   enum class SlotState : uint8_t {
