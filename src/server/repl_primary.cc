@@ -712,7 +712,7 @@ void RegisterReplCommands(cmd::CommandTable& t) {
            .flags = kAdmin | kNoScript | kStale,
            .handler = [](Context& c) { ServerOf(c).replica().ReplicaOf(c); },
            .group = "server",
-           .summary = "Configure a server as replica of another, or promote it to a master.",
+           .summary = "Make the server a replica of another instance, or promote it as master.",
            .since = name[0] == 'r' ? "5.0.0" : "1.0.0"});
   }
   t.Add({.name = "wait",
@@ -750,14 +750,14 @@ void RegisterReplCommands(cmd::CommandTable& t) {
          .flags = kAdmin | kNoScript | kNoMulti,
          .handler = [](Context& c) { ServerOf(c).primary().Psync(c); },
          .group = "server",
-         .summary = "An internal command used in replication",
+         .summary = "Internal command used for replication",
          .since = "2.8.0"});
   t.Add({.name = "sync",
          .arity = 1,
          .flags = kAdmin | kNoScript | kNoMulti,
          .handler = [](Context& c) { ServerOf(c).primary().Psync(c); },
          .group = "server",
-         .summary = "An internal command used in replication",
+         .summary = "Internal command used for replication",
          .since = "1.0.0"});
 }
 

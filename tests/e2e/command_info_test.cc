@@ -23,12 +23,7 @@ const std::map<std::string, std::string> kNotInRedis70 = {
 };
 
 // COMMAND DOCS fields kvstore does not match yet, with the reason.
-const std::map<std::string, std::string> kDocsPending = {
-    {"psync", "summary: registered with the replication commands, which another change owns"},
-    {"sync", "summary: as psync"},
-    {"replicaof", "summary: as psync"},
-    {"slaveof", "summary: as psync"},
-};
+const std::map<std::string, std::string> kDocsPending = {};
 
 class CommandInfoTest : public KvstoreAndRedisSuite {
  protected:
