@@ -66,6 +66,16 @@ class BackgroundWrites {
   std::thread thread_;
 };
 
+// Lets the writes run a moment longer, stops them, and checks that the replica caught up with
+// an identical dataset.
+void ExpectCaughtUp(BackgroundWrites& writer, RespClient& p, RespClient& r,
+                    const ServerProcess& replica) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  writer.Stop();
+  ASSERT_TRUE(InSync(p, r)) << replica.LogText();
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+}
+
 Cmd RdmaReplica(const ServerProcess& primary, const std::string& provider) {
   return {"--replicaof", "127.0.0.1 " + std::to_string(primary.port()), "--repl-transport",
           "rdma", "--repl-rdma-provider", provider};
@@ -95,10 +105,7 @@ TEST_P(RdmaReplication, FullSyncStreamAndResumeAfterBrokenLinks) {
     ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }))
         << replica.LogText() << "\n---- primary:\n" << primary.LogText();
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  writer.Stop();
-  ASSERT_TRUE(InSync(p, r)) << replica.LogText();
-  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  ExpectCaughtUp(writer, p, r, replica);
   EXPECT_GE(std::stoll(InfoField(r, "replication", "rdma_resumes")), 2);
   std::string log = replica.LogText();
   EXPECT_EQ(log.find("Full resync", log.find("Full resync") + 1), std::string::npos) << log;
@@ -171,10 +178,7 @@ TEST_P(RdmaReplication, DiskBasedSyncSendsTheMappedFile) {
   RespClient r(replica.port());
   ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }))
       << replica.LogText() << "\n---- primary:\n" << primary.LogText();
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  writer.Stop();
-  ASSERT_TRUE(InSync(p, r)) << replica.LogText();
-  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  ExpectCaughtUp(writer, p, r, replica);
   EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
   std::string log = primary.LogText();
   EXPECT_NE(log.find("target: disk"), std::string::npos) << log;
