@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "common/strutil.h"
 #include "repl/feed.h"
 
 namespace kv::server {
@@ -56,6 +57,26 @@ Status LinkIo::Wait(short events) {
   if (r == 0) return Status::IoError("timeout talking to the primary");
   if (r < 0 && errno != EINTR) return Status::FromErrno("poll", errno);
   if (r > 0 && (pfd.revents & (POLLERR | POLLNVAL))) return Status::Closed("link error");
+  return Status::Ok();
+}
+
+Status ReadSnapshotHeader(LinkIo& io, int64_t* total, std::string* mark) {
+  std::string header;
+  while (header.empty()) {
+    KV_TRY_ASSIGN(line, io.ReadLine());
+    header = line;
+  }
+  if (header[0] != '$') return Status::Corruption("bad snapshot header: " + header.substr(0, 64));
+  *total = -1;
+  mark->clear();
+  if (header.rfind("$EOF:", 0) == 0) {
+    *mark = header.substr(5);
+    if (mark->size() != 40) return Status::Corruption("bad $EOF: mark");
+    return Status::Ok();
+  }
+  auto n = ParseInt64(std::string_view(header).substr(1));
+  if (!n || *n < 0) return Status::Corruption("bad snapshot length: " + header.substr(0, 64));
+  *total = *n;
   return Status::Ok();
 }
 

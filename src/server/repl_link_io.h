@@ -32,6 +32,10 @@ class LinkIo {
   std::string pending_;
 };
 
+// Reads a full resync's bulk header, "$<len>" or "$EOF:<40-byte mark>", after any keepalive
+// newlines: *total is the length (-1 for $EOF:), *mark the end mark (empty for $<len>).
+Status ReadSnapshotHeader(LinkIo& io, int64_t* total, std::string* mark);
+
 // A loader Source over bytes that arrive in pieces (a socket, a data link): Read hands out views
 // into one buffer, compacted only when it must grow; views stay valid until the next Read.
 // Subclasses append at least one more piece to buf_ in Fill.

@@ -25,6 +25,9 @@
 
 namespace kv::server {
 
+// A new replication ID (40 hex digits), or a diskless transfer's $EOF: mark.
+std::string RandomHex40();
+
 class Client;
 class Server;
 

@@ -308,23 +308,9 @@ Status ReplReplica::ReceiveSnapshot(int fd, const Target& t, std::string* leftov
   int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
   LinkIo io(fd, timeout_ms);
   io.pending() = std::move(link_pending_);
-  // The bulk header: "$<len>" or "$EOF:<40-byte mark>", possibly after keepalive newlines.
-  std::string header;
-  while (header.empty()) {
-    KV_TRY_ASSIGN(line, io.ReadLine());
-    header = line;
-  }
-  if (header[0] != '$') return Status::Corruption("bad snapshot header: " + header.substr(0, 64));
   std::string mark;
   int64_t total = -1;
-  if (header.rfind("$EOF:", 0) == 0) {
-    mark = header.substr(5);
-    if (mark.size() != 40) return Status::Corruption("bad $EOF: mark");
-  } else {
-    auto n = ParseInt64(std::string_view(header).substr(1));
-    if (!n || *n < 0) return Status::Corruption("bad snapshot length: " + header.substr(0, 64));
-    total = *n;
-  }
+  KV_TRY(ReadSnapshotHeader(io, &total, &mark));
   *path = "temp-" + std::to_string(WallMs() / 1000) + "." + std::to_string(getpid()) + ".rdb";
   net::Fd out(::open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!out.valid()) return Status::FromErrno("open " + *path, errno);
@@ -462,20 +448,9 @@ Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& r
   int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
   LinkIo io(fd, timeout_ms);
   io.pending() = std::move(link_pending_);
-  std::string header;
-  while (header.empty()) {
-    KV_TRY_ASSIGN(line, io.ReadLine());
-    header = line;
-  }
   std::string mark;
   int64_t total = -1;
-  if (header.rfind("$EOF:", 0) == 0 && header.size() == 45) {
-    mark = header.substr(5);
-  } else if (header[0] == '$' && ParseInt64(std::string_view(header).substr(1)).value_or(-1) >= 0) {
-    total = *ParseInt64(std::string_view(header).substr(1));
-  } else {
-    return Status::Corruption("bad snapshot header: " + header.substr(0, 64));
-  }
+  KV_TRY(ReadSnapshotHeader(io, &total, &mark));
   sync_total_ = total;
   sync_read_ = 0;
   LOG_NOTICE("MASTER <-> REPLICA sync: loading the snapshot from the socket (diskless load)");

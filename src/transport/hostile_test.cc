@@ -74,24 +74,10 @@ class HostileFabricPeer : public fabric::ControlPlane::Handler {
   // write carries it as remote CQ data (the chunk description).
   ssize_t WriteAt(uint64_t offset, size_t len, std::optional<uint64_t> imm = std::nullopt) {
     std::memset(raw_.slot(1), 0xab, len);
-    iovec iov{raw_.slot(1), len};
-    void* desc = raw_.desc();
-    fi_rma_iov rma{ring_base_ + offset, len, ring_key_};
-    fi_msg_rma msg{};
-    msg.msg_iov = &iov;
-    msg.desc = &desc;
-    msg.iov_count = 1;
-    msg.addr = ctx_->data_peer();
-    msg.rma_iov = &rma;
-    msg.rma_iov_count = 1;
-    msg.context = &raw_op_;
     raw_op_.kind = fabric::OpContext::Kind::kWrite;
-    uint64_t flags = FI_DELIVERY_COMPLETE | FI_COMPLETION;
-    if (imm) {
-      msg.data = *imm;
-      flags |= FI_REMOTE_CQ_DATA;
-    }
-    return fi_writemsg(ctx_->data_ep(), &msg, flags);
+    uint64_t flags = FI_DELIVERY_COMPLETE | FI_COMPLETION | (imm ? FI_REMOTE_CQ_DATA : 0);
+    return ctx_->PostWrite(raw_.slot(1), len, raw_.desc(), ring_base_ + offset, ring_key_,
+                           &raw_op_, flags, imm.value_or(0));
   }
   // Writes a chunk described by `imm` (whatever it says) into slot 0, retrying while the
   // provider is busy (on shm until the receiver has progressed its side of the peer mapping).

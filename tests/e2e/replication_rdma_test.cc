@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "server/repl_rdma.h"
+#include "tests/support/background_writes.h"
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
 #include "tests/support/wait.h"
@@ -47,25 +48,6 @@ void Writes(RespClient& c, int round) {
   c.Call({"SELECT", "0"});
 }
 
-// Writes() to a server on a thread until Stop() or destruction (also on a failed ASSERT).
-class BackgroundWrites {
- public:
-  explicit BackgroundWrites(int port)
-      : thread_([this, port] {
-          RespClient w(port);
-          for (int i = 0; !stop_; i++) Writes(w, i);
-        }) {}
-  ~BackgroundWrites() { Stop(); }
-  void Stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-};
-
 // Lets the writes run a moment longer, stops them, and checks that the replica caught up with
 // an identical dataset.
 void ExpectCaughtUp(BackgroundWrites& writer, RespClient& p, RespClient& r,
@@ -90,7 +72,7 @@ TEST_P(RdmaReplication, FullSyncStreamAndResumeAfterBrokenLinks) {
   ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
   RespClient p(primary.port());
   Populate(p, 20000);
-  BackgroundWrites writer(primary.port());
+  BackgroundWrites writer(primary.port(), Writes);
   ServerProcess replica(Kind::kKvstore, RdmaReplica(primary, GetParam()));
   RespClient r(replica.port());
   ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }));
@@ -173,7 +155,7 @@ TEST_P(RdmaReplication, DiskBasedSyncSendsTheMappedFile) {
                         {"--repl-diskless-sync", "no", "--repl-diskless-sync-delay", "0"});
   RespClient p(primary.port());
   Populate(p, 30000);
-  BackgroundWrites writer(primary.port());
+  BackgroundWrites writer(primary.port(), Writes);
   ServerProcess replica(Kind::kKvstore, RdmaReplica(primary, GetParam()));
   RespClient r(replica.port());
   ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }))

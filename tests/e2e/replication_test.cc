@@ -8,6 +8,7 @@
 #include <csignal>
 #include <thread>
 
+#include "tests/support/background_writes.h"
 #include "tests/support/process.h"
 #include "net/socket.h"
 #include "tests/support/resp_client.h"
@@ -82,17 +83,12 @@ class KvstorePrimary : public ::testing::Test {
 TEST_F(KvstorePrimary, RedisReplicaFullSyncWithWritesRunning) {
   RespClient p(primary_->port());
   Populate(p, 20000);
-  std::atomic<bool> stop{false};
-  std::thread writer([&] {
-    RespClient w(primary_->port());
-    for (int i = 0; !stop; i++) Writes(w, i);
-  });
+  BackgroundWrites writer(primary_->port(), Writes);
   ServerProcess replica(Kind::kRedis, {"--replicaof", "127.0.0.1 " + std::to_string(primary_->port())});
   RespClient r(replica.port());
   ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  stop = true;
-  writer.join();
+  writer.Stop();
   ASSERT_TRUE(InSync(p, r));
   EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
   EXPECT_EQ(InfoField(p, "replication", "connected_slaves"), "1");
@@ -135,17 +131,12 @@ TEST_F(KvstoreReplica, FollowsRedisPrimaryAndResyncsPartially) {
   ServerProcess primary(Kind::kRedis, {"--repl-diskless-sync-delay", "0"});
   RespClient p(primary.port());
   Populate(p, 20000);
-  std::atomic<bool> stop{false};
-  std::thread writer([&] {
-    RespClient w(primary.port());
-    for (int i = 0; !stop; i++) Writes(w, i);
-  });
+  BackgroundWrites writer(primary.port(), Writes);
   ServerProcess replica(Kind::kKvstore, Follow(primary));
   RespClient r(replica.port());
   ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  stop = true;
-  writer.join();
+  writer.Stop();
   ASSERT_TRUE(InSync(p, r));
   EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
   EXPECT_EQ(r.Call({"SET", "x", "1"}).str, "READONLY You can't write against a read only replica.");

@@ -110,21 +110,11 @@ bool FabricSender::WritesInFlight() const {
 
 Status FabricSender::PostWrite(uint16_t slot) {
   OpContext& op = write_ctx_[slot];
-  iovec iov{const_cast<uint8_t*>(write_src_[slot].src), op.len};
-  void* desc = write_src_[slot].desc;
-  fi_rma_iov rma{ring_base_ + slot * ring_stride_, op.len, ring_key_};
-  fi_msg_rma msg{};
-  msg.msg_iov = &iov;
-  msg.desc = &desc;
-  msg.iov_count = 1;
-  msg.addr = ctx_->data_peer();
-  msg.rma_iov = &rma;
-  msg.rma_iov_count = 1;
-  msg.context = &op;
-  // The immediate data describes the chunk; the receiver's completion for it follows the data.
-  msg.data = EncodeChunkImm(slot, op.len);
   op.posted_us = MonoUs();
-  ssize_t r = fi_writemsg(ctx_->data_ep(), &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
+  // The immediate data describes the chunk; the receiver's completion for it follows the data.
+  ssize_t r = ctx_->PostWrite(write_src_[slot].src, op.len, write_src_[slot].desc,
+                              ring_base_ + slot * ring_stride_, ring_key_, &op,
+                              FI_REMOTE_CQ_DATA | FI_COMPLETION, EncodeChunkImm(slot, op.len));
   if (r == -FI_EAGAIN) {
     unposted_.insert(unposted_.begin(), slot);
     return Status::Ok();

@@ -153,6 +153,11 @@ Status FabricSender::Connect(std::string_view peer_blob) {
 namespace {
 // Tells the peer, best effort, that this end is closing (an RDM peer sees no disconnect).
 // Never when the shm peer is gone: its locks in shared memory may be held forever.
+// "fabric/<provider>": the one opened, or the one configured before that.
+std::string LinkName(const FabricContext* ctx, const std::string& configured) {
+  return "fabric/" + (ctx ? ctx->provider() : configured);
+}
+
 void SayClosing(ControlPlane& control, bool connected, int peer_pid) {
   Status why;
   if (!connected || PeerGone(peer_pid, &why)) return;
@@ -169,14 +174,10 @@ void FabricSender::Close() {
   if (ctx_) ctx_->Shutdown();
 }
 
-std::string FabricSender::Describe() const {
-  return "fabric/" + (ctx_ ? ctx_->provider() : opts_.provider);
-}
+std::string FabricSender::Describe() const { return LinkName(ctx_.get(), opts_.provider); }
 
 void FabricSender::WaitFds(std::vector<pollfd>* out) const {
-  if (!ctx_) return;
-  if (ctx_->wait_fd() >= 0) out->push_back({ctx_->wait_fd(), POLLIN, 0});
-  if (ctx_->eq_fd() >= 0 && ctx_->wait_fd() >= 0) out->push_back({ctx_->eq_fd(), POLLIN, 0});
+  if (ctx_) ctx_->AppendWaitFds(out);
 }
 
 bool FabricSender::ArmWait() { return control_.ArmWait(); }
@@ -255,14 +256,10 @@ void FabricReceiver::Close() {
   if (ctx_) ctx_->Shutdown();
 }
 
-std::string FabricReceiver::Describe() const {
-  return "fabric/" + (ctx_ ? ctx_->provider() : opts_.provider);
-}
+std::string FabricReceiver::Describe() const { return LinkName(ctx_.get(), opts_.provider); }
 
 void FabricReceiver::WaitFds(std::vector<pollfd>* out) const {
-  if (!ctx_) return;
-  if (ctx_->wait_fd() >= 0) out->push_back({ctx_->wait_fd(), POLLIN, 0});
-  if (ctx_->eq_fd() >= 0 && ctx_->wait_fd() >= 0) out->push_back({ctx_->eq_fd(), POLLIN, 0});
+  if (ctx_) ctx_->AppendWaitFds(out);
 }
 
 bool FabricReceiver::ArmWait() { return control_.ArmWait(); }

@@ -266,4 +266,21 @@ Result<PeerAddress> GetPeerAddress(const Blob& b) {
   return a;
 }
 
+ssize_t FabricContext::PostWrite(const void* src, size_t len, void* desc, uint64_t remote_addr,
+                                 uint64_t key, void* context, uint64_t flags,
+                                 uint64_t data) const {
+  iovec iov{const_cast<void*>(src), len};
+  fi_rma_iov rma{remote_addr, len, key};
+  fi_msg_rma msg{};
+  msg.msg_iov = &iov;
+  msg.desc = &desc;
+  msg.iov_count = 1;
+  msg.addr = data_peer_;
+  msg.rma_iov = &rma;
+  msg.rma_iov_count = 1;
+  msg.context = context;
+  msg.data = data;
+  return fi_writemsg(data_ep_.get(), &msg, flags);
+}
+
 }  // namespace kv::transport::fabric

@@ -14,6 +14,8 @@
 // Threading: a FabricContext is used by one thread at a time (FI_THREAD_DOMAIN).
 #pragma once
 
+#include <poll.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -122,6 +124,17 @@ class FabricContext {
   int wait_fd() const { return wait_fd_; }
   // The EQ's file descriptor (MSG), or -1.
   int eq_fd() const { return eq_fd_; }
+  // Posts one RDMA write of [src, src+len) (local descriptor `desc`) from the data endpoint to
+  // `remote_addr` under `key` at the peer's data endpoint. With FI_REMOTE_CQ_DATA in `flags`,
+  // `data` travels as the write's immediate data. Returns fi_writemsg's result.
+  ssize_t PostWrite(const void* src, size_t len, void* desc, uint64_t remote_addr, uint64_t key,
+                    void* context, uint64_t flags, uint64_t data = 0) const;
+  // The fds a link sleeps on: the CQ's and, with it, the EQ's (none without a CQ fd: shm).
+  void AppendWaitFds(std::vector<pollfd>* out) const {
+    if (wait_fd_ < 0) return;
+    out->push_back({wait_fd_, POLLIN, 0});
+    if (eq_fd_ >= 0) out->push_back({eq_fd_, POLLIN, 0});
+  }
   size_t max_msg_size() const { return info_->ep_attr->max_msg_size; }
   // True when a write with immediate data consumes a receive posted at the target
   // (FI_RX_CQ_DATA: verbs); the software providers here do not need one.

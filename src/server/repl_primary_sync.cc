@@ -1,0 +1,250 @@
+// The primary's full resyncs: one forked child per batch of waiting replicas serializes the
+// dataset straight to their sockets (diskless, $EOF: framing), into a file it then sends
+// ($<len>), or into a pipe per data-link replica (repl_rdma.h); +FULLRESYNC and the end of
+// the child are handled here too.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/clock.h"
+#include "common/logging.h"
+#include "net/socket.h"
+#include "persist/snapshot.h"
+#include "server/client.h"
+#include "server/persistence.h"
+#include "server/repl_primary.h"
+#include "server/repl_rdma.h"
+#include "server/server.h"
+
+namespace kv::server {
+namespace {
+
+// Writes all of `data` to a non-blocking socket, waiting for room with poll (a snapshot child,
+// or the few bytes of +FULLRESYNC). Gives up after `timeout_ms` without progress.
+class PollingSink : public persist::Sink {
+ public:
+  PollingSink(int fd, int timeout_ms) : fd_(fd), timeout_ms_(timeout_ms) {}
+  Status Write(const void* data, size_t len) override {
+    const char* p = static_cast<const char*>(data);
+    while (len > 0) {
+      ssize_t n = ::write(fd_, p, len);
+      if (n > 0) {
+        p += n;
+        len -= static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno != EAGAIN) return Status::FromErrno("write to replica", errno);
+      pollfd pfd{fd_, POLLOUT, 0};
+      int r = poll(&pfd, 1, timeout_ms_);
+      if (r == 0) return Status::IoError("replica did not read for too long");
+      if (r < 0 && errno != EINTR) return Status::FromErrno("poll", errno);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  int fd_;
+  int timeout_ms_;
+};
+
+// Sends a snapshot file as a bulk payload ("$<size>\r\n" and the bytes), with sendfile.
+Status SendFile(persist::Sink& sink, int fd, const std::string& path, int timeout_ms) {
+  net::Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!file.valid()) return Status::FromErrno("open " + path, errno);
+  struct stat sb;
+  if (fstat(file.get(), &sb) != 0) return Status::FromErrno("fstat " + path, errno);
+  std::string head = "$" + std::to_string(sb.st_size) + "\r\n";
+  KV_TRY(sink.Write(head.data(), head.size()));
+  off_t off = 0;
+  while (off < sb.st_size) {
+    ssize_t n = sendfile(fd, file.get(), &off, static_cast<size_t>(sb.st_size - off));
+    if (n > 0) continue;
+    if (n == 0) return Status::IoError("snapshot file shrank while sending");
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) return Status::FromErrno("sendfile", errno);
+    pollfd pfd{fd, POLLOUT, 0};
+    if (poll(&pfd, 1, timeout_ms) == 0) return Status::IoError("replica did not read for too long");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void ReplPrimary::StartSnapshot(int64_t now_ms) {
+  std::vector<Replica*> batch;
+  int64_t delay_ms = server_.config().GetInt("repl-diskless-sync-delay") * 1000;
+  int64_t oldest = INT64_MAX;
+  for (auto& r : replicas_) {
+    if (r->state == State::kWaitSnapshot) {
+      batch.push_back(r.get());
+      oldest = std::min(oldest, r->since_ms);
+    }
+  }
+  int64_t max_replicas = server_.config().GetInt("repl-diskless-sync-max-replicas");
+  bool enough = max_replicas > 0 && static_cast<int64_t>(batch.size()) >= max_replicas;
+  bool disk = !server_.config().GetBool("repl-diskless-sync");
+  for (Replica* r : batch) disk = disk || !r->capa_eof;
+  // Disk-based syncs start at once; diskless ones wait for more replicas to share the transfer.
+  if (batch.empty() || (!disk && !enough && now_ms - oldest < delay_ms)) return;
+  if (server_.persistence().child_running()) return;  // one child at a time
+  int64_t offset = feed_.offset();
+  // The stream restarts with a SELECT for whoever joins now.
+  feed_.ForgetSelectedDb();
+  std::vector<int> fds;
+  std::vector<std::pair<Replica*, int>> pipes;  // data-link replicas: read end of their pipe
+  std::string reply = "+FULLRESYNC " + replid_ + " " + std::to_string(offset) + "\r\n";
+  for (Replica* r : batch) {
+    PollingSink sink(r->client->fd(), 1000);
+    if (!r->pre_psync && !sink.Write(reply.data(), reply.size()).ok()) {
+      r->client->RequestClose();
+      continue;
+    }
+    if (r->data && disk) {
+      // The data link's thread sends the saved file from its mapping once the child is done.
+      r->data->ExpectSnapshotFile();
+      continue;
+    }
+    if (r->data) {
+      // The child writes the RDB into a pipe; the data link's thread sends it on.
+      int p[2];
+      if (pipe2(p, O_CLOEXEC) != 0) {
+        r->client->RequestClose();
+        continue;
+      }
+      // A 64 KiB pipe would switch between the child and the sender thread every 64 KiB;
+      // 1 MiB (the default pipe-max-size) matches the sender's reads. Best effort.
+      (void)fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
+      pipes.emplace_back(r, p[0]);
+      fds.push_back(-p[1] - 1);  // negative: a raw pipe, no framing
+      continue;
+    }
+    fds.push_back(r->client->fd());
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    LOG_WARNING("Can't start the replication snapshot: fork: %s", strerror(errno));
+    for (Replica* r : batch) r->client->RequestClose();
+    return;
+  }
+  if (pid == 0) {
+    // Only the write ends of the data-link pipes belong to the child: holding a read end would
+    // keep its writes blocked forever once the parent is gone.
+    for (auto [r, read_end] : pipes) close(read_end);
+    // A replication snapshot has no use once the primary is gone.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    RunChild(fds, offset, disk);
+  }
+  for (int fd : fds) {
+    if (fd < 0) close(-fd - 1);  // the child's ends of the pipes
+  }
+  for (auto [r, read_end] : pipes) r->data->SetSnapshotFd(read_end);
+  child_pid_ = pid;
+  child_file_.clear();
+  if (disk) {
+    char cwd[4096];
+    std::string name = server_.config().GetString("dbfilename");
+    child_file_ = getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) + "/" + name : name;
+  }
+  for (Replica* r : batch) r->state = State::kSendingSnapshot;
+  LOG_NOTICE("Starting BGSAVE for SYNC with target: %s (pid %d, %zu replica(s))",
+             disk ? "disk" : "replicas sockets", static_cast<int>(pid), batch.size());
+}
+
+void ReplPrimary::RunChild(const std::vector<int>& fds, int64_t offset, bool disk) {
+  SetLogRole('C');
+  server_.CloseListenersInChild();
+  std::string mark = RandomHex40();
+  persist::SnapshotInfo info;
+  info.version = kRedisCompatVersion;
+  info.has_repl = true;
+  info.repl_id = replid_;
+  info.repl_offset = offset;
+  persist::RdbWriteOptions opts;
+  opts.compression = server_.config().GetBool("rdbcompression");
+  opts.checksum = server_.config().GetBool("rdbchecksum");
+  opts.limits = server_.keyspace().limits();
+  int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
+  std::string path = server_.config().GetString("dbfilename");
+  // Progress of the transfer, once a second.
+  uint64_t total_keys = server_.keyspace().TotalKeys();
+  int64_t start = MonoMs(), last_log = start;
+  opts.progress = [&](uint64_t bytes, uint64_t keys) {
+    int64_t now = MonoMs();
+    if (now - last_log < 1000) return;
+    last_log = now;
+    double secs = (now - start) / 1000.0, done = total_keys ? double(keys) / total_keys : 1.0;
+    LOG_NOTICE("Replica sync: %.1f MB %s, %llu/%llu keys (%.0f%%), %.1f MB/s, ETA %.0f s",
+               bytes / 1e6, disk ? "saved" : "sent", static_cast<unsigned long long>(keys),
+               static_cast<unsigned long long>(total_keys), 100 * done, bytes / 1e6 / secs,
+               done > 0 ? secs / done - secs : 0.0);
+  };
+  if (disk) {
+    Status st = persist::SaveRdbFile(server_.keyspace(), path, opts, persist::StandardAux(info),
+                                     nullptr);
+    if (!st.ok()) {
+      LOG_WARNING("Snapshot for replication failed: %s", st.message().c_str());
+      _exit(1);
+    }
+    LOG_NOTICE("DB saved on disk");
+  }
+  bool ok = true;
+  // One replica after the other: each gets the whole snapshot from the same (copy-on-write)
+  // memory image, or the same file.
+  for (int fd : fds) {
+    if (fd < 0) {
+      // A data link's pipe: the raw RDB, the data link carries no framing.
+      persist::FdSink pipe_sink(-fd - 1);
+      Status st = persist::WriteRdb(server_.keyspace(), pipe_sink, opts, persist::StandardAux(info),
+                                    nullptr);
+      close(-fd - 1);
+      if (!st.ok()) {
+        LOG_WARNING("Snapshot transfer to a replica's data link failed: %s", st.message().c_str());
+        ok = false;
+      }
+      continue;
+    }
+    PollingSink sink(fd, timeout_ms);
+    Status st = disk ? SendFile(sink, fd, path, timeout_ms) : Status::Ok();
+    if (!disk) {
+      std::string head = "$EOF:" + mark + "\r\n";
+      st = sink.Write(head.data(), head.size());
+      if (st.ok()) {
+        st = persist::WriteRdb(server_.keyspace(), sink, opts, persist::StandardAux(info), nullptr);
+      }
+      if (st.ok()) st = sink.Write(mark.data(), mark.size());
+    }
+    if (!st.ok()) {
+      LOG_WARNING("Snapshot transfer to a replica failed: %s", st.message().c_str());
+      ok = false;
+    }
+  }
+  _exit(ok ? 0 : 1);
+}
+
+void ReplPrimary::SnapshotDone(bool ok) {
+  for (auto& r : replicas_) {
+    if (r->state != State::kSendingSnapshot) continue;
+    if (!ok) {
+      r->client->RequestClose();
+      continue;
+    }
+    // A data link of a disk-based sync sends the file now, ahead of the stream it queued.
+    if (r->data && !child_file_.empty()) r->data->SetSnapshotFile(child_file_);
+    r->state = State::kOnline;
+    r->ack_ms = WallMs();
+    if (!r->held.empty()) SendTo(*r, r->held);
+    r->held.clear();
+    r->held.shrink_to_fit();
+    LOG_NOTICE("Synchronization with replica %s succeeded", r->client->peer().c_str());
+  }
+}
+
+}  // namespace kv::server
