@@ -80,17 +80,24 @@ def start(kind, build, d, extra):
     raise RuntimeError(f"{kind} did not start")
 
 
+# (server, sync mode, replica arguments). "diskless" is diskless on both ends: the primary
+# streams the snapshot (repl-diskless-sync yes) and the replica loads it as it arrives
+# (repl-diskless-load swapdb); "disk" saves a file on the primary and receives one on the
+# replica (repl-diskless-sync no, repl-diskless-load disabled).
+SWAPDB = ["--repl-diskless-load", "swapdb"]
+DISK_LOAD = ["--repl-diskless-load", "disabled"]
 CONFIGS = {
-    "redis/diskless": ("redis", "diskless", []),
-    "redis/disk": ("redis", "disk", []),
-    "kvstore/tcp/diskless": ("kvstore", "diskless", ["--repl-transport", "tcp"]),
-    "kvstore/tcp/disk": ("kvstore", "disk", ["--repl-transport", "tcp"]),
+    "redis/diskless": ("redis", "diskless", SWAPDB),
+    "redis/disk": ("redis", "disk", DISK_LOAD),
+    "kvstore/tcp/diskless": ("kvstore", "diskless", ["--repl-transport", "tcp"] + SWAPDB),
+    "kvstore/tcp/disk": ("kvstore", "disk", ["--repl-transport", "tcp"] + DISK_LOAD),
     "kvstore/rdma-tcp": ("kvstore", "diskless",
-                         ["--repl-transport", "rdma", "--repl-rdma-provider", "tcp"]),
+                         ["--repl-transport", "rdma", "--repl-rdma-provider", "tcp"] + SWAPDB),
     "kvstore/rdma-shm": ("kvstore", "diskless",
-                         ["--repl-transport", "rdma", "--repl-rdma-provider", "shm"]),
+                         ["--repl-transport", "rdma", "--repl-rdma-provider", "shm"] + SWAPDB),
     "kvstore/rdma-shm/disk": ("kvstore", "disk",
-                              ["--repl-transport", "rdma", "--repl-rdma-provider", "shm"]),
+                              ["--repl-transport", "rdma", "--repl-rdma-provider", "shm"] +
+                              DISK_LOAD),
 }
 
 

@@ -75,6 +75,11 @@ Status Loader::ReadKey(uint8_t type, int64_t expire_ms, int64_t idle, int freq) 
   key_at_ = src_.offset() - 1;
   KV_TRY_ASSIGN(k, reader_.ReadString(scratch_));
   key_.assign(k);
+  if (opts_.skim) {
+    KV_TRY(reader_.SkipObject(type));
+    res_->keys_loaded++;
+    return Status::Ok();
+  }
   bool skipped = false;
   std::string why;
   KV_TRY_ASSIGN(value, reader_.ReadObject(type, &skipped, &why));
@@ -166,7 +171,7 @@ Status Loader::ReadBody() {
         // Size the tables up front (no rehashing during the load), within what the data can
         // hold: a key takes at least 3 bytes, so a corrupt count cannot allocate much.
         uint64_t cap = std::min<uint64_t>(src_.remaining() / 3, uint64_t{1} << 28);
-        ks_.db(db_).Reserve(std::min(*a, cap), std::min(*b, cap));
+        if (!opts_.skim) ks_.db(db_).Reserve(std::min(*a, cap), std::min(*b, cap));
         continue;
       }
       case kOpAux: {

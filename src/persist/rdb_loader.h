@@ -30,6 +30,9 @@ struct RdbLoadOptions {
   bool replace_existing = false;
   // Verify the CRC-64 trailer (skipped anyway when the file carries a zero checksum).
   bool verify_checksum = true;
+  // Walk the stream without building anything (keys are counted, not added): checks its
+  // structure and checksum and finds where it ends (RdbLoadResult::bytes).
+  bool skim = false;
   // Called every ~8 MiB with the offset reached.
   std::function<void(uint64_t offset)> progress;
   // Receives warnings (skipped module data, functions).

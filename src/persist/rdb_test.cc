@@ -246,7 +246,8 @@ std::string Ziplist(const std::vector<std::string>& elems) {
   return zl;
 }
 
-TEST(Rdb, LoadsTheEncodingsOfOlderFiles) {
+// An RDB with the encodings of older files (version 9): 10 keys, module aux data, a function.
+std::string OlderEncodingsRdb() {
   std::string zipmap = std::string("\x01\x01" "f" "\x01\x00" "v", 6) + "\xff";
   RdbBuilder b;
   b.Byte(250).Str("redis-ver").Str("5.0.0");
@@ -266,7 +267,11 @@ TEST(Rdb, LoadsTheEncodingsOfOlderFiles) {
   b.Byte(0).Str("freq").Str("v");
   b.Byte(247).Len(12345).Len(2).Len(0).Len(5).Str("blob").Len(2).Len(99).Len(0);  // MODULE_AUX
   b.Byte(245).Str("#!lua name=lib\nredis.register_function('f', function() end)");
-  std::string rdb = b.Finish();
+  return b.Finish();
+}
+
+TEST(Rdb, LoadsTheEncodingsOfOlderFiles) {
+  std::string rdb = OlderEncodingsRdb();
   Keyspace ks(16);
   MemorySource src(rdb);
   RdbLoadResult res;
@@ -289,6 +294,61 @@ TEST(Rdb, LoadsTheEncodingsOfOlderFiles) {
   EXPECT_EQ(db.Find("ziplist-zset")->value.As<store::ZSetValue>()->At(0).member, "a");
   EXPECT_EQ(*db.Find("ziplist-hash")->value.As<store::HashValue>()->Get("k2"), "v2");
   EXPECT_EQ(db.Find("quicklist")->value.As<store::ListValue>()->Size(), 3u);
+}
+
+// A stream source, as a network link is: no whole(), no remaining(), and each view a copy
+// that the next Read overwrites.
+class StreamSource : public Source {
+ public:
+  explicit StreamSource(std::string data) : data_(std::move(data)) {}
+  Result<std::string_view> Read(size_t n) override {
+    if (data_.size() - pos_ < n) return Status::Corruption("unexpected end of data");
+    view_.assign(data_, pos_, n);
+    pos_ += n;
+    return std::string_view(view_);
+  }
+  uint64_t offset() const override { return pos_; }
+
+ private:
+  std::string data_, view_;
+  size_t pos_ = 0;
+};
+
+// Skimming walks every encoding to the end of the RDB without building values: it stops at the
+// checksum even when more bytes follow (a replication stream), counts the keys, and still
+// catches a truncated stream and a wrong checksum.
+TEST(Rdb, SkimFindsTheEndOfEveryEncoding) {
+  std::mt19937_64 rng(3);
+  Keyspace a(16);
+  Fill(a, rng);
+  std::vector<std::pair<std::string, uint64_t>> files;
+  for (bool compression : {false, true}) files.emplace_back(Save(a, compression), a.TotalKeys());
+  files.emplace_back(OlderEncodingsRdb(), 10);
+  for (const auto& [rdb, keys] : files) {
+    std::string stream = rdb + "*1\r\n$4\r\nPING\r\n";
+    StreamSource src(stream);
+    Keyspace empty(16);
+    RdbLoadOptions opts;
+    opts.skim = true;
+    RdbLoadResult res;
+    Status st = LoadRdb(src, empty, opts, &res);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(res.bytes, rdb.size());
+    EXPECT_EQ(res.keys_loaded, keys);
+    EXPECT_EQ(empty.TotalKeys(), 0u);
+  }
+  const std::string& good = files[1].first;
+  for (std::string bad : {good.substr(0, good.size() / 2), good}) {
+    if (bad.size() == good.size()) bad[bad.size() - 1] ^= 1;
+    StreamSource src(bad);
+    Keyspace empty(16);
+    RdbLoadOptions opts;
+    opts.skim = true;
+    RdbLoadResult res;
+    Status st = LoadRdb(src, empty, opts, &res);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("offset"), std::string::npos) << st.message();
+  }
 }
 
 TEST(Rdb, RejectsDuplicatesAndUnknownTypes) {

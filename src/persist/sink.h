@@ -3,6 +3,7 @@
 // file or any byte buffer). Neither knows what is on the other side.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -52,6 +53,15 @@ class Source {
   virtual ~Source() = default;
   // Exactly `n` bytes, or an error (Corruption "unexpected end" at the end of the data).
   virtual Result<std::string_view> Read(size_t n) = 0;
+  // Consumes `n` bytes without looking at them (in pieces, so a stream never holds them all).
+  virtual Status Skip(uint64_t n) {
+    while (n > 0) {
+      size_t piece = static_cast<size_t>(std::min<uint64_t>(n, 1 << 20));
+      KV_TRY(Read(piece).status());
+      n -= piece;
+    }
+    return Status::Ok();
+  }
   // Bytes consumed so far.
   virtual uint64_t offset() const = 0;
   // Bytes left, when the source knows (a stream does not: UINT64_MAX).

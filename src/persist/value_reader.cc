@@ -308,6 +308,76 @@ Status ValueReader::SkipModuleData() {
   }
 }
 
+Status ValueReader::SkipString() {
+  bool encoded = false;
+  KV_TRY_ASSIGN(len, ReadLen(&encoded));
+  if (!encoded) return src_.Skip(len);
+  if (len == kEncInt8 || len == kEncInt16 || len == kEncInt32) {
+    return src_.Skip(len == kEncInt8 ? 1 : len == kEncInt16 ? 2 : 4);
+  }
+  if (len != kEncLzf) return Status::Corruption("unknown string encoding " + std::to_string(len));
+  KV_TRY_ASSIGN(clen, ReadLen());
+  KV_TRY_ASSIGN(ulen, ReadLen());
+  if (ulen == 0 || clen == 0 || ulen / kLzfMaxRatio > clen) {
+    return Status::Corruption("impossible LZF lengths (compressed " + std::to_string(clen) +
+                              ", original " + std::to_string(ulen) + ")");
+  }
+  return src_.Skip(clen);
+}
+
+Status ValueReader::SkipObject(uint8_t type) {
+  switch (type) {
+    case kRdbString:
+    case kRdbListZiplist:
+    case kRdbSetIntset:
+    case kRdbSetListpack:
+    case kRdbZSetZiplist:
+    case kRdbZSetListpack:
+    case kRdbHashZipmap:
+    case kRdbHashZiplist:
+    case kRdbHashListpack:
+      return SkipString();  // one string, or one encoded blob
+    case kRdbList:
+    case kRdbSet:
+    case kRdbListQuicklist:
+    case kRdbListQuicklist2: {
+      KV_TRY_ASSIGN(n, ReadLen());
+      KV_TRY(CheckCount(n, "list, set or quicklist node"));
+      for (uint64_t i = 0; i < n; i++) {
+        if (type == kRdbListQuicklist2) KV_TRY(ReadLen().status());  // the node's container
+        KV_TRY(SkipString());
+      }
+      return Status::Ok();
+    }
+    case kRdbHash:
+    case kRdbZSet:
+    case kRdbZSet2: {
+      KV_TRY_ASSIGN(n, ReadLen());
+      KV_TRY(CheckCount(n, type == kRdbHash ? "hash" : "sorted set"));
+      for (uint64_t i = 0; i < n; i++) {
+        KV_TRY(SkipString());
+        if (type == kRdbHash) {
+          KV_TRY(SkipString());
+        } else if (type == kRdbZSet2) {
+          KV_TRY(src_.Skip(8));
+        } else {
+          KV_TRY(ReadStringDouble().status());
+        }
+      }
+      return Status::Ok();
+    }
+    case kRdbModule2: {
+      KV_TRY(ReadLen().status());
+      return SkipModuleData();
+    }
+    default: {
+      bool skipped;
+      std::string why;
+      return ReadObject(type, &skipped, &why).status();  // the same error
+    }
+  }
+}
+
 Result<store::Value> ValueReader::ReadObject(uint8_t type, bool* skipped, std::string* why) {
   *skipped = false;
   switch (type) {

@@ -37,6 +37,12 @@ class ValueReader {
   // Skips a module's opcode-framed data up to its EOF opcode (module values, MODULE_AUX).
   Status SkipModuleData();
 
+  // Walks over a string or a whole value of RDB type `type` without building it (compressed
+  // strings stay compressed, encoded blobs are not looked into): finding where an RDB stream
+  // ends at little cost. Types kvstore cannot load are errors, as in ReadObject.
+  Status SkipString();
+  Status SkipObject(uint8_t type);
+
   uint64_t offset() const { return src_.offset(); }
 
  private:

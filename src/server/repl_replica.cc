@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "common/clock.h"
 #include "common/logging.h"
@@ -208,15 +209,7 @@ Status ReplReplica::Attempt(const Target& t) {
     if (st.ok() && !Cancelled(t)) (void)fd.Release();  // now the master client's
     return st;
   }
-  // repl-diskless-load: load straight from the socket into a second dataset, swapped in at the
-  // end (clients keep reading the old one meanwhile), or receive to disk first.
-  std::string load = server_.config().GetString("repl-diskless-load");
-  bool diskless = load == "swapdb";
-  if (load == "on-empty-db") {
-    std::lock_guard lock(server_.mu());
-    diskless = server_.keyspace().TotalKeys() == 0;
-  }
-  if (diskless) {
+  if (DisklessLoad()) {
     Status st = ReceiveAndLoad(fd.get(), t, words[1], *ParseInt64(words[2]));
     if (st.ok() && !Cancelled(t)) (void)fd.Release();  // now the master client's
     return st;
@@ -311,7 +304,7 @@ Status ReplReplica::ReceiveSnapshot(int fd, const Target& t, std::string* leftov
   std::string mark;
   int64_t total = -1;
   KV_TRY(ReadSnapshotHeader(io, &total, &mark));
-  *path = "temp-" + std::to_string(WallMs() / 1000) + "." + std::to_string(getpid()) + ".rdb";
+  *path = TempSnapshotPath();
   net::Fd out(::open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!out.valid()) return Status::FromErrno("open " + *path, errno);
   sync_total_ = total;
@@ -413,6 +406,30 @@ class ReplReplica::SocketSource : public BufferedSource {
   int64_t limit_;
 };
 
+bool ReplReplica::DisklessLoad() const {
+  // repl-diskless-load: load straight from the link into a second dataset, swapped in at the
+  // end (clients keep reading the old one meanwhile), or receive to disk first.
+  std::lock_guard lock(server_.mu());
+  std::string load = server_.config().GetString("repl-diskless-load");
+  return load == "swapdb" || (load == "on-empty-db" && server_.keyspace().TotalKeys() == 0);
+}
+
+std::string ReplReplica::TempSnapshotPath() {
+  return "temp-" + std::to_string(WallMs() / 1000) + "." + std::to_string(getpid()) + ".rdb";
+}
+
+std::function<void(uint64_t)> ReplReplica::ProgressLog(const char* done, const char* from) {
+  int64_t start = MonoMs();
+  auto last_log = std::make_shared<int64_t>(start);
+  return [=](uint64_t off) {
+    int64_t now = MonoMs();
+    if (now - *last_log < 1000) return;
+    *last_log = now;
+    LOG_NOTICE("MASTER <-> REPLICA sync: %s %s %s, %.1f MB/s", HumanMB(off).c_str(), done, from,
+               off / 1e6 / ((now - start) / 1000.0));
+  };
+}
+
 Status ReplReplica::LoadSide(persist::Source& src, const char* from,
                              std::unique_ptr<store::Keyspace>* side, uint64_t* keys) {
   *side = std::make_unique<store::Keyspace>(server_.keyspace().num_dbs());
@@ -421,14 +438,7 @@ Status ReplReplica::LoadSide(persist::Source& src, const char* from,
   persist::RdbLoadOptions opts;
   opts.drop_expired = false;  // the primary decides when keys expire
   opts.now_ms = WallMs();
-  int64_t start = MonoMs(), last_log = start;
-  opts.progress = [&](uint64_t off) {
-    int64_t now = MonoMs();
-    if (now - last_log < 1000) return;
-    last_log = now;
-    LOG_NOTICE("MASTER <-> REPLICA sync: %s loaded %s, %.1f MB/s", HumanMB(off).c_str(), from,
-               off / 1e6 / ((now - start) / 1000.0));
-  };
+  opts.progress = ProgressLog("loaded", from);
   persist::RdbLoadResult res;
   KV_TRY(persist::LoadRdb(src, **side, opts, &res));
   *keys = res.keys_loaded;

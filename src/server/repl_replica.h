@@ -4,7 +4,9 @@
 // (below) with blocking, time-limited socket IO, so the poll groups never wait on the primary.
 // When the primary sends a snapshot (+FULLRESYNC), the thread receives it into a temp file
 // (showing progress in the log and INFO), then, under the keyspace lock, replaces the dataset
-// with it. The socket is then handed to a poll group as the "master client", whose commands are
+// with it; with repl-diskless-load swapdb it loads into a second dataset as the bytes arrive
+// and swaps it in. Over the RDMA data link the snapshot comes through the link, the same two
+// ways (repl_replica_data.cc). The socket is then handed to a poll group as the "master client", whose commands are
 // applied without replies; the bytes they took are the replication offset, and they are passed
 // on verbatim to this server's own replicas (chained replication).
 //
@@ -15,6 +17,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -103,8 +106,17 @@ class ReplReplica {
   // until the link or the connection ends.
   Result<bool> SetupDataLink(LinkIo& io, const Target& t);
   Status LoadFromDataLink(const Target& t, int fd, const std::string& replid, int64_t offset);
+  // repl-diskless-load disabled: the snapshot from the data link goes to a file first (walked
+  // on the way, to find its end and check it before the dataset is dropped), which is then
+  // loaded from its mapping as over TCP.
+  Status ReceiveFromDataLink(const Target& t, int fd, const std::string& replid, int64_t offset);
   void PumpDataLink(const Target& t, uint64_t client_id, std::string pending);
   bool UseDataLink() const;
+  // Whether repl-diskless-load says to load as the snapshot arrives (else it goes to disk).
+  bool DisklessLoad() const;
+  static std::string TempSnapshotPath();
+  // A loader progress callback that logs once a second: "<n MB> <done> <from>, <rate>".
+  static std::function<void(uint64_t)> ProgressLog(const char* done, const char* from);
   void DataLinkFailed(const std::string& why);
   // `db`: the db the stream continues in (0 after a full sync, whose stream starts with SELECT).
   void AdoptMaster(int fd, std::string leftover, int db);

@@ -1,6 +1,10 @@
 // The replica's side of the RDMA data plane (see repl_replica.h and docs/replication-rdma.md):
 // negotiating the data link in the handshake, loading a full resync's snapshot through it, and
 // pumping the live stream from it into the master client.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -9,6 +13,8 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
+#include "net/socket.h"
+#include "persist/rdb_loader.h"
 #include "server/client.h"
 #include "server/poll_group.h"
 #include "server/repl_link_io.h"
@@ -94,9 +100,11 @@ class ReplReplica::ChannelSource : public BufferedSource {
   static constexpr int kMaxRebuilds = 3;
 
   // `control_fd`: the replication connection, quiet while the snapshot comes over the link.
-  ChannelSource(ReplReplica& owner, const Target& t, int control_fd)
-      : owner_(owner), t_(t), control_fd_(control_fd), rx_(owner.data_.get()),
-        thread_([this] { Receive(); }) {}
+  // `tee` (optional): gets every byte received, as the loader asks for it (it may go past the
+  // end of the snapshot, into the stream).
+  ChannelSource(ReplReplica& owner, const Target& t, int control_fd, persist::Sink* tee = nullptr)
+      : owner_(owner), t_(t), control_fd_(control_fd), tee_(tee),
+        rx_(owner.data_.get()), thread_([this] { Receive(); }) {}
   ~ChannelSource() override { Stop(); }
 
   void Stop() {
@@ -228,6 +236,7 @@ class ReplReplica::ChannelSource : public BufferedSource {
     }
     cv_.notify_all();
     owner_.sync_read_ += static_cast<int64_t>(b.size());
+    if (tee_) KV_TRY(tee_->Write(b.data(), b.size()));
     if (buf_.empty()) {
       buf_ = std::move(b);
     } else {
@@ -240,6 +249,7 @@ class ReplReplica::ChannelSource : public BufferedSource {
   ReplReplica& owner_;
   const Target& t_;
   int control_fd_;
+  persist::Sink* tee_;
   transport::StreamReceiver* rx_;  // the receive thread's while it runs
   std::mutex mu_;
   std::condition_variable cv_;
@@ -252,6 +262,7 @@ class ReplReplica::ChannelSource : public BufferedSource {
 
 Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string& replid,
                                      int64_t offset) {
+  if (!DisklessLoad()) return ReceiveFromDataLink(t, fd, replid, offset);
   sync_total_ = -1;
   sync_read_ = 0;
   LOG_NOTICE("MASTER <-> REPLICA sync: loading the snapshot from the RDMA data link");
@@ -279,6 +290,59 @@ Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string&
     id = master_id_;
   }
   side.reset();  // the old dataset, freed outside the lock
+  PumpDataLink(t, id, src.Rest());
+  return Status::Ok();
+}
+
+Status ReplReplica::ReceiveFromDataLink(const Target& t, int fd, const std::string& replid,
+                                        int64_t offset) {
+  sync_total_ = -1;
+  sync_read_ = 0;
+  std::string path = TempSnapshotPath();
+  net::Fd out(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!out.valid()) return Status::FromErrno("open " + path, errno);
+  LOG_NOTICE("MASTER <-> REPLICA sync: receiving the snapshot from the RDMA data link to disk");
+  int64_t start = MonoMs();
+  persist::FdSink sink(out.get());
+  ChannelSource src(*this, t, fd, &sink);
+  // The walk needs the db count and encoding limits only; nothing is added to this dataset.
+  store::Keyspace none(server_.keyspace().num_dbs());
+  persist::RdbLoadOptions opts;
+  opts.skim = true;
+  opts.progress = ProgressLog("received", "over the data link");
+  persist::RdbLoadResult res;
+  Status st = persist::LoadRdb(src, none, opts, &res);
+  src.Stop();
+  // The file got whatever the link delivered; what followed the snapshot is the stream's.
+  if (st.ok() && ::ftruncate(out.get(), static_cast<off_t>(res.bytes)) != 0) {
+    st = Status::FromErrno("ftruncate " + path, errno);
+  }
+  if (st.ok() && ::fsync(out.get()) != 0) st = Status::FromErrno("fsync " + path, errno);
+  out.Reset();
+  uint64_t id = 0;
+  if (st.ok()) {
+    LOG_NOTICE("MASTER <-> REPLICA sync: %s (%llu keys) received over the data link in %.3f s",
+               HumanMB(static_cast<int64_t>(res.bytes)).c_str(),
+               static_cast<unsigned long long>(res.keys_loaded), (MonoMs() - start) / 1000.0);
+    std::lock_guard lock(server_.mu());
+    if (Cancelled(t)) {
+      unlink(path.c_str());
+      return Status::Ok();
+    }
+    st = LoadSnapshot(path, replid, offset);  // takes the file over, even when it fails
+    if (st.ok()) {
+      AdoptMaster(fd, "", 0);
+      id = master_id_;
+    }
+  } else {
+    unlink(path.c_str());
+    LOG_WARNING("Failed receiving the snapshot from the data link: %s", st.message().c_str());
+    DataLinkFailed(st.message());
+  }
+  if (!st.ok()) {
+    data_.reset();
+    return st;
+  }
   PumpDataLink(t, id, src.Rest());
   return Status::Ok();
 }

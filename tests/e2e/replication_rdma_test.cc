@@ -4,6 +4,9 @@
 // data-link requests.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -35,6 +38,21 @@ void Populate(RespClient& c, int keys) {
   c.Call({"ZADD", "zset", "1", "a"});
   c.Call({"HSET", "hash", "f", "v"});
   c.Call({"SADD", "set", "1", "x"});
+}
+
+// `megabytes` MB of values that do not compress, 1000 bytes each, under big:<n>.
+void PopulateIncompressible(RespClient& c, int megabytes) {
+  std::mt19937_64 rng(7);
+  for (int batch = 0; batch < megabytes; batch++) {
+    Cmd mset = {"MSET"};
+    for (int i = 0; i < 1000; i++) {
+      std::string v(1000, '\0');
+      for (char& ch : v) ch = static_cast<char>(rng());
+      mset.push_back("big:" + std::to_string(batch * 1000 + i));
+      mset.push_back(std::move(v));
+    }
+    ASSERT_EQ(c.Call(mset).str, "OK");
+  }
 }
 
 void Writes(RespClient& c, int round) {
@@ -90,6 +108,11 @@ TEST_P(RdmaReplication, FullSyncStreamAndResumeAfterBrokenLinks) {
   ExpectCaughtUp(writer, p, r, replica);
   EXPECT_GE(std::stoll(InfoField(r, "replication", "rdma_resumes")), 2);
   std::string log = replica.LogText();
+  // repl-diskless-load disabled (the default): the snapshot went through a file, which stays
+  // as the replica's dump.rdb.
+  EXPECT_NE(log.find("received over the data link in"), std::string::npos) << log;
+  EXPECT_NE(log.find("Loading DB in memory"), std::string::npos) << log;
+  EXPECT_EQ(access((replica.dir() + "/dump.rdb").c_str(), R_OK), 0);
   EXPECT_EQ(log.find("Full resync", log.find("Full resync") + 1), std::string::npos) << log;
   // WAIT counts it like any replica (ACKs travel on the TCP control link).
   p.Call({"SET", "after", "1"});
@@ -101,25 +124,16 @@ INSTANTIATE_TEST_SUITE_P(Providers, RdmaReplication, ::testing::Values("tcp", "s
 // The data link fails mid-snapshot, on the replica's side and then on the primary's: each time
 // the replica rebuilds it over the control connection and the snapshot goes on from the byte
 // it had reached, with no second full resync, and the datasets end identical.
+// Both ways of loading: as the bytes arrive (swapdb) and through a file (disabled).
 TEST_P(RdmaReplication, SnapshotResumesOverARebuiltLink) {
-  for (const char* side : {"replica", "primary"}) {
-    SCOPED_TRACE(side);
+  for (auto [side, load] : {std::pair{"replica", "disabled"}, {"primary", "swapdb"},
+                            {"primary", "disabled"}, {"replica", "swapdb"}}) {
+    SCOPED_TRACE(std::string(side) + ", repl-diskless-load " + load);
     ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
     RespClient p(primary.port());
-    // ~24 MB of snapshot that does not compress.
-    std::mt19937_64 rng(7);
-    for (int batch = 0; batch < 24; batch++) {
-      Cmd mset = {"MSET"};
-      for (int i = 0; i < 1000; i++) {
-        std::string v(1000, '\0');
-        for (char& ch : v) ch = static_cast<char>(rng());
-        mset.push_back("big:" + std::to_string(batch * 1000 + i));
-        mset.push_back(std::move(v));
-      }
-      ASSERT_EQ(p.Call(mset).str, "OK");
-    }
+    ASSERT_NO_FATAL_FAILURE(PopulateIncompressible(p, 24));
     ServerProcess replica(Kind::kKvstore, {"--repl-transport", "rdma", "--repl-rdma-provider",
-                                           GetParam()});
+                                           GetParam(), "--repl-diskless-load", load});
     RespClient r(replica.port());
     bool on_replica = std::string(side) == "replica";
     RespClient& breaker = on_replica ? r : p;
@@ -145,6 +159,9 @@ TEST_P(RdmaReplication, SnapshotResumesOverARebuiltLink) {
     EXPECT_EQ(log.find("Full resync", log.find("Full resync") + 1), std::string::npos) << log;
     EXPECT_GE(std::stoll(InfoField(r, "replication", "rdma_resumes")), 1);
     EXPECT_NE(primary.LogText().find("rebuilds its data link mid-snapshot"), std::string::npos);
+    EXPECT_NE(log.find(std::string(load) == "swapdb" ? "loaded from the RDMA data link"
+                                                      : "Loading DB in memory"),
+              std::string::npos) << log;
   }
 }
 
@@ -156,7 +173,9 @@ TEST_P(RdmaReplication, DiskBasedSyncSendsTheMappedFile) {
   RespClient p(primary.port());
   Populate(p, 30000);
   BackgroundWrites writer(primary.port(), Writes);
-  ServerProcess replica(Kind::kKvstore, RdmaReplica(primary, GetParam()));
+  Cmd args = RdmaReplica(primary, GetParam());
+  args.insert(args.end(), {"--repl-diskless-load", "swapdb"});
+  ServerProcess replica(Kind::kKvstore, args);
   RespClient r(replica.port());
   ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }))
       << replica.LogText() << "\n---- primary:\n" << primary.LogText();
@@ -166,6 +185,31 @@ TEST_P(RdmaReplication, DiskBasedSyncSendsTheMappedFile) {
   EXPECT_NE(log.find("target: disk"), std::string::npos) << log;
   EXPECT_NE(log.find("snapshot file to the replica's data link from its mapping"),
             std::string::npos) << log;
+}
+
+// A replica killed while the snapshot comes over the data link (either way of loading)
+// restarts cleanly on what its directory holds and syncs again; the primary keeps serving.
+TEST_P(RdmaReplication, ReplicaKilledMidLoadRestartsCleanly) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  ASSERT_NO_FATAL_FAILURE(PopulateIncompressible(p, 40));
+  for (const char* load : {"disabled", "swapdb"}) {
+    SCOPED_TRACE(load);
+    Cmd args = RdmaReplica(primary, GetParam());
+    args.insert(args.end(), {"--repl-diskless-load", load});
+    ServerProcess first(Kind::kKvstore, args);
+    ASSERT_TRUE(WaitFor([&] {
+      return first.LogText().find("from the RDMA data link") != std::string::npos;
+    })) << first.LogText();
+    kill(first.pid(), SIGKILL);
+    args.insert(args.end(), {"--dir", first.dir()});
+    ServerProcess again(Kind::kKvstore, args);
+    RespClient r(again.port());
+    ASSERT_TRUE(InSync(p, r)) << again.LogText();
+    EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+    EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
+    EXPECT_TRUE(primary.Alive());
+  }
 }
 
 // One kvstore primary, a kvstore replica over RDMA and a redis-server replica over TCP at once.
