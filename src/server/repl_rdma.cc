@@ -71,6 +71,7 @@ DataLinkSender::~DataLinkSender() {
   Break();
   if (thread_.joinable()) thread_.join();
   if (snapshot_fd_ >= 0) close(snapshot_fd_);
+  UnmapFile();
 }
 
 void DataLinkSender::Start(std::string peer_blob) {
@@ -102,7 +103,7 @@ void DataLinkSender::FailAfter(uint64_t after) {
 bool DataLinkSender::Resumable(int64_t grace_ms) const {
   if (!failed_) return false;
   std::lock_guard lock(mu_);
-  return !stop_ && snapshot_fd_ >= 0 && MonoMs() - failed_ms_ < grace_ms;
+  return !stop_ && (snapshot_fd_ >= 0 || file_unsent_) && MonoMs() - failed_ms_ < grace_ms;
 }
 
 Status DataLinkSender::Resume(std::string peer_blob, std::string* local_blob) {
@@ -192,9 +193,7 @@ Status DataLinkSender::SendBytes(std::string_view data) {
   return Status::Ok();
 }
 
-// A disk-based sync's snapshot: mapped, registered with the link once, and written chunk by
-// chunk straight from the mapping (no staging copy on fabric links).
-Status DataLinkSender::SendFile(const std::string& path) {
+Status DataLinkSender::MapFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::FromErrno("open " + path, errno);
   struct stat st;
@@ -207,14 +206,29 @@ Status DataLinkSender::SendFile(const std::string& path) {
   close(fd);  // the mapping keeps the file (even once a later save renames over it)
   if (map == MAP_FAILED) return Status::FromErrno("mmap " + path, errno);
   madvise(map, size, MADV_SEQUENTIAL);
-  auto bytes = std::span<const uint8_t>(static_cast<const uint8_t*>(map), size);
+  file_ = {static_cast<const uint8_t*>(map), size, bytes_.load()};
+  file_unsent_ = true;
+  return Status::Ok();
+}
+
+void DataLinkSender::UnmapFile() {
+  if (!file_.data) return;
+  munmap(const_cast<uint8_t*>(file_.data), file_.size);
+  file_ = {};
+  file_unsent_ = false;
+}
+
+// The mapping is registered with the link once and written chunk by chunk straight from it
+// (no staging copy on fabric links), from the byte the replica has not got yet.
+Status DataLinkSender::SendMapped() {
+  auto bytes = std::span<const uint8_t>(file_.data, file_.size);
+  size_t pos = static_cast<size_t>(bytes_ - file_.base);
   int64_t start = MonoMs();
   Status result = [&]() -> Status {
     KV_TRY_ASSIGN(region, sender_->RegisterSource(bytes));
     int64_t last_progress = MonoMs();
-    size_t pos = 0;
     Status s;
-    while (s.ok() && pos < size) {
+    while (s.ok() && pos < bytes.size()) {
       if (s = DebugFailure(); !s.ok()) break;
       auto n = sender_->WriteFrom(*region, bytes.subspan(pos));
       if (!n.ok()) {
@@ -234,16 +248,28 @@ Status DataLinkSender::SendFile(const std::string& path) {
     chunk_ = sender_->stats().chunk_size;
     return s;
   }();
-  munmap(map, size);
   if (result.ok()) {
     LOG_NOTICE("Sent the %.1f MB snapshot file to the replica's data link from its mapping in "
-               "%.3f s", static_cast<double>(size) / 1e6, (MonoMs() - start) / 1000.0);
+               "%.3f s", static_cast<double>(bytes.size()) / 1e6, (MonoMs() - start) / 1000.0);
+    UnmapFile();
   }
   return result;
 }
 
 Status DataLinkSender::Replay() {
   uint64_t from = sender_->start_offset();
+  if (file_.data) {
+    // The file goes on from the replica's byte (SendMapped starts where bytes_ says).
+    if (from < file_.base || from > bytes_) {
+      return Status::Invalid("the replica resumes at byte " + std::to_string(from) +
+                             ", outside the snapshot file sent (" + std::to_string(file_.base) +
+                             ".." + std::to_string(bytes_.load()) + ")");
+    }
+    LOG_NOTICE("Replication data link rebuilt (%s): resending the snapshot file from byte %llu",
+               describe_.c_str(), static_cast<unsigned long long>(from));
+    bytes_ = from;
+    return Status::Ok();
+  }
   while (!retained_.empty() &&
          retained_.front().first + retained_.front().second.size() <= from) {
     retained_.pop_front();
@@ -289,10 +315,11 @@ void DataLinkSender::Run(std::string peer_blob) {
         file_pending = file.empty();
         if (!file_pending) snapshot_file_expected_ = false;
       }
-      if (snap < 0 && file.empty() && !file_pending) batch.swap(queue_);
+      if (snap < 0 && file.empty() && !file_pending && !file_.data) batch.swap(queue_);
     }
-    if (!file.empty()) {
-      st = SendFile(file);
+    if (!file.empty()) st = MapFile(file);
+    if (file_.data) {
+      if (st.ok()) st = SendMapped();
       continue;
     }
     if (snap >= 0) {

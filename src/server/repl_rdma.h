@@ -8,9 +8,10 @@
 // PSYNC offset on. Offsets and ACKs stay those of the replication stream, so WAIT, lag and
 // PSYNC behave exactly as over TCP. A link that fails while it streams is not repaired in
 // place: the replica drops the connection and comes back with PSYNC, which resumes from the
-// offset it reached. A link that fails while the snapshot is still coming through the pipe is
-// rebuilt (REPLCONF rdma-resume): the sender keeps what the replica has not acknowledged yet
-// and resends from the replica's offset over the new link, so the snapshot goes on.
+// offset it reached. A link that fails while the snapshot is still being sent is rebuilt
+// (REPLCONF rdma-resume) and the snapshot goes on from the replica's offset over the new link:
+// from the pipe, the sender keeps what the replica has not acknowledged yet; from a file, it
+// keeps the file's mapping until the whole file has been sent.
 #pragma once
 
 #include <atomic>
@@ -61,8 +62,8 @@ class DataLinkSender {
   // Fails the link once `after` more bytes are sent (DEBUG REPLICATION-BREAK-DATA-LINK), as a
   // broken fabric would: a snapshot in progress can then be resumed. Any thread.
   void FailAfter(uint64_t after);
-  // True when the link failed while the snapshot was still coming from the pipe, less than
-  // `grace_ms` ago: the replica may rebuild it with Resume().
+  // True when the link failed while the snapshot (from the pipe or the file) was still being
+  // sent, less than `grace_ms` ago: the replica may rebuild it with Resume().
   bool Resumable(int64_t grace_ms) const;
   // Rebuilds a failed link (see Resumable): a new sender with a new setup blob (*local_blob),
   // connected to `peer_blob` by the thread, which resends from the offset the replica names
@@ -81,7 +82,12 @@ class DataLinkSender {
   Status SendBytes(std::string_view data);
   // Resends what the new link's receiver has not got yet (after Resume).
   Status Replay();
-  Status SendFile(const std::string& path);
+  // A disk-based sync's snapshot file: MapFile maps it (at the current stream offset);
+  // SendMapped writes what of it the replica has not got, straight from the mapping, and
+  // unmaps it once it is all sent. A failure keeps the mapping for a rebuilt link.
+  Status MapFile(const std::string& path);
+  Status SendMapped();
+  void UnmapFile();
   // Closed once the DEBUG failure point (FailAfter) is reached.
   Status DebugFailure() const;
   // Waits for a credit (or for Break()), failing after kIoTimeoutMs without progress.
@@ -106,6 +112,13 @@ class DataLinkSender {
   // once the thread has ended).
   std::deque<std::pair<uint64_t, std::string>> retained_;
   bool resuming_ = false;
+  // The snapshot file being sent (thread only, and Resume once the thread has ended).
+  struct MappedFile {
+    const uint8_t* data = nullptr;
+    size_t size = 0;
+    uint64_t base = 0;  // the stream offset of its first byte
+  } file_;
+  std::atomic<bool> file_unsent_{false};  // file_ holds a mapping (Resumable reads it)
   std::atomic<uint64_t> bytes_{0};
   std::atomic<uint32_t> chunk_{0};
   std::string describe_;

@@ -124,12 +124,20 @@ INSTANTIATE_TEST_SUITE_P(Providers, RdmaReplication, ::testing::Values("tcp", "s
 // The data link fails mid-snapshot, on the replica's side and then on the primary's: each time
 // the replica rebuilds it over the control connection and the snapshot goes on from the byte
 // it had reached, with no second full resync, and the datasets end identical.
-// Both ways of loading: as the bytes arrive (swapdb) and through a file (disabled).
+// Both ways of sending (from the snapshot pipe, repl-diskless-sync yes, and from the saved
+// file, no) and of loading (as the bytes arrive, swapdb, and through a file, disabled).
 TEST_P(RdmaReplication, SnapshotResumesOverARebuiltLink) {
-  for (auto [side, load] : {std::pair{"replica", "disabled"}, {"primary", "swapdb"},
-                            {"primary", "disabled"}, {"replica", "swapdb"}}) {
-    SCOPED_TRACE(std::string(side) + ", repl-diskless-load " + load);
-    ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  struct Case {
+    const char* side;
+    const char* diskless_sync;
+    const char* load;
+  };
+  for (auto [side, sync, load] : {Case{"replica", "yes", "disabled"}, {"primary", "yes", "swapdb"},
+                                  {"primary", "no", "disabled"}, {"replica", "no", "swapdb"}}) {
+    SCOPED_TRACE(std::string(side) + ", repl-diskless-sync " + sync + ", repl-diskless-load " +
+                 load);
+    ServerProcess primary(Kind::kKvstore,
+                          {"--repl-diskless-sync-delay", "0", "--repl-diskless-sync", sync});
     RespClient p(primary.port());
     ASSERT_NO_FATAL_FAILURE(PopulateIncompressible(p, 24));
     ServerProcess replica(Kind::kKvstore, {"--repl-transport", "rdma", "--repl-rdma-provider",
@@ -158,7 +166,11 @@ TEST_P(RdmaReplication, SnapshotResumesOverARebuiltLink) {
     EXPECT_NE(log.find("the snapshot goes on from byte"), std::string::npos) << log;
     EXPECT_EQ(log.find("Full resync", log.find("Full resync") + 1), std::string::npos) << log;
     EXPECT_GE(std::stoll(InfoField(r, "replication", "rdma_resumes")), 1);
-    EXPECT_NE(primary.LogText().find("rebuilds its data link mid-snapshot"), std::string::npos);
+    std::string plog = primary.LogText();
+    EXPECT_NE(plog.find("rebuilds its data link mid-snapshot"), std::string::npos) << plog;
+    EXPECT_NE(plog.find(std::string(sync) == "no" ? "resending the snapshot file from byte"
+                                                  : "resending the snapshot from byte"),
+              std::string::npos) << plog;
     EXPECT_NE(log.find(std::string(load) == "swapdb" ? "loaded from the RDMA data link"
                                                       : "Loading DB in memory"),
               std::string::npos) << log;
