@@ -80,6 +80,8 @@ Status Loader::ReadKey(uint8_t type, int64_t expire_ms, int64_t idle, int freq) 
     res_->keys_loaded++;
     return Status::Ok();
   }
+  // The bucket's cache miss overlaps building the value.
+  ks_.db(db_).table().PrefetchBucket(key_);
   bool skipped = false;
   std::string why;
   KV_TRY_ASSIGN(value, reader_.ReadObject(type, &skipped, &why));
@@ -226,9 +228,10 @@ Status Loader::Run() {
                      [whole] { return Crc64(0, whole.data(), whole.size() - 8); });
   }
   st = ReadBody();
-  uint64_t computed = parallel ? crc.get() : crc_src_ ? crc_src_->crc() : 0;
+  std::optional<uint64_t> from_src = parallel || crc_src_ ? std::nullopt : src_.CrcSoFar();
+  uint64_t computed = parallel ? crc.get() : crc_src_ ? crc_src_->crc() : from_src.value_or(0);
   if (!st.ok()) return st;
-  bool verify = opts_.verify_checksum && (parallel || crc_src_);
+  bool verify = opts_.verify_checksum && (parallel || crc_src_ || from_src);
   if (res_->version >= 5) {
     uint64_t at = src_.offset();
     auto t = src_.Read(8);
@@ -253,7 +256,7 @@ Status Loader::Run() {
 
 Status LoadRdb(Source& src, store::Keyspace& ks, const RdbLoadOptions& opts,
                RdbLoadResult* result) {
-  if (!src.whole().empty() || !opts.verify_checksum) {
+  if (!src.whole().empty() || !opts.verify_checksum || src.CrcSoFar()) {
     Loader loader(src, nullptr, ks, opts, result);
     return loader.Run();
   }

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <unistd.h>
 
+#include "persist/crc64.h"
 #include "persist/dump.h"
 #include "persist/snapshot.h"
 #include "store/digest.h"
@@ -313,6 +315,42 @@ class StreamSource : public Source {
   std::string data_, view_;
   size_t pos_ = 0;
 };
+
+// A stream source that keeps the CRC of what it delivered itself (as the replica's data-link
+// source does, on its receive thread).
+class CrcTrackingSource : public StreamSource {
+ public:
+  explicit CrcTrackingSource(std::string data) : StreamSource(data), copy_(std::move(data)) {}
+  std::optional<uint64_t> CrcSoFar() const override {
+    return Crc64(0, copy_.data(), static_cast<size_t>(offset()));
+  }
+
+ private:
+  std::string copy_;
+};
+
+// The loader takes the checksum from a source that keeps it, and still rejects a wrong one.
+TEST(Rdb, ChecksumFromTheSourceIsVerified) {
+  std::mt19937_64 rng(4);
+  Keyspace a(16);
+  Fill(a, rng);
+  std::string good = Save(a, true);
+  for (bool corrupt : {false, true}) {
+    std::string rdb = good;
+    if (corrupt) rdb[rdb.size() - 1] ^= 1;
+    CrcTrackingSource src(rdb);
+    Keyspace b(16);
+    RdbLoadResult res;
+    Status st = LoadRdb(src, b, {}, &res);
+    if (corrupt) {
+      ASSERT_FALSE(st.ok());
+      EXPECT_NE(st.message().find("wrong RDB checksum"), std::string::npos) << st.message();
+    } else {
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      EXPECT_EQ(store::DatasetDigest(b), store::DatasetDigest(a));
+    }
+  }
+}
 
 // Skimming walks every encoding to the end of the RDB without building values: it stops at the
 // checksum even when more bytes follow (a replication stream), counts the keys, and still

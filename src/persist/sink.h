@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -68,6 +69,9 @@ class Source {
   virtual uint64_t remaining() const { return UINT64_MAX; }
   // All of the data when it is in memory (a mapping), else empty.
   virtual std::string_view whole() const { return {}; }
+  // The CRC-64 of the first offset() bytes, from a source that computes it as the bytes arrive
+  // (off the reader's thread); nullopt from others, for which the loader computes it itself.
+  virtual std::optional<uint64_t> CrcSoFar() const { return std::nullopt; }
 };
 
 // A source over bytes in memory (a mapping, a RESTORE payload). Views point into the memory.

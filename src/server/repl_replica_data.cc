@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "net/socket.h"
+#include "persist/crc64.h"
 #include "persist/rdb_loader.h"
 #include "server/client.h"
 #include "server/poll_group.h"
@@ -87,14 +88,17 @@ Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
 // while the loader parses, so the transfer (on the software providers the receiver's progress
 // does the copying) overlaps the load instead of alternating with it, and credits go back as
 // soon as a slot is copied out. At most kMaxQueued bytes wait in the queue; beyond that the
-// thread stops taking chunks and the ring's credits hold the sender back. Views stay valid
-// until the next Read. Stop() ends the thread; the link is then the caller's again, with
-// whatever the thread took past the snapshot in Rest().
+// thread stops taking chunks and the ring's credits hold the sender back. The thread also
+// keeps the CRC-64 of what it received, so the loader's thread (the sync's critical path)
+// neither checksums nor copies whole chunks: a Read is a view into the current chunk, and only
+// a read that spans chunks copies its own bytes. Views stay valid until the next Read. Stop()
+// ends the thread; the link is then the caller's again, with whatever the thread took past the
+// snapshot in Rest().
 //
 // A link that fails mid-snapshot is rebuilt by this thread over the control connection
 // (REPLCONF rdma-resume, docs/replication-rdma.md), up to kMaxRebuilds times: the new link
 // resumes at the byte the old one had delivered, and the load never notices.
-class ReplReplica::ChannelSource : public BufferedSource {
+class ReplReplica::ChannelSource : public persist::Source {
  public:
   static constexpr size_t kMaxQueued = 32 << 20;
   static constexpr int kMaxRebuilds = 3;
@@ -116,10 +120,33 @@ class ReplReplica::ChannelSource : public BufferedSource {
     if (thread_.joinable()) thread_.join();
   }
 
+  Result<std::string_view> Read(size_t n) override {
+    if (cur_.size() - pos_ >= n) {
+      std::string_view v(cur_.data() + pos_, n);
+      pos_ += n;
+      offset_ += n;
+      return v;
+    }
+    scratch_.assign(cur_, pos_);
+    pos_ = cur_.size();
+    while (scratch_.size() < n) {
+      KV_TRY(NextChunk());
+      size_t take = std::min(n - scratch_.size(), cur_.size());
+      scratch_.append(cur_, 0, take);
+      pos_ = take;
+    }
+    offset_ += n;
+    return std::string_view(scratch_);
+  }
+  uint64_t offset() const override { return offset_; }
+  std::optional<uint64_t> CrcSoFar() const override {
+    return pos_ == 0 ? cur_crc_ : persist::Crc64(cur_crc_, cur_.data(), pos_);
+  }
+
   // Everything received past the snapshot: the start of the stream. After Stop().
   std::string Rest() {
-    std::string rest = BufferedSource::Rest();
-    for (auto& b : queue_) rest += b;
+    std::string rest = cur_.substr(pos_);
+    for (auto& c : queue_) rest += c.bytes;
     queue_.clear();
     return rest;
   }
@@ -199,14 +226,15 @@ class ReplReplica::ChannelSource : public BufferedSource {
       }
       auto span = rx_->Peek();
       if (!span.empty()) {
-        std::string b(reinterpret_cast<const char*>(span.data()), span.size());
+        Chunk c{std::string(reinterpret_cast<const char*>(span.data()), span.size()), crc_};
         st = rx_->Consume(span.size());
+        crc_ = persist::Crc64(crc_, c.bytes.data(), c.bytes.size());
         owner_.data_bytes_ += span.size();
         idle_since = MonoMs();
         {
           std::lock_guard lock(mu_);
-          queued_ += b.size();
-          queue_.push_back(std::move(b));
+          queued_ += c.bytes.size();
+          queue_.push_back(std::move(c));
         }
         cv_.notify_all();
         continue;
@@ -224,25 +252,24 @@ class ReplReplica::ChannelSource : public BufferedSource {
     return st;
   }
 
-  Status Fill(size_t) override {
-    std::string b;
+  // Makes the next received chunk the current one.
+  Status NextChunk() {
+    Chunk c;
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return !queue_.empty() || !error_.ok(); });
       if (queue_.empty()) return error_;
-      b = std::move(queue_.front());
+      c = std::move(queue_.front());
       queue_.pop_front();
-      queued_ -= b.size();
+      queued_ -= c.bytes.size();
     }
     cv_.notify_all();
-    owner_.sync_read_ += static_cast<int64_t>(b.size());
-    if (tee_) KV_TRY(tee_->Write(b.data(), b.size()));
-    if (buf_.empty()) {
-      buf_ = std::move(b);
-    } else {
-      buf_.append(b);
-    }
+    owner_.sync_read_ += static_cast<int64_t>(c.bytes.size());
     owner_.sync_last_io_ms_ = WallMs();
+    if (tee_) KV_TRY(tee_->Write(c.bytes.data(), c.bytes.size()));
+    cur_ = std::move(c.bytes);
+    cur_crc_ = c.crc_before;
+    pos_ = 0;
     return Status::Ok();
   }
 
@@ -253,7 +280,19 @@ class ReplReplica::ChannelSource : public BufferedSource {
   transport::StreamReceiver* rx_;  // the receive thread's while it runs
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> queue_;  // guarded by mu_
+  struct Chunk {
+    std::string bytes;
+    uint64_t crc_before = 0;  // the CRC-64 of every byte received before these
+  };
+  // The loader's side: the current chunk, the read position in it, what it has read in all,
+  // and the bytes of the last read that spanned chunks.
+  std::string cur_;
+  uint64_t cur_crc_ = 0;
+  size_t pos_ = 0;
+  uint64_t offset_ = 0;
+  std::string scratch_;
+  uint64_t crc_ = 0;              // the receive thread's: of everything it took off the link
+  std::deque<Chunk> queue_;       // guarded by mu_
   size_t queued_ = 0;              // guarded by mu_
   bool stop_ = false;              // guarded by mu_
   Status error_;                   // guarded by mu_: why the thread ended

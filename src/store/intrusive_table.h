@@ -68,6 +68,12 @@ class IntrusiveTable {
   // Brings the buckets of these keys, then their first entries, into the cache, so lookups that
   // follow (a pipeline's) overlap their memory latency instead of paying it one by one.
   void Prefetch(std::span<const std::string_view> keys) const;
+  // Brings the bucket where this key would go into the cache (for writing): a bulk insert
+  // (a snapshot load) calls it when it has the key and inserts once the value is built.
+  void PrefetchBucket(std::string_view key) const {
+    const Table& t = rehashing() ? t_[1] : t_[0];
+    if (t.b) __builtin_prefetch(&t.b[HashOf(key) & t.mask], 1);
+  }
 
   // A uniformly chosen bucket's random entry, or nullptr if empty.
   Node* Random();
