@@ -188,7 +188,7 @@ def main():
             print(f"{test.upper():<11}{str(size) + 'B':>7}{pipeline:>10}{kv:>16,.0f}{rd:>14,.0f}"
                   f"{kv / rd:>8.2f}")
 
-        for dataset in opts.memory.split(","):
+        for dataset in [d for d in opts.memory.split(",") if d]:  # --memory "": none
             # Fresh servers, so what earlier runs left behind does not count.
             for srv in servers.values():
                 srv.close()

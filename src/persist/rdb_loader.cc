@@ -32,6 +32,8 @@ class Loader {
   Status ReadBody();
   Status ReadKey(uint8_t type, int64_t expire_ms, int64_t idle, int freq);
   Status ReadChecksum();
+  // Inserts the pending key (if any) into the keyspace.
+  Status InsertPending();
   Status Fail(const Status& st, uint64_t at) const;
 
   Source& src_;
@@ -45,6 +47,19 @@ class Loader {
   uint64_t key_at_ = 0;   // its offset
   uint64_t next_progress_ = kProgressEvery;
   std::string scratch_;
+  // Keys go in one behind: the last key read, with its value built, waits here until the next
+  // value is built too. Its bucket is prefetched when its key is read, the bucket's first entry
+  // when the next key is read, and by the insert both are in the cache: the two dependent
+  // cache misses of an insert into a large table overlap building values.
+  struct Pending {
+    bool set = false;
+    int db = 0;
+    uint64_t at = 0;  // where the key starts, for errors
+    std::string key;
+    store::Value value;
+    int64_t expire_ms = -1, idle = -1;
+    int freq = -1;
+  } pending_;
 };
 
 Status Loader::Fail(const Status& st, uint64_t at) const {
@@ -80,8 +95,9 @@ Status Loader::ReadKey(uint8_t type, int64_t expire_ms, int64_t idle, int freq) 
     res_->keys_loaded++;
     return Status::Ok();
   }
-  // The bucket's cache miss overlaps building the value.
-  ks_.db(db_).table().PrefetchBucket(key_);
+  store::KeyTable& table = ks_.db(db_).table();
+  table.PrefetchBucket(key_);
+  if (pending_.set) ks_.db(pending_.db).table().PrefetchChain(pending_.key);
   bool skipped = false;
   std::string why;
   KV_TRY_ASSIGN(value, reader_.ReadObject(type, &skipped, &why));
@@ -98,14 +114,33 @@ Status Loader::ReadKey(uint8_t type, int64_t expire_ms, int64_t idle, int freq) 
     res_->expired_skipped++;
     return Status::Ok();
   }
-  store::Db& db = ks_.db(db_);
-  if (opts_.replace_existing) db.Delete(key_);
-  store::Entry* e = db.AddIfAbsent(key_, std::move(value));
-  if (!e) return Status::Corruption("duplicated key '" + key_ + "' in db " + std::to_string(db_));
+  KV_TRY(InsertPending());
+  pending_.set = true;
+  pending_.db = db_;
+  pending_.at = key_at_;
+  pending_.key.assign(key_);
+  pending_.value = std::move(value);
+  pending_.expire_ms = expire_ms;
+  pending_.idle = idle;
+  pending_.freq = freq;
+  return Status::Ok();
+}
+
+Status Loader::InsertPending() {
+  if (!pending_.set) return Status::Ok();
+  pending_.set = false;
+  Pending& p = pending_;
+  store::Db& db = ks_.db(p.db);
+  if (opts_.replace_existing) db.Delete(p.key);
+  store::Entry* e = db.AddIfAbsent(p.key, std::move(p.value));
+  if (!e) {
+    return Status::Corruption("duplicated key '" + p.key + "' in db " + std::to_string(p.db) +
+                              " (the key at offset " + std::to_string(p.at) + ")");
+  }
   ks_.InitAccess(e);
-  if (expire_ms >= 0) db.SetExpire(e, expire_ms);
-  if (idle >= 0) ks_.SetIdleSeconds(e, idle);
-  if (freq >= 0) ks_.SetLfuFrequency(e, freq);
+  if (p.expire_ms >= 0) db.SetExpire(e, p.expire_ms);
+  if (p.idle >= 0) ks_.SetIdleSeconds(e, p.idle);
+  if (p.freq >= 0) ks_.SetLfuFrequency(e, p.freq);
   res_->keys_loaded++;
   return Status::Ok();
 }
@@ -126,7 +161,8 @@ Status Loader::ReadBody() {
     Status st;
     switch (op) {
       case kOpEof:
-        return Status::Ok();
+        st = InsertPending();
+        return st.ok() ? st : Fail(st, at);
       case kOpExpireTime: {
         auto v = src_.Read(4);
         if (!v.ok()) return Fail(v.status(), at);

@@ -72,7 +72,14 @@ class IntrusiveTable {
   // (a snapshot load) calls it when it has the key and inserts once the value is built.
   void PrefetchBucket(std::string_view key) const {
     const Table& t = rehashing() ? t_[1] : t_[0];
-    if (t.b) __builtin_prefetch(&t.b[HashOf(key) & t.mask], 1);
+    if (t.b) __builtin_prefetch(&t.b[HashOf(key) & t.mask]);
+  }
+  // The step after PrefetchBucket, once the bucket has arrived: brings its first entry, which
+  // the insert compares keys with.
+  void PrefetchChain(std::string_view key) const {
+    const Table& t = rehashing() ? t_[1] : t_[0];
+    if (!t.b) return;
+    if (const Node* n = t.b[HashOf(key) & t.mask]) __builtin_prefetch(n);
   }
 
   // A uniformly chosen bucket's random entry, or nullptr if empty.
