@@ -114,7 +114,10 @@ Status DataLinkSender::Resume(std::string peer_blob, std::string* local_blob) {
   KV_TRY_ASSIGN(sender, transport::CreateSender(opts_));
   KV_TRY_ASSIGN(blob, sender->LocalBlob());
   *local_blob = std::move(blob);
-  sender_ = std::move(sender);
+  {
+    std::lock_guard io(io_mu_);
+    sender_ = std::move(sender);
+  }
   describe_ = sender_->Describe();
   {
     std::lock_guard lock(mu_);
@@ -129,6 +132,20 @@ Status DataLinkSender::Resume(std::string peer_blob, std::string* local_blob) {
 
 void DataLinkSender::Enqueue(std::string_view bytes) {
   std::lock_guard lock(mu_);
+  if (streaming_ && queue_.empty() && !batch_in_flight_ && !stop_ && fail_at_ < 0) {
+    // Nothing waits ahead of these bytes: write them now if the thread is asleep (it keeps the
+    // lock while it works, so a busy link takes the queue instead).
+    std::unique_lock io(io_mu_, std::try_to_lock);
+    if (io.owns_lock() && !failed_ && sender_->status().ok()) {
+      auto n = sender_->Write(
+          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+      if (n.ok()) {
+        bytes_ += *n;
+        bytes.remove_prefix(*n);
+        if (bytes.empty()) return;  // the thread wakes on the completion
+      }
+    }
+  }
   if (queue_.empty() || queue_.back().size() > (1 << 20)) queue_.emplace_back();
   queue_.back().append(bytes);
   wake_.Notify();
@@ -165,7 +182,7 @@ Status DataLinkSender::AwaitCredit(int64_t* last_progress_ms) {
     if (stop_) return Status::Closed("data link closed");
   }
   KV_TRY(DebugFailure());
-  KV_TRY(sender_->Wait(100, &wake_).status());
+  KV_TRY(sender_->Wait(100, &wake_, &io_mu_).status());
   if (MonoMs() - *last_progress_ms > kIoTimeoutMs) return Status::IoError("data link stalled");
   return Status::Ok();
 }
@@ -243,7 +260,7 @@ Status DataLinkSender::SendMapped() {
     }
     // The region (and the mapping) must outlive every write posted from it.
     while (sender_->WritesInFlight() && sender_->status().ok()) {
-      if (!sender_->Wait(100).ok()) break;
+      if (!sender_->Wait(100, nullptr, &io_mu_).ok()) break;
     }
     chunk_ = sender_->stats().chunk_size;
     return s;
@@ -295,6 +312,7 @@ Status DataLinkSender::Replay() {
 }
 
 void DataLinkSender::Run(std::string peer_blob) {
+  std::unique_lock io(io_mu_);  // released only while the link sleeps
   Status st = sender_->Connect(peer_blob);
   if (st.ok() && resuming_) st = Replay();
   resuming_ = false;
@@ -315,7 +333,16 @@ void DataLinkSender::Run(std::string peer_blob) {
         file_pending = file.empty();
         if (!file_pending) snapshot_file_expected_ = false;
       }
-      if (snap < 0 && file.empty() && !file_pending && !file_.data) batch.swap(queue_);
+      if (snap < 0 && file.empty() && !file_pending && !file_.data) {
+        batch.swap(queue_);
+        batch_in_flight_ = !batch.empty();
+        // Stream bytes with no snapshot pending: a snapshot, if there is one, is behind us
+        // (it is announced before the bytes that follow it are enqueued).
+        if (!batch.empty() && !streaming_) {
+          streaming_ = true;
+          sender_->UseStreamPollMode();
+        }
+      }
     }
     if (!file.empty()) st = MapFile(file);
     if (file_.data) {
@@ -346,10 +373,13 @@ void DataLinkSender::Run(std::string peer_blob) {
       }
       continue;
     }
-    if (!batch.empty()) sender_->UseStreamPollMode();  // the snapshot, if any, is behind us
     for (const auto& b : batch) {
       if (!st.ok()) break;
       st = SendBytes(b);
+    }
+    if (!batch.empty()) {
+      std::lock_guard lock(mu_);
+      batch_in_flight_ = false;
     }
     if (!st.ok() || !batch.empty()) continue;
     // Nothing queued (or the snapshot file not saved yet): drive the link (completions of what
@@ -357,7 +387,7 @@ void DataLinkSender::Run(std::string peer_blob) {
     // sleeping on the link's fds; Enqueue() and Break() cut the wait short.
     if (st = DebugFailure(); !st.ok()) break;
     bool quiet = sender_->acked_offset() == sender_->committed_offset();
-    auto r = sender_->Wait(quiet ? 100 : 10, &wake_);
+    auto r = sender_->Wait(quiet ? 100 : 10, &wake_, &io_mu_);
     if (!r.ok()) st = r.status();
   }
   if (st.code() != Code::kClosed || !stop_) {
@@ -370,6 +400,6 @@ void DataLinkSender::Run(std::string peer_blob) {
   sender_->Close();
   failed_ms_ = MonoMs();
   failed_ = true;
-}
+}  // io_mu_ released: Enqueue sees failed_ and queues
 
 }  // namespace kv::server

@@ -55,7 +55,9 @@ class DataLinkSender {
   void ExpectSnapshotFile();
   // The saved snapshot: the thread maps it and writes it straight from the mapping.
   void SetSnapshotFile(std::string path);
-  // Stream bytes. Any thread.
+  // Stream bytes. Any thread; calls are ordered by the caller (the keyspace lock). Once the
+  // snapshot is behind, bytes that find nothing queued and the link's thread asleep are
+  // written to the link from the caller's thread, saving a thread hand-off per write.
   void Enqueue(std::string_view bytes);
   // Tears the link down (shutdown, a replica gone). Any thread.
   void Break();
@@ -99,6 +101,11 @@ class DataLinkSender {
   mutable std::mutex mu_;
   transport::WaitInterrupt wake_;  // Enqueue(), SetSnapshotFd() and Break() wake the thread
   std::deque<std::string> queue_;  // guarded by mu_
+  bool streaming_ = false;         // guarded by mu_: the snapshot is behind (Enqueue may write)
+  bool batch_in_flight_ = false;   // guarded by mu_: the thread is sending bytes it dequeued
+  // Guards sender_: the thread holds it while awake (Link::Wait releases it while it sleeps),
+  // Enqueue's thread while it writes.
+  std::mutex io_mu_;
   int snapshot_fd_ = -1;           // guarded by mu_
   bool snapshot_file_expected_ = false;  // guarded by mu_
   std::string snapshot_file_;            // guarded by mu_

@@ -89,7 +89,7 @@ void WaitInterrupt::EndSleep() {
   if (fd_ >= 0) (void)!read(fd_, &n, sizeof n);
 }
 
-Result<int> Link::Wait(int timeout_ms, WaitInterrupt* interrupt) {
+Result<int> Link::Wait(int timeout_ms, WaitInterrupt* interrupt, std::mutex* unlocked_asleep) {
   int64_t deadline = MonoUs() + int64_t{timeout_ms} * 1000;
   std::vector<pollfd> fds;
   bool woke = false;  // this poll follows a sleep
@@ -133,12 +133,14 @@ Result<int> Link::Wait(int timeout_ms, WaitInterrupt* interrupt) {
       if (!interrupt->BeginSleep()) continue;
       fds.push_back({interrupt->fd(), POLLIN, 0});
     }
+    if (unlocked_asleep) unlocked_asleep->unlock();
     if (fds.empty()) {
       ::usleep(static_cast<useconds_t>(sleep_us));
     } else {
       timespec ts{sleep_us / 1000000, (sleep_us % 1000000) * 1000};
       ::ppoll(fds.data(), fds.size(), &ts, nullptr);
     }
+    if (unlocked_asleep) unlocked_asleep->lock();
     if (interrupt) interrupt->EndSleep();
   }
 }

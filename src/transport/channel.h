@@ -30,6 +30,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -113,8 +114,10 @@ class Link {
   virtual Result<int> Progress() = 0;
   // Blocks until Progress() handled at least one event or timeout_ms passed, spinning or
   // sleeping as the poll mode says; returns 0 early when `interrupt` is notified. Returns like
-  // Progress().
-  Result<int> Wait(int timeout_ms, WaitInterrupt* interrupt = nullptr);
+  // Progress(). `unlocked_asleep` (held by the caller, guarding the link) is released while
+  // the thread sleeps, so that another thread may write to the link meanwhile.
+  Result<int> Wait(int timeout_ms, WaitInterrupt* interrupt = nullptr,
+                   std::mutex* unlocked_asleep = nullptr);
   // The fds that become readable when Progress() may have work (CQ and EQ fds, or the
   // socket), appended to `out`. None on providers without a CQ fd: poll on a timer there.
   virtual void WaitFds(std::vector<pollfd>* out) const = 0;

@@ -4,7 +4,10 @@
 // data-link requests.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -222,6 +225,37 @@ TEST_P(RdmaReplication, ReplicaKilledMidLoadRestartsCleanly) {
     EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
     EXPECT_TRUE(primary.Alive());
   }
+}
+
+// Regions that a killed process left in /dev/shm (as its shm endpoints name them) are removed
+// by the next process that opens an shm endpoint: its own pid's (which would make fi_enable
+// fail) and those of processes gone for over a minute; a live process's are kept.
+TEST(RdmaReplicationShm, RegionsOfDeadProcessesAreRemoved) {
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  ASSERT_GT(dead, 0);
+  waitpid(dead, nullptr, 0);
+  std::string stale = "/dev/shm/" + std::to_string(dead) + ":7:7";
+  std::string live = "/dev/shm/" + std::to_string(getpid()) + ":7:7";
+  for (const std::string& path : {stale, live}) {
+    int fd = open(path.c_str(), O_CREAT | O_WRONLY, 0600);
+    ASSERT_GE(fd, 0) << path;
+    close(fd);
+    timeval old[2] = {{time(nullptr) - 3600, 0}, {time(nullptr) - 3600, 0}};
+    ASSERT_EQ(utimes(path.c_str(), old), 0);
+  }
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  Populate(p, 100);
+  ServerProcess replica(Kind::kKvstore, RdmaReplica(primary, "shm"));
+  RespClient r(replica.port());
+  ASSERT_TRUE(InSync(p, r)) << replica.LogText();
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
+  EXPECT_NE(access(stale.c_str(), F_OK), 0) << "the dead process's region is still there";
+  EXPECT_EQ(access(live.c_str(), F_OK), 0) << "a live process's region was removed";
+  unlink(live.c_str());
+  EXPECT_NE((primary.LogText() + replica.LogText()).find("shared-memory region(s)"),
+            std::string::npos);
 }
 
 // One kvstore primary, a kvstore replica over RDMA and a redis-server replica over TCP at once.

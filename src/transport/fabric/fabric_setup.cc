@@ -1,9 +1,17 @@
 #include "transport/fabric/fabric_setup.h"
 
+#include <dirent.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <mutex>
 #include <random>
 
 #include "common/clock.h"
@@ -88,8 +96,48 @@ Result<std::unique_ptr<FabricContext>> FabricContext::Open(const FabricOptions& 
 
 FabricContext::~FabricContext() { CloseEndpoints(); }
 
+namespace {
+
+// libfabric's shm provider names each endpoint's region /dev/shm/<pid>:<n>:<n> and unlinks it
+// when the endpoint closes; a process that is killed leaves its regions behind. They hold
+// memory, and a later process that gets the same pid cannot open an endpoint (fi_enable:
+// EBUSY). Once per process, before its first shm endpoint, this removes the regions named
+// after this pid (none of them can be this process's yet) and those of processes that no
+// longer exist (left alone while younger than a minute, in case the pid was just reused).
+void RemoveStaleShmRegions() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    DIR* dir = opendir("/dev/shm");
+    if (!dir) return;
+    pid_t self = getpid();
+    time_t now = time(nullptr);
+    int removed = 0;
+    while (dirent* d = readdir(dir)) {
+      unsigned long pid = 0;
+      unsigned a = 0, b = 0;
+      char tail = 0;
+      if (sscanf(d->d_name, "%lu:%u:%u%c", &pid, &a, &b, &tail) != 3 || pid == 0) continue;
+      std::string path = std::string("/dev/shm/") + d->d_name;
+      bool stale = static_cast<pid_t>(pid) == self;
+      if (!stale && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+        struct stat st;
+        stale = stat(path.c_str(), &st) == 0 && now - st.st_mtime > 60;
+      }
+      if (stale && unlink(path.c_str()) == 0) removed++;
+    }
+    closedir(dir);
+    if (removed > 0) {
+      LOG_NOTICE("Removed %d shared-memory region(s) of fabric endpoints left by processes that "
+                 "no longer run", removed);
+    }
+  });
+}
+
+}  // namespace
+
 Status FabricContext::OpenWith(const ProviderSpec& spec, const FabricOptions& opts, bool passive) {
   kind_ = spec.kind;
+  if (spec.name == "shm") RemoveStaleShmRegions();
   auto info = GetInfo(spec, opts);
   if (!info.ok()) return info.status();
   info_ = std::move(*info);
