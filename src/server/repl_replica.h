@@ -33,6 +33,7 @@ namespace kv::server {
 
 class Client;
 class LinkIo;
+class PollGroup;
 class Server;
 
 class ReplReplica {
@@ -111,6 +112,10 @@ class ReplReplica {
   // loaded from its mapping as over TCP.
   Status ReceiveFromDataLink(const Target& t, int fd, const std::string& replid, int64_t offset);
   void PumpDataLink(const Target& t, uint64_t client_id, std::string pending);
+  // The two ways PumpDataLink drives the link (see there); both return why the link ended.
+  std::string DriveDataLink(const Target& t, PollGroup* g, uint64_t client_id);
+  std::string PumpFromThread(const Target& t, PollGroup* g, uint64_t client_id);
+  static void PostToMaster(PollGroup* g, uint64_t client_id, std::string bytes);
   bool UseDataLink() const;
   // Whether repl-diskless-load says to load as the snapshot arrives (else it goes to disk).
   bool DisklessLoad() const;
