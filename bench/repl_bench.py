@@ -144,6 +144,12 @@ def one_sync(kind, build, dataset, mode, workdir, replica_args):
             raise RuntimeError("sync did not finish")
         time.sleep(0.01)
     elapsed = time.monotonic() - t0
+    # The snapshot child's CPU counts once the primary has reaped it (which may come a moment
+    # after the replica is up).
+    deadline = time.monotonic() + 10
+    while ("rdb_bgsave_in_progress:1" in pc.call("INFO", "persistence") and
+           time.monotonic() < deadline):
+        time.sleep(0.01)
     pcpu = cpu_seconds(pproc.pid) - pcpu0
     rcpu = cpu_seconds(rproc.pid) - rcpu0
     progress.append((elapsed, max(progress[-1][1], os.path.getsize(dataset))))

@@ -324,7 +324,8 @@ void Persistence::AppendInfo(std::string* out, int64_t now_ms) const {
                ? 100.0 * static_cast<double>(child_keys_done_) / child_keys_total_
                : 0.0,
            u(child_running() ? child_keys_done_ : 0), u(child_running() ? child_keys_total_ : 0),
-           u(server_.stats().dirty), child_running() ? 1 : 0,
+           // As in Redis, a replication snapshot's child is an RDB save in progress too.
+           u(server_.stats().dirty), child_running() || server_.primary().child_running() ? 1 : 0,
            static_cast<long long>(last_save_s_), last_bgsave_ok_ ? "ok" : "err",
            static_cast<long long>(last_bgsave_duration_s_),
            static_cast<long long>(child_running() ? (now_ms - child_start_ms_) / 1000 : -1),

@@ -488,6 +488,28 @@ TEST(ReplicationAuth, MasterauthAgainstKvstoreAndRedisPrimaries) {
   }
 }
 
+// As in Redis, the snapshot child of a full resync counts as an RDB save in progress: INFO
+// persistence says so and BGSAVE is refused until it ends. The replica here asks for a full
+// resync and never reads, so the child stays blocked on the 100 MB snapshot.
+TEST(ReplicationInfo, SnapshotChildIsABgsaveInProgress) {
+  ServerProcess primary(Kind::kKvstore,
+                        {"--repl-diskless-sync-delay", "0", "--rdbcompression", "no"});
+  RespClient p(primary.port());
+  ASSERT_NO_FATAL_FAILURE(LoadHundredMegabytes(p));
+  EXPECT_EQ(InfoField(p, "persistence", "rdb_bgsave_in_progress"), "0");
+  {
+    RespClient stuck(primary.port());
+    stuck.Send({"PSYNC", "?", "-1"});
+    ASSERT_TRUE(WaitFor([&] {
+      return InfoField(p, "persistence", "rdb_bgsave_in_progress") == "1";
+    }));
+    Reply bgsave = p.Call({"BGSAVE"});
+    EXPECT_TRUE(bgsave.is_error()) << bgsave.raw;
+  }
+  // The replica went away: the child ends.
+  EXPECT_TRUE(WaitFor([&] { return InfoField(p, "persistence", "rdb_bgsave_in_progress") == "0"; }));
+}
+
 // A replica killed while it loads a snapshot restarts cleanly on what its directory holds and
 // syncs again.
 TEST(ReplicationFaults, ReplicaKilledMidLoadRestartsCleanly) {
