@@ -75,6 +75,16 @@ Result<uint64_t> ValueReader::ReadLen(bool* encoded) {
   return Status::Corruption("unknown length encoding " + std::to_string(b));
 }
 
+Result<std::pair<uint64_t, uint64_t>> ValueReader::ReadLzfLengths() {
+  KV_TRY_ASSIGN(clen, ReadLen());
+  KV_TRY_ASSIGN(ulen, ReadLen());
+  if (ulen == 0 || clen == 0 || ulen / kLzfMaxRatio > clen) {
+    return Status::Corruption("impossible LZF lengths (compressed " + std::to_string(clen) +
+                              ", original " + std::to_string(ulen) + ")");
+  }
+  return std::pair{clen, ulen};
+}
+
 Result<std::string_view> ValueReader::ReadString(std::string& scratch) {
   bool encoded = false;
   KV_TRY_ASSIGN(len, ReadLen(&encoded));
@@ -86,12 +96,8 @@ Result<std::string_view> ValueReader::ReadString(std::string& scratch) {
     return std::string_view(scratch);
   }
   if (len != kEncLzf) return Status::Corruption("unknown string encoding " + std::to_string(len));
-  KV_TRY_ASSIGN(clen, ReadLen());
-  KV_TRY_ASSIGN(ulen, ReadLen());
-  if (ulen == 0 || clen == 0 || ulen / kLzfMaxRatio > clen) {
-    return Status::Corruption("impossible LZF lengths (compressed " + std::to_string(clen) +
-                              ", original " + std::to_string(ulen) + ")");
-  }
+  KV_TRY_ASSIGN(lens, ReadLzfLengths());
+  auto [clen, ulen] = lens;
   KV_TRY_ASSIGN(c, src_.Read(clen));
   scratch.resize(ulen);
   if (!LzfDecompress(c.data(), c.size(), scratch.data(), ulen)) {
@@ -316,13 +322,8 @@ Status ValueReader::SkipString() {
     return src_.Skip(len == kEncInt8 ? 1 : len == kEncInt16 ? 2 : 4);
   }
   if (len != kEncLzf) return Status::Corruption("unknown string encoding " + std::to_string(len));
-  KV_TRY_ASSIGN(clen, ReadLen());
-  KV_TRY_ASSIGN(ulen, ReadLen());
-  if (ulen == 0 || clen == 0 || ulen / kLzfMaxRatio > clen) {
-    return Status::Corruption("impossible LZF lengths (compressed " + std::to_string(clen) +
-                              ", original " + std::to_string(ulen) + ")");
-  }
-  return src_.Skip(clen);
+  KV_TRY_ASSIGN(lens, ReadLzfLengths());
+  return src_.Skip(lens.first);
 }
 
 Status ValueReader::SkipObject(uint8_t type) {

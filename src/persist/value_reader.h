@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "common/status.h"
 #include "persist/sink.h"
@@ -47,6 +48,8 @@ class ValueReader {
 
  private:
   Result<double> ReadStringDouble();
+  // An LZF string's compressed and original lengths (after its encoding byte), checked.
+  Result<std::pair<uint64_t, uint64_t>> ReadLzfLengths();
   Result<store::Value> ReadList(uint8_t type);
   Result<store::Value> ReadSet(uint8_t type);
   Result<store::Value> ReadZSet(uint8_t type);
