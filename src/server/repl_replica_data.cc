@@ -293,8 +293,8 @@ class ReplReplica::ChannelSource : public persist::Source {
   size_t pos_ = 0;
   uint64_t offset_ = 0;
   std::string scratch_;
-  uint64_t crc_ = 0;              // the receive thread's: of everything it took off the link
-  std::deque<Chunk> queue_;       // guarded by mu_
+  uint64_t crc_ = 0;         // the receive thread's: of everything it took off the link
+  std::deque<Chunk> queue_;  // guarded by mu_
   size_t queued_ = 0;              // guarded by mu_
   bool stop_ = false;              // guarded by mu_
   Status error_;                   // guarded by mu_: why the thread ended
