@@ -29,7 +29,7 @@ struct ParamSpec {
   int64_t max = INT64_MAX;
   std::vector<std::string> enum_values;  // kEnum
   bool immutable = false;                // only settable at startup
-  bool sensitive = false;                // not shown in logs
+  bool sensitive = false;                // a credential: CONFIG SET's value is redacted
   bool protected_config = false;         // CONFIG SET only when enable-protected-configs allows
   std::string alias;                     // e.g. "slaveof" for "replicaof"
 };
@@ -47,6 +47,12 @@ class Config {
   // CONFIG GET with glob patterns; returns (name, value) pairs, each parameter once.
   std::vector<std::pair<std::string, std::string>> Get(const std::vector<std::string>& patterns) const;
 
+  // True for a parameter whose value must not be shown (passwords): CONFIG SET's value is
+  // redacted in MONITOR and SLOWLOG, as Redis does. Unknown names are not sensitive.
+  bool IsSensitive(const std::string& name) const {
+    const Param* p = Find(name);
+    return p && p->spec.sensitive;
+  }
   // Typed access to current values (name must exist).
   std::string GetString(const std::string& name) const;
   int64_t GetInt(const std::string& name) const;

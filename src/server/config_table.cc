@@ -110,7 +110,7 @@ std::vector<ParamSpec> TableParams() {
       // Security.
       S("requirepass", "", /*sensitive=*/true),
       S("masterauth", "", /*sensitive=*/true),
-      S("masteruser", ""),
+      S("masteruser", "", /*sensitive=*/true),
       S("aclfile", ""),
       I("acllog-max-len", 128, 0, kMax),
       E("acl-pubsub-default", "resetchannels", {"allchannels", "resetchannels"}),

@@ -41,7 +41,10 @@ void ConfigSet(Context& c) {
     return;
   }
   std::vector<std::pair<std::string, std::string>> pairs;
-  for (size_t i = 2; i + 1 < c.argc(); i += 2) pairs.emplace_back(c.arg(i), c.arg(i + 1));
+  for (size_t i = 2; i + 1 < c.argc(); i += 2) {
+    pairs.emplace_back(c.arg(i), c.arg(i + 1));
+    if (ServerOf(c).config().IsSensitive(pairs.back().first)) c.Redact(i + 1);
+  }
   Status s = ServerOf(c).config().SetMany(pairs);
   if (!s.ok()) {
     c.Error(s.message());

@@ -143,5 +143,34 @@ TEST_F(CommandInfoTest, MonitorAndSlowlogRedactCredentialsAsRedis) {
   }
 }
 
+// CONFIG SET of a password-like parameter shows its value as "(redacted)" in SLOWLOG and
+// MONITOR, the other values as given: the same arguments as Redis records.
+TEST_F(CommandInfoTest, ConfigSetOfCredentialsIsRedactedAsRedis) {
+  const std::vector<std::string> kSet = {"CONFIG", "SET", "masterauth", "pw", "MasterUser", "u",
+                                         "requirepass", "", "maxmemory", "0"};
+  std::vector<std::vector<std::string>> logged;
+  for (ServerProcess* s : {kv_, redis_}) {
+    RespClient c(s->port());
+    c.Call({"CONFIG", "SET", "slowlog-log-slower-than", "0"});
+    c.Call({"SLOWLOG", "RESET"});
+    EXPECT_EQ(c.Call(kSet).str, "OK");
+    Reply log = c.Call({"SLOWLOG", "GET", "1"});
+    c.Call({"CONFIG", "SET", "slowlog-log-slower-than", "10000", "masterauth", "", "masteruser",
+            ""});
+    ASSERT_EQ(log.elems.size(), 1u);
+    std::vector<std::string> args;
+    for (const Reply& a : log.elems[0].elems[3].elems) args.push_back(a.str);
+    logged.push_back(args);
+  }
+  EXPECT_EQ(logged[0], logged[1]);
+  EXPECT_EQ(logged[0][3], "(redacted)");
+  EXPECT_EQ(logged[0][9], "0");
+  EXPECT_EQ(MonitorLine(kv_->port(), kSet), MonitorLine(redis_->port(), kSet));
+  for (ServerProcess* s : {kv_, redis_}) {
+    EXPECT_EQ(RespClient(s->port()).Call({"CONFIG", "SET", "masterauth", "", "masteruser", ""}).str,
+              "OK");
+  }
+}
+
 }  // namespace
 }  // namespace kv::test
