@@ -383,8 +383,9 @@ void DataLinkSender::Run(std::string peer_blob) {
     }
     if (!st.ok() || !batch.empty()) continue;
     // Nothing queued (or the snapshot file not saved yet): drive the link (completions of what
-    // was just written, then credits and acks) until more bytes are enqueued. The poll mode decides between spinning and
-    // sleeping on the link's fds; Enqueue() and Break() cut the wait short.
+    // was just written, then credits and acks) until more bytes are enqueued. The poll mode
+    // decides between spinning and sleeping on the link's fds; Enqueue() and Break() cut the
+    // wait short, and while the thread sleeps Enqueue() may write to the link itself.
     if (st = DebugFailure(); !st.ok()) break;
     bool quiet = sender_->acked_offset() == sender_->committed_offset();
     auto r = sender_->Wait(quiet ? 100 : 10, &wake_, &io_mu_);

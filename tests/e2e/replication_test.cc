@@ -507,7 +507,9 @@ TEST(ReplicationInfo, SnapshotChildIsABgsaveInProgress) {
     EXPECT_TRUE(bgsave.is_error()) << bgsave.raw;
   }
   // The replica went away: the child ends.
-  EXPECT_TRUE(WaitFor([&] { return InfoField(p, "persistence", "rdb_bgsave_in_progress") == "0"; }));
+  EXPECT_TRUE(WaitFor([&] {
+    return InfoField(p, "persistence", "rdb_bgsave_in_progress") == "0";
+  }));
 }
 
 // A replica killed while it loads a snapshot restarts cleanly on what its directory holds and
