@@ -171,7 +171,7 @@ std::string DataLinkSender::Describe() const {
 Status DataLinkSender::DebugFailure() const {
   int64_t at = fail_at_;
   if (at >= 0 && static_cast<int64_t>(bytes_) >= at) {
-    return Status::Closed("data link broken (DEBUG REPLICATION-BREAK-DATA-LINK)");
+    return Status::Closed(kDataLinkBrokenByDebug);
   }
   return Status::Ok();
 }

@@ -28,6 +28,10 @@
 
 namespace kv::server {
 
+// Why a data link failed when DEBUG REPLICATION-BREAK-DATA-LINK broke it (either side).
+inline constexpr const char* kDataLinkBrokenByDebug =
+    "data link broken (DEBUG REPLICATION-BREAK-DATA-LINK)";
+
 std::string HexEncode(std::string_view bytes);
 bool HexDecode(std::string_view hex, std::string* out);
 

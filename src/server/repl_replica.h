@@ -6,10 +6,10 @@
 // (showing progress in the log and INFO), then, under the keyspace lock, replaces the dataset
 // with it; with repl-diskless-load swapdb it loads into a second dataset as the bytes arrive
 // and swaps it in. Over the RDMA data link the snapshot comes through the link, the same two
-// ways (repl_replica_data.cc). The socket is then handed to a poll group as the "master
-// client", whose commands are applied without replies; the bytes they took are the
-// replication offset, and they are passed on verbatim to this server's own replicas (chained
-// replication).
+// ways (repl_replica_data.cc), and so does the stream after it (repl_replica_stream.cc). The
+// socket is then handed to a poll group as the "master client", whose commands are applied
+// without replies; the bytes they took are the replication offset, and they are passed on
+// verbatim to this server's own replicas (chained replication).
 //
 // Locking: public methods run with the keyspace lock held; the link thread takes it to change
 // state. Progress counters read by INFO are atomics.
@@ -124,6 +124,8 @@ class ReplReplica {
   // A loader progress callback that logs once a second: "<n MB> <done> <from>, <rate>".
   static std::function<void(uint64_t)> ProgressLog(const char* done, const char* from);
   void DataLinkFailed(const std::string& why);
+  // The data link delivered its first bytes: it no longer counts as failing.
+  void DataLinkDelivered();
   // `db`: the db the stream continues in (0 after a full sync, whose stream starts with SELECT).
   void AdoptMaster(int fd, std::string leftover, int db);
   void SetState(State s);
