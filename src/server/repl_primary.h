@@ -105,7 +105,8 @@ class ReplPrimary {
   void StartSnapshot(int64_t now_ms);
   // The snapshot child: diskless (the RDB streamed to the sockets) or disk-based (the RDB
   // saved to dbfilename, then sent from the file).
-  void RunChild(const std::vector<int>& fds, int64_t offset, bool disk);
+  void RunChild(const std::vector<int>& fds, const std::vector<SnapshotRing*>& rings,
+                int64_t offset, bool disk);
   int64_t CountAcked(int64_t offset) const;
   void ServeWaiters(int64_t now_ms);
   void SnapshotDone(bool ok);

@@ -1,7 +1,8 @@
 // The primary's full resyncs: one forked child per batch of waiting replicas serializes the
 // dataset straight to their sockets (diskless, $EOF: framing), into a file it then sends
-// ($<len>), or into a pipe per data-link replica (repl_rdma.h); +FULLRESYNC and the end of
-// the child are handled here too.
+// ($<len>), or into a shared ring per data-link replica (snapshot_ring.h), from which the
+// data link's thread writes it to the replica; +FULLRESYNC and the end of the child are
+// handled here too.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -25,6 +26,10 @@
 
 namespace kv::server {
 namespace {
+
+// The shared ring between the snapshot child and a data link: room for the link's chunks in
+// flight and what the replica has yet to acknowledge, with slack for the child to run ahead.
+constexpr size_t kSnapshotRingBytes = 32 << 20;
 
 // Writes all of `data` to a non-blocking socket, waiting for room with poll (a snapshot child,
 // or the few bytes of +FULLRESYNC). Gives up after `timeout_ms` without progress.
@@ -99,7 +104,9 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   // The stream restarts with a SELECT for whoever joins now.
   feed_.ForgetSelectedDb();
   std::vector<int> fds;
-  std::vector<std::pair<Replica*, int>> pipes;  // data-link replicas: read end of their pipe
+  // Data-link replicas and their rings (the child fills them, in this order).
+  std::vector<std::pair<Replica*, std::unique_ptr<SnapshotRing>>> rings;
+  std::vector<SnapshotRing*> ring_ptrs;
   std::string reply = "+FULLRESYNC " + replid_ + " " + std::to_string(offset) + "\r\n";
   for (Replica* r : batch) {
     PollingSink sink(r->client->fd(), 1000);
@@ -113,17 +120,16 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
       continue;
     }
     if (r->data) {
-      // The child writes the RDB into a pipe; the data link's thread sends it on.
-      int p[2];
-      if (pipe2(p, O_CLOEXEC) != 0) {
+      // The child writes the RDB into a ring; the data link's thread sends it on from there.
+      auto ring = SnapshotRing::Create(kSnapshotRingBytes);
+      if (!ring.ok()) {
+        LOG_WARNING("Can't set up the snapshot for a replica's data link: %s",
+                    ring.status().message().c_str());
         r->client->RequestClose();
         continue;
       }
-      // A 64 KiB pipe would switch between the child and the sender thread every 64 KiB;
-      // 1 MiB (the default pipe-max-size) matches the sender's reads. Best effort.
-      (void)fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
-      pipes.emplace_back(r, p[0]);
-      fds.push_back(-p[1] - 1);  // negative: a raw pipe, no framing
+      ring_ptrs.push_back(ring->get());
+      rings.emplace_back(r, std::move(*ring));
       continue;
     }
     fds.push_back(r->client->fd());
@@ -135,17 +141,11 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
     return;
   }
   if (pid == 0) {
-    // Only the write ends of the data-link pipes belong to the child: holding a read end would
-    // keep its writes blocked forever once the parent is gone.
-    for (auto [r, read_end] : pipes) close(read_end);
     // A replication snapshot has no use once the primary is gone.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    RunChild(fds, offset, disk);
+    RunChild(fds, ring_ptrs, offset, disk);
   }
-  for (int fd : fds) {
-    if (fd < 0) close(-fd - 1);  // the child's ends of the pipes
-  }
-  for (auto [r, read_end] : pipes) r->data->SetSnapshotFd(read_end);
+  for (auto& [r, ring] : rings) r->data->SetSnapshotRing(std::move(ring));
   child_pid_ = pid;
   child_file_.clear();
   if (disk) {
@@ -158,7 +158,8 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
              disk ? "disk" : "replicas sockets", static_cast<int>(pid), batch.size());
 }
 
-void ReplPrimary::RunChild(const std::vector<int>& fds, int64_t offset, bool disk) {
+void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<SnapshotRing*>& rings,
+                           int64_t offset, bool disk) {
   SetLogRole('C');
   server_.CloseListenersInChild();
   std::string mark = RandomHex40();
@@ -198,19 +199,18 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, int64_t offset, bool dis
   bool ok = true;
   // One replica after the other: each gets the whole snapshot from the same (copy-on-write)
   // memory image, or the same file.
-  for (int fd : fds) {
-    if (fd < 0) {
-      // A data link's pipe: the raw RDB, the data link carries no framing.
-      persist::FdSink pipe_sink(-fd - 1);
-      Status st = persist::WriteRdb(server_.keyspace(), pipe_sink, opts, persist::StandardAux(info),
-                                    nullptr);
-      close(-fd - 1);
-      if (!st.ok()) {
-        LOG_WARNING("Snapshot transfer to a replica's data link failed: %s", st.message().c_str());
-        ok = false;
-      }
-      continue;
+  for (SnapshotRing* ring : rings) {
+    // A data link's ring: the raw RDB, the data link carries no framing.
+    RingSink ring_sink(*ring);
+    Status st = persist::WriteRdb(server_.keyspace(), ring_sink, opts, persist::StandardAux(info),
+                                  nullptr);
+    ring->Finish(st.ok());
+    if (!st.ok()) {
+      LOG_WARNING("Snapshot transfer to a replica's data link failed: %s", st.message().c_str());
+      ok = false;
     }
+  }
+  for (int fd : fds) {
     PollingSink sink(fd, timeout_ms);
     Status st = disk ? SendFile(sink, fd, path, timeout_ms) : Status::Ok();
     if (!disk) {

@@ -70,7 +70,6 @@ Result<std::unique_ptr<DataLinkSender>> DataLinkSender::Create(
 DataLinkSender::~DataLinkSender() {
   Break();
   if (thread_.joinable()) thread_.join();
-  if (snapshot_fd_ >= 0) close(snapshot_fd_);
   UnmapFile();
 }
 
@@ -78,9 +77,11 @@ void DataLinkSender::Start(std::string peer_blob) {
   thread_ = std::thread([this, blob = std::move(peer_blob)] { Run(blob); });
 }
 
-void DataLinkSender::SetSnapshotFd(int fd) {
+void DataLinkSender::SetSnapshotRing(std::unique_ptr<SnapshotRing> ring) {
   std::lock_guard lock(mu_);
-  snapshot_fd_ = fd;
+  ring_ = std::move(ring);
+  ring_base_ = bytes_;  // nothing goes out ahead of the snapshot
+  if (stop_) ring_->Abandon();
   wake_.Notify();
 }
 
@@ -103,7 +104,8 @@ void DataLinkSender::FailAfter(uint64_t after) {
 bool DataLinkSender::Resumable(int64_t grace_ms) const {
   if (!failed_) return false;
   std::lock_guard lock(mu_);
-  return !stop_ && (snapshot_fd_ >= 0 || file_unsent_) && MonoMs() - failed_ms_ < grace_ms;
+  bool unsent = (ring_ && !ring_->failed()) || file_unsent_;
+  return !stop_ && unsent && MonoMs() - failed_ms_ < grace_ms;
 }
 
 Status DataLinkSender::Resume(std::string peer_blob, std::string* local_blob) {
@@ -154,6 +156,7 @@ void DataLinkSender::Enqueue(std::string_view bytes) {
 void DataLinkSender::Break() {
   std::lock_guard lock(mu_);
   stop_ = true;
+  if (ring_) ring_->Abandon();  // the child stops filling it
   wake_.Notify();
 }
 
@@ -176,11 +179,13 @@ Status DataLinkSender::DebugFailure() const {
   return Status::Ok();
 }
 
+bool DataLinkSender::Stopped() const {
+  std::lock_guard lock(mu_);
+  return stop_;
+}
+
 Status DataLinkSender::AwaitCredit(int64_t* last_progress_ms) {
-  {
-    std::lock_guard lock(mu_);
-    if (stop_) return Status::Closed("data link closed");
-  }
+  if (Stopped()) return Status::Closed("data link closed");
   KV_TRY(DebugFailure());
   KV_TRY(sender_->Wait(100, &wake_, &io_mu_).status());
   if (MonoMs() - *last_progress_ms > kIoTimeoutMs) return Status::IoError("data link stalled");
@@ -192,12 +197,7 @@ Status DataLinkSender::SendBytes(std::string_view data) {
   int64_t last_progress = MonoMs();
   while (!span.empty()) {
     KV_TRY(DebugFailure());
-    // At most up to the DEBUG failure point, so that it falls inside this piece.
-    auto part = span;
-    if (int64_t at = fail_at_; at >= 0) {
-      part = span.first(std::min<size_t>(span.size(), static_cast<size_t>(at) - bytes_));
-    }
-    KV_TRY_ASSIGN(n, sender_->Write(part));
+    KV_TRY_ASSIGN(n, sender_->Write(UpToFailurePoint(span)));
     if (n > 0) {
       span = span.subspan(n);
       bytes_ += n;
@@ -208,6 +208,74 @@ Status DataLinkSender::SendBytes(std::string_view data) {
   }
   chunk_ = sender_->stats().chunk_size;
   return Status::Ok();
+}
+
+std::span<const uint8_t> DataLinkSender::UpToFailurePoint(std::span<const uint8_t> part) const {
+  int64_t at = fail_at_;
+  if (at < 0) return part;
+  return part.first(std::min<size_t>(part.size(), static_cast<size_t>(at) - bytes_));
+}
+
+Status DataLinkSender::SendRing() {
+  SnapshotRing& ring = *ring_;
+  int64_t start = MonoMs();
+  Status result = [&]() -> Status {
+    KV_TRY_ASSIGN(region, sender_->RegisterSource(ring.memory()));
+    int64_t last_progress = MonoMs();
+    Status s;
+    while (s.ok()) {
+      if (s = DebugFailure(); !s.ok()) break;
+      uint64_t acked = sender_->acked_offset();
+      if (acked > ring_base_) ring.Release(acked - ring_base_);
+      bool finished = ring.finished();  // before looking for bytes: none follow once it is set
+      uint64_t pos = bytes_ - ring_base_;
+      auto part = ring.Readable(pos);
+      if (part.empty()) {
+        if (finished) break;
+        if (Stopped()) {
+          s = Status::Closed("data link closed");
+          break;
+        }
+        // The child is serializing (a slow child is no stall of the link): keep completions
+        // and credits moving meanwhile.
+        if (auto p = sender_->Progress(); !p.ok()) {
+          s = p.status();
+          break;
+        }
+        ring.WaitForBytes(pos, sender_->WritesInFlight() ? 1 : 10);
+        last_progress = MonoMs();
+        continue;
+      }
+      auto n = sender_->WriteFrom(*region, UpToFailurePoint(part));
+      if (!n.ok()) {
+        s = n.status();
+      } else if (*n > 0) {
+        bytes_ += *n;
+        last_progress = MonoMs();
+      } else {
+        s = AwaitCredit(&last_progress);
+      }
+    }
+    // The region (and the ring) must outlive every write posted from it.
+    while (sender_->WritesInFlight() && sender_->status().ok()) {
+      if (!sender_->Wait(100, nullptr, &io_mu_).ok()) break;
+    }
+    chunk_ = sender_->stats().chunk_size;
+    return s;
+  }();
+  if (result.ok()) {
+    uint64_t size = bytes_ - ring_base_;
+    if (ring.failed()) {
+      LOG_WARNING("The snapshot child failed after %.1f MB for the replica's data link",
+                  static_cast<double>(size) / 1e6);
+    } else {
+      LOG_NOTICE("Sent the %.1f MB snapshot to the replica's data link from the child's ring in "
+                 "%.3f s", static_cast<double>(size) / 1e6, (MonoMs() - start) / 1000.0);
+    }
+    std::lock_guard lock(mu_);
+    ring_.reset();
+  }
+  return result;
 }
 
 Status DataLinkSender::MapFile(const std::string& path) {
@@ -287,27 +355,16 @@ Status DataLinkSender::Replay() {
     bytes_ = from;
     return Status::Ok();
   }
-  while (!retained_.empty() &&
-         retained_.front().first + retained_.front().second.size() <= from) {
-    retained_.pop_front();
-  }
-  uint64_t have = retained_.empty() ? bytes_.load() : retained_.front().first;
-  if (from < have || from > bytes_) {
+  // The ring keeps every byte from its released offset on (the replica acknowledged the rest).
+  uint64_t have = ring_ ? ring_base_ + ring_->released() : bytes_.load();
+  if (!ring_ || from < have || from > bytes_) {
     return Status::Invalid("the replica resumes at byte " + std::to_string(from) +
                            ", outside what this link kept (" + std::to_string(have) + ".." +
                            std::to_string(bytes_.load()) + ")");
   }
   LOG_NOTICE("Replication data link rebuilt (%s): resending the snapshot from byte %llu",
              describe_.c_str(), static_cast<unsigned long long>(from));
-  // The last piece may not have gone out whole before the failure: it is sent to its end now.
-  uint64_t end = retained_.empty() ? bytes_.load()
-                                   : retained_.back().first + retained_.back().second.size();
-  bytes_ = from;  // SendBytes counts what it sends again
-  for (const auto& [offset, chunk] : retained_) {
-    size_t skip = offset < from ? static_cast<size_t>(from - offset) : 0;
-    KV_TRY(SendBytes(std::string_view(chunk).substr(skip)));
-  }
-  if (bytes_ != end) return Status::Internal("data link replay lost its place");
+  bytes_ = from;  // SendRing goes on from there
   return Status::Ok();
 }
 
@@ -317,7 +374,7 @@ void DataLinkSender::Run(std::string peer_blob) {
   if (st.ok() && resuming_) st = Replay();
   resuming_ = false;
   while (st.ok()) {
-    int snap = -1;
+    bool ring = false;
     std::string file;
     bool file_pending = false;
     std::deque<std::string> batch;
@@ -327,13 +384,13 @@ void DataLinkSender::Run(std::string peer_blob) {
         st = Status::Closed("data link closed");
         break;
       }
-      snap = snapshot_fd_;
+      ring = ring_ != nullptr;
       if (snapshot_file_expected_) {
         file.swap(snapshot_file_);
         file_pending = file.empty();
         if (!file_pending) snapshot_file_expected_ = false;
       }
-      if (snap < 0 && file.empty() && !file_pending && !file_.data) {
+      if (!ring && file.empty() && !file_pending && !file_.data) {
         batch.swap(queue_);
         batch_in_flight_ = !batch.empty();
         // Stream bytes with no snapshot pending: a snapshot, if there is one, is behind us
@@ -349,28 +406,9 @@ void DataLinkSender::Run(std::string peer_blob) {
       if (st.ok()) st = SendMapped();
       continue;
     }
-    if (snap >= 0) {
-      // The snapshot goes first, whole; stream bytes wait in the queue behind it. What the
-      // replica has not acknowledged is kept, for a rebuilt link to resend.
-      std::string chunk(1 << 20, '\0');
-      ssize_t n = read(snap, chunk.data(), chunk.size());
-      if (n > 0) {
-        chunk.resize(static_cast<size_t>(n));
-        uint64_t offset = bytes_;
-        st = SendBytes(chunk);
-        retained_.emplace_back(offset, std::move(chunk));
-        uint64_t acked = sender_->acked_offset();
-        while (!retained_.empty() &&
-               retained_.front().first + retained_.front().second.size() <= acked) {
-          retained_.pop_front();
-        }
-      } else if (n == 0 || errno != EINTR) {
-        std::lock_guard lock(mu_);
-        close(snapshot_fd_);
-        snapshot_fd_ = -1;
-        retained_.clear();
-        if (n < 0) st = Status::FromErrno("read snapshot pipe", errno);
-      }
+    if (ring) {
+      // The snapshot goes first, whole; stream bytes wait in the queue behind it.
+      st = SendRing();
       continue;
     }
     for (const auto& b : batch) {

@@ -10,8 +10,8 @@
 // place: the replica drops the connection and comes back with PSYNC, which resumes from the
 // offset it reached. A link that fails while the snapshot is still being sent is rebuilt
 // (REPLCONF rdma-resume) and the snapshot goes on from the replica's offset over the new link:
-// from the pipe, the sender keeps what the replica has not acknowledged yet; from a file, it
-// keeps the file's mapping until the whole file has been sent.
+// from the snapshot child's ring, which keeps what the replica has not acknowledged yet; from a
+// file, whose mapping the sender keeps until the whole file has been sent.
 #pragma once
 
 #include <atomic>
@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "common/status.h"
+#include "server/snapshot_ring.h"
 #include "transport/channel.h"
 
 namespace kv::server {
@@ -41,7 +42,7 @@ transport::ChannelOptions DataLinkOptions(const std::string& provider,
                                           const std::string& poll_mode = "auto");
 
 // The primary's end for one replica: a thread that connects the sender, then sends the snapshot
-// (read from `snapshot_fd` until EOF, when given) and everything enqueued, in order.
+// (from the snapshot child's ring or from the saved file) and everything enqueued, in order.
 class DataLinkSender {
  public:
   // Creates the sender and its setup blob (*local_blob, to send to the replica).
@@ -51,9 +52,9 @@ class DataLinkSender {
 
   // Starts the thread: Connect(peer_blob), then the pump.
   void Start(std::string peer_blob);
-  // The snapshot producer's pipe (read end; owned from here on). Before any Enqueue of stream
-  // bytes that must follow the snapshot.
-  void SetSnapshotFd(int fd);
+  // The ring the snapshot child fills (diskless sync); the thread writes the snapshot to the
+  // link straight from it. Before any Enqueue of stream bytes that must follow the snapshot.
+  void SetSnapshotRing(std::unique_ptr<SnapshotRing> ring);
   // A disk-based sync: a snapshot file will follow (SetSnapshotFile) once it is saved; stream
   // bytes enqueued meanwhile wait behind it. Before any Enqueue of such bytes.
   void ExpectSnapshotFile();
@@ -68,7 +69,7 @@ class DataLinkSender {
   // Fails the link once `after` more bytes are sent (DEBUG REPLICATION-BREAK-DATA-LINK), as a
   // broken fabric would: a snapshot in progress can then be resumed. Any thread.
   void FailAfter(uint64_t after);
-  // True when the link failed while the snapshot (from the pipe or the file) was still being
+  // True when the link failed while the snapshot (from the ring or the file) was still being
   // sent, less than `grace_ms` ago: the replica may rebuild it with Resume().
   bool Resumable(int64_t grace_ms) const;
   // Rebuilds a failed link (see Resumable): a new sender with a new setup blob (*local_blob),
@@ -86,6 +87,11 @@ class DataLinkSender {
       : sender_(std::move(s)), opts_(o) {}
   void Run(std::string peer_blob);
   Status SendBytes(std::string_view data);
+  // A diskless sync's snapshot: writes what the child puts in the ring, straight from the ring,
+  // until the child is done; frees the ring's space as the replica acknowledges it.
+  Status SendRing();
+  // The largest piece of `part` that stops at the DEBUG failure point (FailAfter).
+  std::span<const uint8_t> UpToFailurePoint(std::span<const uint8_t> part) const;
   // Resends what the new link's receiver has not got yet (after Resume).
   Status Replay();
   // A disk-based sync's snapshot file: MapFile maps it (at the current stream offset);
@@ -98,6 +104,7 @@ class DataLinkSender {
   Status DebugFailure() const;
   // Waits for a credit (or for Break()), failing after kIoTimeoutMs without progress.
   Status AwaitCredit(int64_t* last_progress_ms);
+  bool Stopped() const;
 
   std::unique_ptr<transport::StreamSender> sender_;
   transport::ChannelOptions opts_;
@@ -110,7 +117,11 @@ class DataLinkSender {
   // Guards sender_: the thread holds it while awake (Link::Wait releases it while it sleeps),
   // Enqueue's thread while it writes.
   std::mutex io_mu_;
-  int snapshot_fd_ = -1;           // guarded by mu_
+  // The diskless snapshot (set by SetSnapshotRing, guarded by mu_; its data read by the thread
+  // only, and by Resume once the thread has ended). Kept until it is all sent, so that a
+  // rebuilt link resends what the replica did not get from the ring.
+  std::unique_ptr<SnapshotRing> ring_;
+  uint64_t ring_base_ = 0;  // the stream offset of the ring's first byte (thread only)
   bool snapshot_file_expected_ = false;  // guarded by mu_
   std::string snapshot_file_;            // guarded by mu_
   bool stop_ = false;              // guarded by mu_
@@ -118,10 +129,6 @@ class DataLinkSender {
   std::atomic<bool> failed_{false};
   std::atomic<int64_t> failed_ms_{0};
   std::atomic<int64_t> fail_at_{-1};  // DEBUG: fail once bytes_ reaches this
-  // Snapshot bytes sent but maybe not received, while the snapshot comes from the pipe: chunks
-  // (stream offset, bytes) from the oldest unacknowledged one on. Thread only (and Resume,
-  // once the thread has ended).
-  std::deque<std::pair<uint64_t, std::string>> retained_;
   bool resuming_ = false;
   // The snapshot file being sent (thread only, and Resume once the thread has ended).
   struct MappedFile {

@@ -127,7 +127,7 @@ INSTANTIATE_TEST_SUITE_P(Providers, RdmaReplication, ::testing::Values("tcp", "s
 // The data link fails mid-snapshot, on the replica's side and then on the primary's: each time
 // the replica rebuilds it over the control connection and the snapshot goes on from the byte
 // it had reached, with no second full resync, and the datasets end identical.
-// Both ways of sending (from the snapshot pipe, repl-diskless-sync yes, and from the saved
+// Both ways of sending (from the snapshot child's ring, repl-diskless-sync yes, and from the saved
 // file, no) and of loading (as the bytes arrive, swapdb, and through a file, disabled).
 TEST_P(RdmaReplication, SnapshotResumesOverARebuiltLink) {
   struct Case {
