@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "server/poll_group.h"
+#include "server/repl_primary.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -161,7 +162,10 @@ void Client::ProcessInput() {
       break;
     }
     if (n == 0) break;  // incomplete
-    if (!lock.owns_lock()) lock.lock();
+    if (!lock.owns_lock()) {
+      lock.lock();
+      server_.primary().HoldDataLinkBytes(true);
+    }
     if (n > 1) {
       prefetch_keys_.clear();
       for (const Pending& req : batch_) {
@@ -185,12 +189,14 @@ void Client::ProcessInput() {
         break;
       }
     }
+    server_.primary().FlushDataLinkBytes();  // the batch's writes: one chunk per data link
     if (done < n) parser_.Reset();  // its partial state belonged to a later request
     if (out_.size() - out_sent_ >= kPauseReadingAt) {
       reading_paused_ = true;
       break;
     }
   }
+  if (lock.owns_lock()) server_.primary().HoldDataLinkBytes(false);
   in_pending_.store(in_.size(), std::memory_order_relaxed);
   in_cap_.store(in_.capacity(), std::memory_order_relaxed);
 }

@@ -147,11 +147,25 @@ void ReplPrimary::OnStream(std::string_view bytes) {
 
 void ReplPrimary::SendTo(Replica& r, std::string_view bytes) {
   if (r.data) {
-    r.data->Enqueue(bytes);
+    if (hold_data_links_) r.data_batch.append(bytes);
+    else r.data->Enqueue(bytes);
     return;
   }
   const OutputLimit& lim = server_.replica_limits();
   r.client->Push(bytes, lim.hard, lim.soft, lim.seconds);
+}
+
+void ReplPrimary::HoldDataLinkBytes(bool hold) {
+  if (!hold) FlushDataLinkBytes();
+  hold_data_links_ = hold;
+}
+
+void ReplPrimary::FlushDataLinkBytes() {
+  for (auto& r : replicas_) {
+    if (r->data_batch.empty()) continue;
+    if (r->data) r->data->Enqueue(r->data_batch);
+    r->data_batch.clear();
+  }
 }
 
 void ReplPrimary::SetupDataLink(cmd::Context& c, Client& client, std::string_view provider,

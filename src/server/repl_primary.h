@@ -52,10 +52,16 @@ class ReplPrimary {
   void DisconnectReplicas();
   // CONFIG SET repl-backlog-size.
   void ResizeBacklog(size_t bytes);
-  // DEBUG REPLICATION-BREAK-DATA-LINK: fails every data link (the replicas resume with PSYNC).
-  // DEBUG REPLICATION-BREAK-DATA-LINK: fails every data link once `after` more bytes are sent.
+  // DEBUG REPLICATION-BREAK-DATA-LINK: fails every data link once `after` more bytes are sent
+  // (the replicas resume: the snapshot from the byte reached, the stream with PSYNC).
   void BreakDataLinks(uint64_t after = 0);
   void Role(cmd::Context& c) const;
+  // A client's batch of commands (keyspace lock): while held, stream bytes for data links are
+  // gathered and handed to each link once per flush, one chunk per batch instead of one per
+  // command (sockets coalesce on their own: a replica client drains what was pushed in one go).
+  // Hold(false) flushes.
+  void HoldDataLinkBytes(bool hold);
+  void FlushDataLinkBytes();
 
   void Replconf(cmd::Context& c);
   // WAIT numreplicas timeout.
@@ -83,6 +89,7 @@ class ReplPrimary {
     bool capa_eof = false;   // understands the $EOF: framing (diskless transfers)
     bool pre_psync = false;  // came with SYNC: gets the payload without a +FULLRESYNC line
     std::unique_ptr<DataLinkSender> data;  // the RDMA data plane, when negotiated
+    std::string data_batch;  // stream bytes for `data` gathered while held (HoldDataLinkBytes)
   };
   // What a replica said with REPLCONF before PSYNC made it one.
   struct Announced {
@@ -128,6 +135,7 @@ class ReplPrimary {
   pid_t child_pid_ = -1;
   std::string child_file_;  // the snapshot file of a disk-based sync (absolute path), else empty
   int64_t last_ping_ms_ = 0;
+  bool hold_data_links_ = false;
   int64_t no_replicas_since_ms_ = 0;  // for repl-backlog-ttl; 0 while replicas are attached
 };
 

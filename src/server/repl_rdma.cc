@@ -118,6 +118,7 @@ Status DataLinkSender::Resume(std::string peer_blob, std::string* local_blob) {
   *local_blob = std::move(blob);
   {
     std::lock_guard io(io_mu_);
+    chunks_earlier_ = chunks_;
     sender_ = std::move(sender);
   }
   describe_ = sender_->Describe();
@@ -143,6 +144,7 @@ void DataLinkSender::Enqueue(std::string_view bytes) {
           std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
       if (n.ok()) {
         bytes_ += *n;
+        NoteStats();
         bytes.remove_prefix(*n);
         if (bytes.empty()) return;  // the thread wakes on the completion
       }
@@ -167,8 +169,15 @@ std::string DataLinkSender::error() const {
 
 std::string DataLinkSender::Describe() const {
   return "provider=" + describe_ + ",poll=" + transport::PollModeName(opts_.poll_mode) +
-         ",chunk=" + std::to_string(chunk_.load()) + ",credits=" +
+         ",chunk=" + std::to_string(chunk_.load()) + ",chunks=" + std::to_string(chunks_.load()) +
+         ",credits=" +
          std::to_string(credits_) + ",bytes=" + std::to_string(bytes_.load());
+}
+
+void DataLinkSender::NoteStats() {
+  const transport::LinkStats& s = sender_->stats();
+  chunk_ = s.chunk_size;
+  chunks_ = chunks_earlier_ + s.chunks;
 }
 
 Status DataLinkSender::DebugFailure() const {
@@ -206,7 +215,7 @@ Status DataLinkSender::SendBytes(std::string_view data) {
     }
     KV_TRY(AwaitCredit(&last_progress));
   }
-  chunk_ = sender_->stats().chunk_size;
+  NoteStats();
   return Status::Ok();
 }
 
@@ -260,7 +269,7 @@ Status DataLinkSender::SendRing() {
     while (sender_->WritesInFlight() && sender_->status().ok()) {
       if (!sender_->Wait(100, nullptr, &io_mu_).ok()) break;
     }
-    chunk_ = sender_->stats().chunk_size;
+    NoteStats();
     return s;
   }();
   if (result.ok()) {
@@ -330,7 +339,7 @@ Status DataLinkSender::SendMapped() {
     while (sender_->WritesInFlight() && sender_->status().ok()) {
       if (!sender_->Wait(100, nullptr, &io_mu_).ok()) break;
     }
-    chunk_ = sender_->stats().chunk_size;
+    NoteStats();
     return s;
   }();
   if (result.ok()) {

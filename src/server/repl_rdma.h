@@ -80,7 +80,8 @@ class DataLinkSender {
 
   bool failed() const { return failed_.load(); }
   std::string error() const;
-  std::string Describe() const;  // "fabric/tcp chunk=... credits=... bytes=..."
+  // "provider=...,poll=...,chunk=...,chunks=...,credits=...,bytes=..." for INFO.
+  std::string Describe() const;
 
  private:
   DataLinkSender(std::unique_ptr<transport::StreamSender> s, const transport::ChannelOptions& o)
@@ -105,6 +106,8 @@ class DataLinkSender {
   // Waits for a credit (or for Break()), failing after kIoTimeoutMs without progress.
   Status AwaitCredit(int64_t* last_progress_ms);
   bool Stopped() const;
+  // Publishes the link's counters for Describe() (whoever holds io_mu_).
+  void NoteStats();
 
   std::unique_ptr<transport::StreamSender> sender_;
   transport::ChannelOptions opts_;
@@ -139,6 +142,8 @@ class DataLinkSender {
   std::atomic<bool> file_unsent_{false};  // file_ holds a mapping (Resumable reads it)
   std::atomic<uint64_t> bytes_{0};
   std::atomic<uint32_t> chunk_{0};
+  std::atomic<uint64_t> chunks_{0};  // chunks written, over every link this sender had
+  uint64_t chunks_earlier_ = 0;      // chunks of the links before sender_ (io_mu_)
   std::string describe_;
   uint32_t credits_ = 0;
 };

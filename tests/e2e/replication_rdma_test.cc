@@ -122,6 +122,42 @@ TEST_P(RdmaReplication, FullSyncStreamAndResumeAfterBrokenLinks) {
   EXPECT_EQ(p.Call({"WAIT", "1", "5000"}).integer, 1);
 }
 
+// The chunks the primary's data link has written (INFO replication, slave0's chunks=).
+int64_t DataLinkChunks(RespClient& p) {
+  std::string line = InfoField(p, "replication", "slave0");
+  size_t at = line.find("chunks=");
+  return at == std::string::npos ? -1 : std::stoll(line.substr(at + 7));
+}
+
+// A pipeline's writes reach the data link together: one chunk for the batch, not one per
+// command (the stream's bytes and order are those of the commands, as ever).
+TEST_P(RdmaReplication, APipelineMovesAsOneChunk) {
+  ServerProcess primary(Kind::kKvstore,
+                        {"--repl-diskless-sync-delay", "0", "--repl-ping-replica-period", "3600"});
+  RespClient p(primary.port());
+  Cmd args = RdmaReplica(primary, GetParam());
+  args.insert(args.end(), {"--repl-diskless-load", "swapdb"});
+  ServerProcess replica(Kind::kKvstore, args);
+  RespClient r(replica.port());
+  ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }));
+  ASSERT_TRUE(InSync(p, r));
+  int64_t before = DataLinkChunks(p);
+  ASSERT_GE(before, 1);  // the snapshot's
+  std::string pipeline;
+  for (int i = 0; i < 32; i++) {
+    pipeline += RespClient::Encode({"SET", "pipelined:" + std::to_string(i), std::to_string(i)});
+  }
+  p.SendRaw(pipeline);
+  for (int i = 0; i < 32; i++) ASSERT_EQ(p.Read().str, "OK");
+  ASSERT_TRUE(InSync(p, r));
+  EXPECT_EQ(r.Call({"GET", "pipelined:31"}).str, "31");
+  int64_t chunks = DataLinkChunks(p) - before;
+  // One read of the pipeline is one batch; a read that the socket happened to split makes two.
+  EXPECT_GE(chunks, 1);
+  EXPECT_LE(chunks, 2) << InfoField(p, "replication", "slave0");
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+}
+
 INSTANTIATE_TEST_SUITE_P(Providers, RdmaReplication, ::testing::Values("tcp", "shm"));
 
 // The data link fails mid-snapshot, on the replica's side and then on the primary's: each time
