@@ -1,6 +1,7 @@
 #include "server/repl_rdma.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -140,14 +141,19 @@ void DataLinkSender::Enqueue(std::string_view bytes) {
     // lock while it works, so a busy link takes the queue instead).
     std::unique_lock io(io_mu_, std::try_to_lock);
     if (io.owns_lock() && !failed_ && sender_->status().ok()) {
-      auto n = sender_->Write(
-          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
-      if (n.ok()) {
+      // While the stream flows the thread does not wake for completions and credits (Doze):
+      // they are reaped here, after the write (which a provider may only start, its progress
+      // sending the rest), and before a second try when the first found no credit.
+      for (int attempt = 0; attempt < 2 && !bytes.empty(); attempt++) {
+        auto n = sender_->Write(std::span<const uint8_t>(
+            reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+        if (!n.ok()) break;
         bytes_ += *n;
-        NoteStats();
         bytes.remove_prefix(*n);
-        if (bytes.empty()) return;  // the thread wakes on the completion
+        if (!sender_->Progress().ok()) break;
       }
+      NoteStats();
+      if (bytes.empty()) return;
     }
   }
   if (queue_.empty() || queue_.back().size() > (1 << 20)) queue_.emplace_back();
@@ -172,6 +178,18 @@ std::string DataLinkSender::Describe() const {
          ",chunk=" + std::to_string(chunk_.load()) + ",chunks=" + std::to_string(chunks_.load()) +
          ",credits=" +
          std::to_string(credits_) + ",bytes=" + std::to_string(bytes_.load());
+}
+
+Status DataLinkSender::Doze(std::unique_lock<std::mutex>& io, int timeout_ms) {
+  if (wake_.BeginSleep()) {
+    io.unlock();
+    pollfd pfd{wake_.fd(), POLLIN, 0};
+    (void)poll(&pfd, 1, timeout_ms);
+    io.lock();
+    wake_.EndSleep();
+  }
+  wake_.Take();
+  return sender_->Progress().status();
 }
 
 void DataLinkSender::NoteStats() {
@@ -384,6 +402,7 @@ void DataLinkSender::Run(std::string peer_blob) {
   resuming_ = false;
   while (st.ok()) {
     bool ring = false;
+    bool streaming = false;
     std::string file;
     bool file_pending = false;
     std::deque<std::string> batch;
@@ -409,6 +428,7 @@ void DataLinkSender::Run(std::string peer_blob) {
           sender_->UseStreamPollMode();
         }
       }
+      streaming = streaming_;
     }
     if (!file.empty()) st = MapFile(file);
     if (file_.data) {
@@ -435,6 +455,10 @@ void DataLinkSender::Run(std::string peer_blob) {
     // wait short, and while the thread sleeps Enqueue() may write to the link itself.
     if (st = DebugFailure(); !st.ok()) break;
     bool quiet = sender_->acked_offset() == sender_->committed_offset();
+    if (streaming) {
+      st = Doze(io, quiet ? 100 : 1);
+      continue;
+    }
     auto r = sender_->Wait(quiet ? 100 : 10, &wake_, &io_mu_);
     if (!r.ok()) st = r.status();
   }

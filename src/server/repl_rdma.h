@@ -106,6 +106,11 @@ class DataLinkSender {
   // Waits for a credit (or for Break()), failing after kIoTimeoutMs without progress.
   Status AwaitCredit(int64_t* last_progress_ms);
   bool Stopped() const;
+  // The thread's sleep while the stream flows: on Enqueue's wake-up or the timeout only, not
+  // on the link's completions (each write's and each credit's would wake it; the enqueuing
+  // threads reap them instead), then one Progress() for what came meanwhile. Releases `io`
+  // (io_mu_) while it sleeps.
+  Status Doze(std::unique_lock<std::mutex>& io, int timeout_ms);
   // Publishes the link's counters for Describe() (whoever holds io_mu_).
   void NoteStats();
 
@@ -113,7 +118,7 @@ class DataLinkSender {
   transport::ChannelOptions opts_;
   std::thread thread_;
   mutable std::mutex mu_;
-  transport::WaitInterrupt wake_;  // Enqueue(), SetSnapshotFd() and Break() wake the thread
+  transport::WaitInterrupt wake_;  // Enqueue(), SetSnapshotRing() and Break() wake the thread
   std::deque<std::string> queue_;  // guarded by mu_
   bool streaming_ = false;         // guarded by mu_: the snapshot is behind (Enqueue may write)
   bool batch_in_flight_ = false;   // guarded by mu_: the thread is sending bytes it dequeued
