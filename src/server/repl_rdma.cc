@@ -243,6 +243,22 @@ std::span<const uint8_t> DataLinkSender::UpToFailurePoint(std::span<const uint8_
   return part.first(std::min<size_t>(part.size(), static_cast<size_t>(at) - bytes_));
 }
 
+Status DataLinkSender::WriteFromRegion(const transport::SourceRegion& region,
+                                       std::span<const uint8_t> part, int64_t* last_progress_ms) {
+  KV_TRY_ASSIGN(n, sender_->WriteFrom(region, UpToFailurePoint(part)));
+  if (n == 0) return AwaitCredit(last_progress_ms);
+  bytes_ += n;
+  *last_progress_ms = MonoMs();
+  return Status::Ok();
+}
+
+void DataLinkSender::DrainRegionWrites() {
+  while (sender_->WritesInFlight() && sender_->status().ok()) {
+    if (!sender_->Wait(100, nullptr, &io_mu_).ok()) break;
+  }
+  NoteStats();
+}
+
 Status DataLinkSender::SendRing() {
   SnapshotRing& ring = *ring_;
   int64_t start = MonoMs();
@@ -273,21 +289,9 @@ Status DataLinkSender::SendRing() {
         last_progress = MonoMs();
         continue;
       }
-      auto n = sender_->WriteFrom(*region, UpToFailurePoint(part));
-      if (!n.ok()) {
-        s = n.status();
-      } else if (*n > 0) {
-        bytes_ += *n;
-        last_progress = MonoMs();
-      } else {
-        s = AwaitCredit(&last_progress);
-      }
+      s = WriteFromRegion(*region, part, &last_progress);
     }
-    // The region (and the ring) must outlive every write posted from it.
-    while (sender_->WritesInFlight() && sender_->status().ok()) {
-      if (!sender_->Wait(100, nullptr, &io_mu_).ok()) break;
-    }
-    NoteStats();
+    DrainRegionWrites();  // the region (and the ring) must outlive them
     return s;
   }();
   if (result.ok()) {
@@ -334,30 +338,18 @@ void DataLinkSender::UnmapFile() {
 // (no staging copy on fabric links), from the byte the replica has not got yet.
 Status DataLinkSender::SendMapped() {
   auto bytes = std::span<const uint8_t>(file_.data, file_.size);
-  size_t pos = static_cast<size_t>(bytes_ - file_.base);
   int64_t start = MonoMs();
   Status result = [&]() -> Status {
     KV_TRY_ASSIGN(region, sender_->RegisterSource(bytes));
     int64_t last_progress = MonoMs();
     Status s;
-    while (s.ok() && pos < bytes.size()) {
+    while (s.ok()) {
+      size_t pos = static_cast<size_t>(bytes_ - file_.base);
+      if (pos >= bytes.size()) break;
       if (s = DebugFailure(); !s.ok()) break;
-      auto n = sender_->WriteFrom(*region, bytes.subspan(pos));
-      if (!n.ok()) {
-        s = n.status();
-      } else if (*n > 0) {
-        pos += *n;
-        bytes_ += *n;
-        last_progress = MonoMs();
-      } else {
-        s = AwaitCredit(&last_progress);
-      }
+      s = WriteFromRegion(*region, bytes.subspan(pos), &last_progress);
     }
-    // The region (and the mapping) must outlive every write posted from it.
-    while (sender_->WritesInFlight() && sender_->status().ok()) {
-      if (!sender_->Wait(100, nullptr, &io_mu_).ok()) break;
-    }
-    NoteStats();
+    DrainRegionWrites();  // the region (and the mapping) must outlive them
     return s;
   }();
   if (result.ok()) {

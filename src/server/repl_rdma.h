@@ -91,6 +91,12 @@ class DataLinkSender {
   // A diskless sync's snapshot: writes what the child puts in the ring, straight from the ring,
   // until the child is done; frees the ring's space as the replica acknowledges it.
   Status SendRing();
+  // Writes what credits allow of `part` straight from `region` (bytes_ counts it), or waits
+  // for a credit when there is none.
+  Status WriteFromRegion(const transport::SourceRegion& region, std::span<const uint8_t> part,
+                         int64_t* last_progress_ms);
+  // Waits until no write posted from a source region is in flight (the region may go then).
+  void DrainRegionWrites();
   // The largest piece of `part` that stops at the DEBUG failure point (FailAfter).
   std::span<const uint8_t> UpToFailurePoint(std::span<const uint8_t> part) const;
   // Resends what the new link's receiver has not got yet (after Resume).
