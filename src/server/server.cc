@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <thread>
@@ -14,6 +15,7 @@
 #include "server/persistence.h"
 #include "server/repl_primary.h"
 #include "server/repl_replica.h"
+#include "transport/channel.h"
 
 namespace kv::server {
 
@@ -203,6 +205,15 @@ Status Server::Start() {
     replica_->Follow((*words)[0], static_cast<int>(*port));
   }
   for (auto& g : groups_) g->StartThread();
+  if (config_->GetString("repl-transport") != "tcp") {
+    // The first data link, on either side, would otherwise wait for the fabric library's
+    // start-up in the middle of a handshake (on a primary: on a poll group's thread). Done at
+    // the lowest priority, so that it takes no time from serving.
+    fabric_loader_ = std::thread([] {
+      setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
+      transport::PrepareFabric();
+    });
+  }
   groups_[0]->loop().Post([this] {
     groups_[0]->loop().AddTimer(1000 / hz_, [this] { return Cron(); });
   });
@@ -366,6 +377,7 @@ void Server::CloseListenersInChild() {
 }
 
 void Server::Stop() {
+  if (fabric_loader_.joinable()) fabric_loader_.join();
   if (replica_) replica_->Stop();  // its thread may wait for the keyspace lock: not held here
   for (auto& g : groups_) g->StopAndJoin();
   listeners_.clear();

@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <thread>
 #include <vector>
 
 #include "cmd/command.h"
@@ -218,6 +219,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   ServerStats stats_;
   std::vector<std::unique_ptr<PollGroup>> groups_;
   std::vector<std::unique_ptr<Listener>> listeners_;
+  std::thread fabric_loader_;  // loads the data plane's providers after startup (Start)
   std::atomic<size_t> next_group_{0};
   std::atomic<uint64_t> next_client_id_{1};
   std::atomic<bool> shutdown_requested_{false};

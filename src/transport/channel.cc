@@ -172,6 +172,8 @@ size_t StreamReceiver::Read(std::span<uint8_t> out) {
   return got;
 }
 
+void PrepareFabric() { fabric::LoadProviders(); }
+
 Result<std::unique_ptr<StreamSender>> CreateSender(const ChannelOptions& opts) {
   if (opts.credits == 0 || opts.max_chunk == 0) return Status::Invalid("credits and chunk > 0");
   if (opts.transport == "fabric") {

@@ -229,6 +229,12 @@ class StreamReceiver : public Link {
   using Link::Link;
 };
 
+// Loads the fabric library's providers now: libfabric probes every provider and reads kernel
+// state on its first fi_getinfo (~85 ms on the development VM), which would otherwise fall on
+// the first link's setup, in the middle of a replication handshake. Any thread, idempotent;
+// concurrent and later calls return once it is done.
+void PrepareFabric();
+
 Result<std::unique_ptr<StreamSender>> CreateSender(const ChannelOptions& opts);
 // `resume_offset`: the stream offset the receiver wants next (0 for a new stream).
 Result<std::unique_ptr<StreamReceiver>> CreateReceiver(const ChannelOptions& opts,

@@ -322,6 +322,20 @@ TEST(RdmaReplicationMixed, KvstoreOverRdmaAndRedisOverTcp) {
 
 // A provider that cannot work here (verbs: no RDMA device) keeps failing: after three attempts
 // the replica falls back to TCP, says so, and syncs.
+// A server that may use the data plane (repl-transport auto or rdma) loads the fabric
+// providers after startup, not in its first handshake; one configured for TCP never does.
+TEST(RdmaReplicationSetup, FabricProvidersLoadAtStartupUnlessTcp) {
+  ServerProcess rdma(Kind::kKvstore, {"--loglevel", "debug"});
+  EXPECT_TRUE(WaitFor([&] {
+    return rdma.LogText().find("fabric providers loaded") != std::string::npos;
+  })) << rdma.LogText();
+  ServerProcess tcp(Kind::kKvstore, {"--loglevel", "debug", "--repl-transport", "tcp"});
+  RespClient c(tcp.port());
+  EXPECT_EQ(c.Call({"PING"}).str, "PONG");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(tcp.LogText().find("fabric providers loaded"), std::string::npos) << tcp.LogText();
+}
+
 TEST(RdmaReplicationFallback, UnusableProviderFallsBackToTcp) {
   ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
   RespClient p(primary.port());

@@ -40,6 +40,9 @@ struct ProviderSpec {
 // "sockets" (MSG), "shm", "<core>;ofi_rxm" (RDM). Returns the candidates in preference order.
 Result<std::vector<ProviderSpec>> ParseProvider(std::string_view config);
 
+// Makes libfabric initialize its providers (its first fi_getinfo), once per process.
+void LoadProviders();
+
 struct FabricOptions {
   std::string provider = "auto";
   // Address MSG listeners bind to (on verbs: the NIC's IP). Ignored by shm.
