@@ -23,6 +23,8 @@ struct Entry {
     return std::string_view(reinterpret_cast<const char*>(this) + sizeof(Entry), key_len);
   }
   bool has_expire() const { return expire_slot != kNoExpire; }
+  // See IntrusiveTable::ForEach.
+  void PrefetchPayload() const { value.Prefetch(); }
 
   static Entry* Create(std::string_view key, Value value);
   static void Destroy(Entry* e);
