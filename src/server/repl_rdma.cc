@@ -15,6 +15,8 @@
 namespace kv::server {
 
 constexpr int kIoTimeoutMs = 60000;
+// Inline stream writes from this size on wake the link's thread to see them out.
+constexpr size_t kLargeInlineWrite = 64 << 10;
 
 std::string HexEncode(std::string_view bytes) {
   static const char kHex[] = "0123456789abcdef";
@@ -144,16 +146,23 @@ void DataLinkSender::Enqueue(std::string_view bytes) {
       // While the stream flows the thread does not wake for completions and credits (Doze):
       // they are reaped here, after the write (which a provider may only start, its progress
       // sending the rest), and before a second try when the first found no credit.
+      size_t written = 0;
       for (int attempt = 0; attempt < 2 && !bytes.empty(); attempt++) {
         auto n = sender_->Write(std::span<const uint8_t>(
             reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
         if (!n.ok()) break;
         bytes_ += *n;
+        written += *n;
         bytes.remove_prefix(*n);
         if (!sender_->Progress().ok()) break;
       }
       NoteStats();
-      if (bytes.empty()) return;
+      if (bytes.empty()) {
+        // A large write may outlast its post and that Progress() (a socket-based provider
+        // sends what its socket takes): the thread then drives the link until it is out.
+        if (written >= kLargeInlineWrite) wake_.Notify();
+        return;
+      }
     }
   }
   if (queue_.empty() || queue_.back().size() > (1 << 20)) queue_.emplace_back();

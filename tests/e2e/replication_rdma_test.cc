@@ -158,6 +158,30 @@ TEST_P(RdmaReplication, APipelineMovesAsOneChunk) {
   EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
 }
 
+// Stream writes larger than a chunk, and larger than all the ring's chunks together, after
+// the sync: each arrives whole and in order.
+TEST_P(RdmaReplication, LargeStreamWritesArriveWhole) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  Cmd args = RdmaReplica(primary, GetParam());
+  args.insert(args.end(), {"--repl-diskless-load", "swapdb"});
+  ServerProcess replica(Kind::kKvstore, args);
+  RespClient r(replica.port());
+  ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }));
+  std::mt19937_64 rng(11);
+  for (size_t size : {size_t{200} << 10, size_t{3} << 20, size_t{9} << 20}) {
+    std::string v(size, '\0');
+    for (char& ch : v) ch = static_cast<char>(rng());
+    std::string key = "large:" + std::to_string(size);
+    ASSERT_EQ(p.Call({"SET", key, v}).str, "OK");
+    ASSERT_EQ(p.Call({"APPEND", key, "!"}).integer, static_cast<int64_t>(size + 1));
+    ASSERT_TRUE(InSync(p, r)) << replica.LogText();
+    EXPECT_EQ(r.Call({"STRLEN", key}).integer, static_cast<int64_t>(size + 1));
+  }
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
+}
+
 INSTANTIATE_TEST_SUITE_P(Providers, RdmaReplication, ::testing::Values("tcp", "shm"));
 
 // The data link fails mid-snapshot, on the replica's side and then on the primary's: each time
