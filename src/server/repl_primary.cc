@@ -164,7 +164,8 @@ void ReplPrimary::FlushDataLinkBytes() {
   for (auto& r : replicas_) {
     if (r->data_batch.empty()) continue;
     if (r->data) r->data->Enqueue(r->data_batch);
-    r->data_batch.clear();
+    if (r->data_batch.capacity() > (1 << 20)) std::string().swap(r->data_batch);
+    else r->data_batch.clear();
   }
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <vector>
 
 #include "common/clock.h"
@@ -15,8 +16,6 @@
 namespace kv::server {
 
 constexpr int kIoTimeoutMs = 60000;
-// Inline stream writes from this size on wake the link's thread to see them out.
-constexpr size_t kLargeInlineWrite = 64 << 10;
 
 std::string HexEncode(std::string_view bytes) {
   static const char kHex[] = "0123456789abcdef";
@@ -146,7 +145,7 @@ void DataLinkSender::Enqueue(std::string_view bytes) {
       // While the stream flows the thread does not wake for completions and credits (Doze):
       // they are reaped here, after the write (which a provider may only start, its progress
       // sending the rest), and before a second try when the first found no credit.
-      size_t written = 0;
+      size_t written = 0;  // by this call
       for (int attempt = 0; attempt < 2 && !bytes.empty(); attempt++) {
         auto n = sender_->Write(std::span<const uint8_t>(
             reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
@@ -158,9 +157,10 @@ void DataLinkSender::Enqueue(std::string_view bytes) {
       }
       NoteStats();
       if (bytes.empty()) {
-        // A large write may outlast its post and that Progress() (a socket-based provider
-        // sends what its socket takes): the thread then drives the link until it is out.
-        if (written >= kLargeInlineWrite) wake_.Notify();
+        // A write may outlast its post and that Progress() (a provider that could not post it
+        // yet, sends what its socket takes, or copies in segments): if it is still in flight,
+        // a thread in its long, quiet sleep is woken to poll the link until it is through.
+        if (written > 0 && long_doze_.load() && sender_->WritesInFlight()) wake_.Notify();
         return;
       }
     }
@@ -191,10 +191,12 @@ std::string DataLinkSender::Describe() const {
 
 Status DataLinkSender::Doze(std::unique_lock<std::mutex>& io, int timeout_ms) {
   if (wake_.BeginSleep()) {
+    long_doze_ = timeout_ms > 1;
     io.unlock();
     pollfd pfd{wake_.fd(), POLLIN, 0};
     (void)poll(&pfd, 1, timeout_ms);
     io.lock();
+    long_doze_ = false;
     wake_.EndSleep();
   }
   wake_.Take();
@@ -261,11 +263,13 @@ Status DataLinkSender::WriteFromRegion(const transport::SourceRegion& region,
   return Status::Ok();
 }
 
-void DataLinkSender::DrainRegionWrites() {
-  while (sender_->WritesInFlight() && sender_->status().ok()) {
-    if (!sender_->Wait(100, nullptr, &io_mu_).ok()) break;
+Status DataLinkSender::DrainRegionWrites() {
+  while (sender_->WritesInFlight()) {
+    if (Stopped()) return Status::Closed("data link closed");
+    KV_TRY(sender_->Wait(100, nullptr, &io_mu_).status());
   }
   NoteStats();
+  return Status::Ok();
 }
 
 Status DataLinkSender::SendRing() {
@@ -300,21 +304,24 @@ Status DataLinkSender::SendRing() {
       }
       s = WriteFromRegion(*region, part, &last_progress);
     }
-    DrainRegionWrites();  // the region (and the ring) must outlive them
+    // The region (and the ring) must outlive the writes posted from it. After a failure the
+    // ring stays as it is (mapped until the sender goes) for a rebuilt link.
+    if (s.ok()) s = DrainRegionWrites();
     return s;
   }();
-  if (result.ok()) {
-    uint64_t size = bytes_ - ring_base_;
-    if (ring.failed()) {
-      LOG_WARNING("The snapshot child failed after %.1f MB for the replica's data link",
-                  static_cast<double>(size) / 1e6);
-    } else {
-      LOG_NOTICE("Sent the %.1f MB snapshot to the replica's data link from the child's ring in "
-                 "%.3f s", static_cast<double>(size) / 1e6, (MonoMs() - start) / 1000.0);
-    }
-    std::lock_guard lock(mu_);
-    ring_.reset();
+  if (!result.ok()) return result;
+  double mb = static_cast<double>(bytes_ - ring_base_) / 1e6;
+  if (ring.failed()) {
+    // What the replica got is a truncated snapshot: nothing may follow it on this link (the
+    // primary drops the replica once it reaps the child).
+    char what[80];
+    snprintf(what, sizeof what, "the snapshot child failed after %.1f MB", mb);
+    return Status::IoError(what);
   }
+  LOG_NOTICE("Sent the %.1f MB snapshot to the replica's data link from the child's ring in "
+             "%.3f s", mb, (MonoMs() - start) / 1000.0);
+  std::lock_guard lock(mu_);
+  ring_.reset();
   return result;
 }
 
@@ -358,7 +365,9 @@ Status DataLinkSender::SendMapped() {
       if (s = DebugFailure(); !s.ok()) break;
       s = WriteFromRegion(*region, bytes.subspan(pos), &last_progress);
     }
-    DrainRegionWrites();  // the region (and the mapping) must outlive them
+    // The region (and the mapping) must outlive the writes posted from it. After a failure
+    // the mapping stays for a rebuilt link.
+    if (s.ok()) s = DrainRegionWrites();
     return s;
   }();
   if (result.ok()) {
@@ -456,7 +465,7 @@ void DataLinkSender::Run(std::string peer_blob) {
     // wait short, and while the thread sleeps Enqueue() may write to the link itself.
     if (st = DebugFailure(); !st.ok()) break;
     bool quiet = sender_->acked_offset() == sender_->committed_offset();
-    if (streaming) {
+    if (streaming && opts_.poll_mode != transport::PollMode::kPerformance) {
       st = Doze(io, quiet ? 100 : 1);
       continue;
     }

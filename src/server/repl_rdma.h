@@ -95,8 +95,9 @@ class DataLinkSender {
   // for a credit when there is none.
   Status WriteFromRegion(const transport::SourceRegion& region, std::span<const uint8_t> part,
                          int64_t* last_progress_ms);
-  // Waits until no write posted from a source region is in flight (the region may go then).
-  void DrainRegionWrites();
+  // Waits until no write posted from a source region is in flight (the region may go then);
+  // fails with the link, or when the link is stopped.
+  Status DrainRegionWrites();
   // The largest piece of `part` that stops at the DEBUG failure point (FailAfter).
   std::span<const uint8_t> UpToFailurePoint(std::span<const uint8_t> part) const;
   // Resends what the new link's receiver has not got yet (after Resume).
@@ -153,6 +154,7 @@ class DataLinkSender {
   std::atomic<bool> file_unsent_{false};  // file_ holds a mapping (Resumable reads it)
   std::atomic<uint64_t> bytes_{0};
   std::atomic<uint32_t> chunk_{0};
+  std::atomic<bool> long_doze_{false};  // the thread sleeps in Doze with nothing outstanding
   std::atomic<uint64_t> chunks_{0};  // chunks written, over every link this sender had
   uint64_t chunks_earlier_ = 0;      // chunks of the links before sender_ (io_mu_)
   std::string describe_;

@@ -1,7 +1,6 @@
 #include "server/server.h"
 
 #include <signal.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <thread>
@@ -207,12 +206,10 @@ Status Server::Start() {
   for (auto& g : groups_) g->StartThread();
   if (config_->GetString("repl-transport") != "tcp") {
     // The first data link, on either side, would otherwise wait for the fabric library's
-    // start-up in the middle of a handshake (on a primary: on a poll group's thread). Done at
-    // the lowest priority, so that it takes no time from serving.
-    fabric_loader_ = std::thread([] {
-      setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
-      transport::PrepareFabric();
-    });
+    // start-up in the middle of a handshake (on a primary: on a poll group's thread, holding
+    // the keyspace lock). At normal priority: a link set up meanwhile waits for this thread
+    // to finish (libfabric initializes under its own lock).
+    fabric_loader_ = std::thread([] { transport::PrepareFabric(); });
   }
   groups_[0]->loop().Post([this] {
     groups_[0]->loop().AddTimer(1000 / hz_, [this] { return Cron(); });
@@ -377,9 +374,9 @@ void Server::CloseListenersInChild() {
 }
 
 void Server::Stop() {
-  if (fabric_loader_.joinable()) fabric_loader_.join();
   if (replica_) replica_->Stop();  // its thread may wait for the keyspace lock: not held here
   for (auto& g : groups_) g->StopAndJoin();
+  if (fabric_loader_.joinable()) fabric_loader_.join();
   listeners_.clear();
 }
 

@@ -25,6 +25,7 @@ struct SnapshotRing::Shared {
   // The primary's line.
   alignas(64) std::atomic<uint64_t> tail{0};
   std::atomic<uint32_t> abandoned{0};
+  pid_t owner = 0;  // the primary (the producer's parent); set before the fork
   std::atomic<uint32_t> space_seq{0};  // bumped after tail moves or on Abandon
   std::atomic<uint32_t> producer_waiting{0};
 };
@@ -73,6 +74,7 @@ Result<std::unique_ptr<SnapshotRing>> SnapshotRing::Create(size_t capacity) {
   void* map = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (map == MAP_FAILED) return Status::FromErrno("mmap snapshot ring", errno);
   auto* shared = new (map) Shared();
+  shared->owner = getpid();
   return std::unique_ptr<SnapshotRing>(
       new SnapshotRing(shared, static_cast<uint8_t*>(map) + page, capacity, mapped));
 }
@@ -90,6 +92,8 @@ Status SnapshotRing::Write(const void* data, size_t len) {
     uint64_t head = s.head.load(std::memory_order_relaxed);
     uint64_t space = capacity_ - (head - s.tail.load(std::memory_order_acquire));
     if (space == 0) {
+      // A primary that died before the child asked for its death signal frees nothing.
+      if (getppid() != s.owner) return Status::Closed("the primary is gone");
       Await(s.space_seq, s.producer_waiting, kProducerWaitMs, [&] {
         return s.tail.load() != head - capacity_ || s.abandoned.load();
       });
