@@ -185,8 +185,7 @@ std::string DataLinkSender::error() const {
 std::string DataLinkSender::Describe() const {
   return "provider=" + describe_ + ",poll=" + transport::PollModeName(opts_.poll_mode) +
          ",chunk=" + std::to_string(chunk_.load()) + ",chunks=" + std::to_string(chunks_.load()) +
-         ",credits=" +
-         std::to_string(credits_) + ",bytes=" + std::to_string(bytes_.load());
+         ",credits=" + std::to_string(credits_) + ",bytes=" + std::to_string(bytes_.load());
 }
 
 Status DataLinkSender::Doze(std::unique_lock<std::mutex>& io, int timeout_ms) {
