@@ -79,9 +79,15 @@ void ExpectCaughtUp(BackgroundWrites& writer, RespClient& p, RespClient& r,
   EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
 }
 
-Cmd RdmaReplica(const ServerProcess& primary, const std::string& provider) {
-  return {"--replicaof", "127.0.0.1 " + std::to_string(primary.port()), "--repl-transport",
-          "rdma", "--repl-rdma-provider", provider};
+Cmd RdmaReplica(const ServerProcess& primary, const std::string& provider, const Cmd& extra = {}) {
+  Cmd args = {"--replicaof", "127.0.0.1 " + std::to_string(primary.port()), "--repl-transport",
+              "rdma", "--repl-rdma-provider", provider};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+bool LinkUp(RespClient& r) {
+  return WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; });
 }
 
 class RdmaReplication : public ::testing::TestWithParam<const char*> {};
@@ -135,11 +141,10 @@ TEST_P(RdmaReplication, APipelineMovesAsOneChunk) {
   ServerProcess primary(Kind::kKvstore,
                         {"--repl-diskless-sync-delay", "0", "--repl-ping-replica-period", "3600"});
   RespClient p(primary.port());
-  Cmd args = RdmaReplica(primary, GetParam());
-  args.insert(args.end(), {"--repl-diskless-load", "swapdb"});
-  ServerProcess replica(Kind::kKvstore, args);
+  ServerProcess replica(Kind::kKvstore,
+                        RdmaReplica(primary, GetParam(), {"--repl-diskless-load", "swapdb"}));
   RespClient r(replica.port());
-  ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }));
+  ASSERT_TRUE(LinkUp(r));
   ASSERT_TRUE(InSync(p, r));
   int64_t before = DataLinkChunks(p);
   ASSERT_GE(before, 1);  // the snapshot's
@@ -163,11 +168,10 @@ TEST_P(RdmaReplication, APipelineMovesAsOneChunk) {
 TEST_P(RdmaReplication, LargeStreamWritesArriveWhole) {
   ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
   RespClient p(primary.port());
-  Cmd args = RdmaReplica(primary, GetParam());
-  args.insert(args.end(), {"--repl-diskless-load", "swapdb"});
-  ServerProcess replica(Kind::kKvstore, args);
+  ServerProcess replica(Kind::kKvstore,
+                        RdmaReplica(primary, GetParam(), {"--repl-diskless-load", "swapdb"}));
   RespClient r(replica.port());
-  ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }));
+  ASSERT_TRUE(LinkUp(r));
   std::mt19937_64 rng(11);
   for (size_t size : {size_t{200} << 10, size_t{3} << 20, size_t{9} << 20}) {
     std::string v(size, '\0');
