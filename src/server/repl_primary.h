@@ -110,8 +110,8 @@ class ReplPrimary {
   void OnStream(std::string_view bytes);
   void ShiftReplid(const std::string& next);
   void StartSnapshot(int64_t now_ms);
-  // The snapshot child: diskless (the RDB streamed to the sockets) or disk-based (the RDB
-  // saved to dbfilename, then sent from the file).
+  // The snapshot child: diskless (the RDB streamed to the sockets `fds`, and written into the
+  // data links' `rings`) or disk-based (the RDB saved to dbfilename, then sent from the file).
   void RunChild(const std::vector<int>& fds, const std::vector<SnapshotRing*>& rings,
                 int64_t offset, bool disk);
   int64_t CountAcked(int64_t offset) const;
