@@ -182,6 +182,24 @@ void DebugBreakDataLink(Context& c) {
   c.out.Ok();
 }
 
+// DEBUG REPLICATION-FAIL-SNAPSHOT AFTER <bytes>: the next diskless replication snapshot child
+// fails once it has written that many bytes of the RDB to a replica (a test hook, like the
+// above): the replicas of that sync drop it and sync again.
+void DebugFailSnapshot(Context& c) {
+  int64_t after = 0;
+  if (!EqualsIgnoreCase(c.arg(2), "after")) {
+    c.Error(cmd::OpStatus::kSyntax);
+    return;
+  }
+  if (!c.ParseInt(c.arg(3), &after)) return;
+  if (after < 0) {
+    c.Error("byte count must be positive");
+    return;
+  }
+  ServerOf(c).primary().FailNextSnapshot(static_cast<uint64_t>(after));
+  c.out.Ok();
+}
+
 void DebugHelp(Context& c) {
   static constexpr std::string_view kLines[] = {
       "DIGEST",
@@ -223,6 +241,7 @@ constexpr DebugAction kDebugActions[] = {
     {"object", 3, 3, DebugObject},
     {"reload", 2, 5, DebugReload},
     {"replication-break-data-link", 2, 4, DebugBreakDataLink},
+    {"replication-fail-snapshot", 4, 4, DebugFailSnapshot},
 };
 
 void Debug(Context& c) {

@@ -55,6 +55,9 @@ class ReplPrimary {
   // DEBUG REPLICATION-BREAK-DATA-LINK: fails every data link once `after` more bytes are sent
   // (the replicas resume: the snapshot from the byte reached, the stream with PSYNC).
   void BreakDataLinks(uint64_t after = 0);
+  // DEBUG REPLICATION-FAIL-SNAPSHOT: the next diskless snapshot child fails once it has written
+  // `after` bytes to a replica, as a child that crashed mid-transfer would.
+  void FailNextSnapshot(uint64_t after) { fail_snapshot_after_ = static_cast<int64_t>(after); }
   void Role(cmd::Context& c) const;
   // A client's batch of commands (keyspace lock): while held, stream bytes for data links are
   // gathered and handed to each link once per flush, one chunk per batch instead of one per
@@ -136,6 +139,7 @@ class ReplPrimary {
   std::string child_file_;  // the snapshot file of a disk-based sync (absolute path), else empty
   int64_t last_ping_ms_ = 0;
   bool hold_data_links_ = false;
+  int64_t fail_snapshot_after_ = -1;  // FailNextSnapshot; the child inherits it, then it resets
   int64_t no_replicas_since_ms_ = 0;  // for repl-backlog-ttl; 0 while replicas are attached
 };
 

@@ -27,6 +27,24 @@
 namespace kv::server {
 namespace {
 
+// DEBUG REPLICATION-FAIL-SNAPSHOT: passes the first `budget` bytes on, then fails.
+class FailingSink : public persist::Sink {
+ public:
+  FailingSink(persist::Sink& inner, int64_t budget) : inner_(inner), budget_(budget) {}
+  Status Write(const void* data, size_t len) override {
+    if (budget_ < 0) return inner_.Write(data, len);
+    size_t n = std::min(len, static_cast<size_t>(budget_));
+    if (n > 0) KV_TRY(inner_.Write(data, n));
+    budget_ -= static_cast<int64_t>(n);
+    if (n < len) return Status::IoError("snapshot failed (DEBUG REPLICATION-FAIL-SNAPSHOT)");
+    return Status::Ok();
+  }
+
+ private:
+  persist::Sink& inner_;
+  int64_t budget_;  // -1: no failure
+};
+
 // The shared ring between the snapshot child and a data link: room for the link's chunks in
 // flight and what the replica has yet to acknowledge, with slack for the child to run ahead.
 constexpr size_t kSnapshotRingBytes = 32 << 20;
@@ -147,6 +165,7 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   }
   for (auto& [r, ring] : rings) r->data->SetSnapshotRing(std::move(ring));
   child_pid_ = pid;
+  fail_snapshot_after_ = -1;  // the child took it
   child_file_.clear();
   if (disk) {
     char cwd[4096];
@@ -202,7 +221,8 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
   for (SnapshotRing* ring : rings) {
     // A data link's ring: the raw RDB, the data link carries no framing.
     RingSink ring_sink(*ring);
-    Status st = persist::WriteRdb(server_.keyspace(), ring_sink, opts, persist::StandardAux(info),
+    FailingSink sink(ring_sink, fail_snapshot_after_);
+    Status st = persist::WriteRdb(server_.keyspace(), sink, opts, persist::StandardAux(info),
                                   nullptr);
     ring->Finish(st.ok());
     if (!st.ok()) {
@@ -216,8 +236,10 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
     if (!disk) {
       std::string head = "$EOF:" + mark + "\r\n";
       st = sink.Write(head.data(), head.size());
+      FailingSink rdb_sink(sink, fail_snapshot_after_);
       if (st.ok()) {
-        st = persist::WriteRdb(server_.keyspace(), sink, opts, persist::StandardAux(info), nullptr);
+        st = persist::WriteRdb(server_.keyspace(), rdb_sink, opts, persist::StandardAux(info),
+                               nullptr);
       }
       if (st.ok()) st = sink.Write(mark.data(), mark.size());
     }

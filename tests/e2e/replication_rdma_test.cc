@@ -163,6 +163,29 @@ TEST_P(RdmaReplication, APipelineMovesAsOneChunk) {
   EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
 }
 
+// The snapshot child dies 3 MB into a diskless sync over the data link: the replica gets no
+// stream after the truncated snapshot, drops that sync and syncs again, ending identical.
+TEST_P(RdmaReplication, FailedSnapshotChildEndsInACleanResync) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  ASSERT_NO_FATAL_FAILURE(PopulateIncompressible(p, 16));
+  ASSERT_EQ(p.Call({"DEBUG", "REPLICATION-FAIL-SNAPSHOT", "AFTER", "3000000"}).str, "OK");
+  BackgroundWrites writer(primary.port(), Writes);
+  ServerProcess replica(Kind::kKvstore,
+                        RdmaReplica(primary, GetParam(), {"--repl-diskless-load", "swapdb"}));
+  RespClient r(replica.port());
+  ASSERT_TRUE(LinkUp(r)) << replica.LogText() << "\n---- primary:\n" << primary.LogText();
+  ExpectCaughtUp(writer, p, r, replica);
+  std::string plog = primary.LogText();
+  EXPECT_NE(plog.find("the snapshot child failed after"), std::string::npos) << plog;
+  EXPECT_NE(plog.find("Synchronization with replica"), std::string::npos) << plog;
+  std::string log = replica.LogText();
+  size_t first = log.find("Full resync");
+  ASSERT_NE(first, std::string::npos) << log;
+  EXPECT_NE(log.find("Full resync", first + 1), std::string::npos) << log;
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
+}
+
 // Stream writes larger than a chunk, and larger than all the ring's chunks together, after
 // the sync: each arrives whole and in order.
 TEST_P(RdmaReplication, LargeStreamWritesArriveWhole) {
