@@ -532,5 +532,25 @@ TEST(ReplicationFaults, ReplicaKilledMidLoadRestartsCleanly) {
   EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
 }
 
+// The snapshot child dies 200 KB into a diskless sync over TCP: a redis-server replica sees its
+// transfer cut short, drops it and syncs again; the datasets end identical.
+TEST(ReplicationFaults, FailedSnapshotChildEndsInACleanResyncOfARedisReplica) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  ASSERT_NO_FATAL_FAILURE(LoadHundredMegabytes(p));
+  // (The values compress: the whole snapshot is a few MB.)
+  ASSERT_EQ(p.Call({"DEBUG", "REPLICATION-FAIL-SNAPSHOT", "AFTER", "200000"}).str, "OK");
+  ServerProcess redis(Kind::kRedis, {"--replicaof", "127.0.0.1 " + std::to_string(primary.port())});
+  RespClient r(redis.port());
+  ASSERT_TRUE(InSync(p, r)) << primary.LogText();
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  std::string plog = primary.LogText();
+  EXPECT_NE(plog.find("DEBUG REPLICATION-FAIL-SNAPSHOT"), std::string::npos) << plog;
+  size_t first = plog.find("Full resync requested");
+  ASSERT_NE(first, std::string::npos) << plog;
+  EXPECT_NE(plog.find("Full resync requested", first + 1), std::string::npos) << plog;
+}
+
 }  // namespace
 }  // namespace kv::test
