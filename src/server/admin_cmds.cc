@@ -158,27 +158,35 @@ void DebugReload(Context& c) {
   c.out.Ok();
 }
 
+// "AFTER <bytes>" at arguments 2 and 3 of a DEBUG action: false (with the error answered) when
+// malformed.
+bool ParseAfterBytes(Context& c, uint64_t* after) {
+  int64_t n = 0;
+  if (!EqualsIgnoreCase(c.arg(2), "after")) {
+    c.Error(cmd::OpStatus::kSyntax);
+    return false;
+  }
+  if (!c.ParseInt(c.arg(3), &n)) return false;
+  if (n < 0) {
+    c.Error("byte count must be positive");
+    return false;
+  }
+  *after = static_cast<uint64_t>(n);
+  return true;
+}
+
 // DEBUG REPLICATION-BREAK-DATA-LINK [AFTER <bytes>]: fails the RDMA data links of this server
 // (both sides), now or once that many more bytes have moved over them. A link broken while it
 // streams is resumed with PSYNC; one broken mid-snapshot is rebuilt and the snapshot goes on.
 void DebugBreakDataLink(Context& c) {
-  int64_t after = 0;
-  if (c.argc() == 4) {
-    if (!EqualsIgnoreCase(c.arg(2), "after")) {
-      c.Error(cmd::OpStatus::kSyntax);
-      return;
-    }
-    if (!c.ParseInt(c.arg(3), &after)) return;
-    if (after < 0) {
-      c.Error("byte count must be positive");
-      return;
-    }
-  } else if (c.argc() != 2) {
+  uint64_t after = 0;
+  if (c.argc() == 3) {  // the action table allows 2 to 4 arguments
     c.Error(cmd::OpStatus::kSyntax);
     return;
   }
-  ServerOf(c).primary().BreakDataLinks(static_cast<uint64_t>(after));
-  ServerOf(c).replica().BreakDataLink(static_cast<uint64_t>(after));
+  if (c.argc() == 4 && !ParseAfterBytes(c, &after)) return;
+  ServerOf(c).primary().BreakDataLinks(after);
+  ServerOf(c).replica().BreakDataLink(after);
   c.out.Ok();
 }
 
@@ -186,17 +194,9 @@ void DebugBreakDataLink(Context& c) {
 // fails once it has written that many bytes of the RDB to a replica (a test hook, like the
 // above): the replicas of that sync drop it and sync again.
 void DebugFailSnapshot(Context& c) {
-  int64_t after = 0;
-  if (!EqualsIgnoreCase(c.arg(2), "after")) {
-    c.Error(cmd::OpStatus::kSyntax);
-    return;
-  }
-  if (!c.ParseInt(c.arg(3), &after)) return;
-  if (after < 0) {
-    c.Error("byte count must be positive");
-    return;
-  }
-  ServerOf(c).primary().FailNextSnapshot(static_cast<uint64_t>(after));
+  uint64_t after = 0;
+  if (!ParseAfterBytes(c, &after)) return;
+  ServerOf(c).primary().FailNextSnapshot(after);
   c.out.Ok();
 }
 
