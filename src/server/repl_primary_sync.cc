@@ -124,7 +124,6 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   std::vector<int> fds;
   // Data-link replicas and their rings (the child fills them, in this order).
   std::vector<std::pair<Replica*, std::unique_ptr<SnapshotRing>>> rings;
-  std::vector<SnapshotRing*> ring_ptrs;
   std::string reply = "+FULLRESYNC " + replid_ + " " + std::to_string(offset) + "\r\n";
   for (Replica* r : batch) {
     PollingSink sink(r->client->fd(), 1000);
@@ -146,7 +145,6 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
         r->client->RequestClose();
         continue;
       }
-      ring_ptrs.push_back(ring->get());
       rings.emplace_back(r, std::move(*ring));
       continue;
     }
@@ -161,7 +159,9 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   if (pid == 0) {
     // A replication snapshot has no use once the primary is gone.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    RunChild(fds, ring_ptrs, offset, disk);
+    std::vector<SnapshotRing*> child_rings;
+    for (auto& [r, ring] : rings) child_rings.push_back(ring.get());
+    RunChild(fds, child_rings, offset, disk);
   }
   for (auto& [r, ring] : rings) r->data->SetSnapshotRing(std::move(ring));
   child_pid_ = pid;

@@ -379,28 +379,18 @@ Status DataLinkSender::SendMapped() {
 
 Status DataLinkSender::Replay() {
   uint64_t from = sender_->start_offset();
-  if (file_.data) {
-    // The file goes on from the replica's byte (SendMapped starts where bytes_ says).
-    if (from < file_.base || from > bytes_) {
-      return Status::Invalid("the replica resumes at byte " + std::to_string(from) +
-                             ", outside the snapshot file sent (" + std::to_string(file_.base) +
-                             ".." + std::to_string(bytes_.load()) + ")");
-    }
-    LOG_NOTICE("Replication data link rebuilt (%s): resending the snapshot file from byte %llu",
-               describe_.c_str(), static_cast<unsigned long long>(from));
-    bytes_ = from;
-    return Status::Ok();
-  }
-  // The ring keeps every byte from its released offset on (the replica acknowledged the rest).
-  uint64_t have = ring_ ? ring_base_ + ring_->released() : bytes_.load();
-  if (!ring_ || from < have || from > bytes_) {
+  // What this link kept: the whole file, or the ring from its released offset on (the replica
+  // acknowledged the bytes before it).
+  bool file = file_.data != nullptr;
+  uint64_t have = file ? file_.base : ring_ ? ring_base_ + ring_->released() : bytes_.load();
+  if ((!file && !ring_) || from < have || from > bytes_) {
     return Status::Invalid("the replica resumes at byte " + std::to_string(from) +
                            ", outside what this link kept (" + std::to_string(have) + ".." +
                            std::to_string(bytes_.load()) + ")");
   }
-  LOG_NOTICE("Replication data link rebuilt (%s): resending the snapshot from byte %llu",
-             describe_.c_str(), static_cast<unsigned long long>(from));
-  bytes_ = from;  // SendRing goes on from there
+  LOG_NOTICE("Replication data link rebuilt (%s): resending the snapshot%s from byte %llu",
+             describe_.c_str(), file ? " file" : "", static_cast<unsigned long long>(from));
+  bytes_ = from;  // SendMapped or SendRing goes on from there
   return Status::Ok();
 }
 
