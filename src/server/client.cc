@@ -196,7 +196,14 @@ void Client::ProcessInput() {
       break;
     }
   }
-  if (lock.owns_lock()) server_.primary().HoldDataLinkBytes(false);
+  if (lock.owns_lock()) {
+    server_.primary().HoldDataLinkBytes(false);
+    // The data links' writes (system calls, on emulated providers) go out after the lock.
+    thread_local ReplPrimary::DataLinks kicks;
+    server_.primary().TakeDataLinkKicks(&kicks);
+    lock.unlock();
+    ReplPrimary::KickDataLinks(&kicks);
+  }
   in_pending_.store(in_.size(), std::memory_order_relaxed);
   in_cap_.store(in_.capacity(), std::memory_order_relaxed);
 }

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -116,7 +117,8 @@ ReplPrimary::Replica* ReplPrimary::Find(Client* c) {
 }
 
 // Data links are torn down off the keyspace lock: their thread may take a moment to stop.
-static void DropDataLink(std::unique_ptr<DataLinkSender> link) {
+// The link's destructor joins its thread: not on the caller's.
+static void DropDataLink(std::shared_ptr<DataLinkSender> link) {
   if (link) std::thread([l = std::move(link)] {}).detach();
 }
 
@@ -147,8 +149,12 @@ void ReplPrimary::OnStream(std::string_view bytes) {
 
 void ReplPrimary::SendTo(Replica& r, std::string_view bytes) {
   if (r.data) {
-    if (hold_data_links_) r.data_batch.append(bytes);
-    else r.data->Enqueue(bytes);
+    if (hold_data_links_) {
+      r.data_batch.append(bytes);
+    } else {
+      r.data->Enqueue(bytes);
+      r.data->Kick();
+    }
     return;
   }
   const OutputLimit& lim = server_.replica_limits();
@@ -163,10 +169,29 @@ void ReplPrimary::HoldDataLinkBytes(bool hold) {
 void ReplPrimary::FlushDataLinkBytes() {
   for (auto& r : replicas_) {
     if (r->data_batch.empty()) continue;
-    if (r->data) r->data->Enqueue(r->data_batch);
+    if (r->data) {
+      r->data->Enqueue(r->data_batch);
+      if (std::find(to_kick_.begin(), to_kick_.end(), r->data) == to_kick_.end()) {
+        to_kick_.push_back(r->data);
+      }
+    }
     if (r->data_batch.capacity() > (1 << 20)) std::string().swap(r->data_batch);
     else r->data_batch.clear();
   }
+}
+
+void ReplPrimary::TakeDataLinkKicks(DataLinks* out) {
+  out->swap(to_kick_);
+  to_kick_.clear();
+}
+
+void ReplPrimary::KickDataLinks(DataLinks* links) {
+  for (auto& link : *links) {
+    link->Kick();
+    // The replica went meanwhile and this is the last reference.
+    if (link.use_count() == 1) DropDataLink(std::move(link));
+  }
+  links->clear();
 }
 
 void ReplPrimary::SetupDataLink(cmd::Context& c, Client& client, std::string_view provider,

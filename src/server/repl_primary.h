@@ -62,9 +62,14 @@ class ReplPrimary {
   // A client's batch of commands (keyspace lock): while held, stream bytes for data links are
   // gathered and handed to each link once per flush, one chunk per batch instead of one per
   // command (sockets coalesce on their own: a replica client drains what was pushed in one go).
-  // Hold(false) flushes.
+  // Hold(false) flushes. The links that got bytes are written once the lock is released:
+  // TakeDataLinkKicks (keyspace lock) hands them to the caller, which then calls
+  // KickDataLinks (no lock).
   void HoldDataLinkBytes(bool hold);
   void FlushDataLinkBytes();
+  using DataLinks = std::vector<std::shared_ptr<DataLinkSender>>;
+  void TakeDataLinkKicks(DataLinks* out);
+  static void KickDataLinks(DataLinks* links);
 
   void Replconf(cmd::Context& c);
   // WAIT numreplicas timeout.
@@ -91,14 +96,14 @@ class ReplPrimary {
     std::string ip;
     bool capa_eof = false;   // understands the $EOF: framing (diskless transfers)
     bool pre_psync = false;  // came with SYNC: gets the payload without a +FULLRESYNC line
-    std::unique_ptr<DataLinkSender> data;  // the RDMA data plane, when negotiated
+    std::shared_ptr<DataLinkSender> data;  // the RDMA data plane, when negotiated
     std::string data_batch;  // stream bytes for `data` gathered while held (HoldDataLinkBytes)
   };
   // What a replica said with REPLCONF before PSYNC made it one.
   struct Announced {
     int port = 0;
     bool capa_eof = false;
-    std::unique_ptr<DataLinkSender> data;
+    std::shared_ptr<DataLinkSender> data;
   };
   // A client blocked in WAIT.
   struct Waiter {
@@ -139,6 +144,7 @@ class ReplPrimary {
   std::string child_file_;  // the snapshot file of a disk-based sync (absolute path), else empty
   int64_t last_ping_ms_ = 0;
   bool hold_data_links_ = false;
+  DataLinks to_kick_;  // links given bytes by FlushDataLinkBytes, for TakeDataLinkKicks
   int64_t fail_snapshot_after_ = -1;  // FailNextSnapshot; the child inherits it, then it resets
   int64_t no_replicas_since_ms_ = 0;  // for repl-backlog-ttl; 0 while replicas are attached
 };

@@ -137,37 +137,81 @@ Status DataLinkSender::Resume(std::string peer_blob, std::string* local_blob) {
 
 void DataLinkSender::Enqueue(std::string_view bytes) {
   std::lock_guard lock(mu_);
-  if (streaming_ && queue_.empty() && !batch_in_flight_ && !stop_ && fail_at_ < 0) {
-    // Nothing waits ahead of these bytes: write them now if the thread is asleep (it keeps the
-    // lock while it works, so a busy link takes the queue instead).
-    std::unique_lock io(io_mu_, std::try_to_lock);
-    if (io.owns_lock() && !failed_ && sender_->status().ok()) {
-      // While the stream flows the thread does not wake for completions and credits (Doze):
-      // they are reaped here, after the write (which a provider may only start, its progress
-      // sending the rest), and before a second try when the first found no credit.
-      size_t written = 0;  // by this call
-      for (int attempt = 0; attempt < 2 && !bytes.empty(); attempt++) {
-        auto n = sender_->Write(std::span<const uint8_t>(
-            reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
-        if (!n.ok()) break;
-        bytes_ += *n;
-        written += *n;
-        bytes.remove_prefix(*n);
-        if (!sender_->Progress().ok()) break;
-      }
-      NoteStats();
-      if (bytes.empty()) {
-        // A write may outlast its post and that Progress() (a provider that could not post it
-        // yet, sends what its socket takes, or copies in segments): if it is still in flight,
-        // a thread in its long, quiet sleep is woken to poll the link until it is through.
-        if (written > 0 && long_doze_.load() && sender_->WritesInFlight()) wake_.Notify();
-        return;
-      }
-    }
-  }
   if (queue_.empty() || queue_.back().size() > (1 << 20)) queue_.emplace_back();
   queue_.back().append(bytes);
-  wake_.Notify();
+  // Until the snapshot is behind (or while the thread owns the queue's head) only the thread
+  // writes; once it is, Kick() does.
+  if (!Kickable()) wake_.Notify();
+}
+
+bool DataLinkSender::Kickable() const {
+  return streaming_ && !batch_in_flight_ && !stop_ && fail_at_ < 0;
+}
+
+void DataLinkSender::Kick() {
+  kick_requested_.store(true);
+  while (kick_requested_.load()) {
+    std::unique_lock io(io_mu_, std::try_to_lock);
+    if (!io.owns_lock()) {
+      // Another Kick() looks again once it lets go (it clears kicking_ before it does); the
+      // thread, awake, takes the queue itself before it sleeps.
+      if (!kicking_.load()) wake_.Notify();
+      return;
+    }
+    kicking_.store(true);
+    kick_requested_.store(false);
+    WriteQueued();
+    kicking_.store(false);
+  }
+}
+
+void DataLinkSender::WriteQueued() {
+  std::deque<std::string> batch;
+  size_t written = 0;  // by this call
+  while (true) {
+    {
+      std::lock_guard lock(mu_);
+      if (!batch.empty()) {
+        // What credits did not allow goes back to the head, and the thread waits for them.
+        for (auto it = batch.rbegin(); it != batch.rend(); ++it) queue_.push_front(std::move(*it));
+        wake_.Notify();
+        break;
+      }
+      if (queue_.empty()) break;
+      if (!Kickable() || failed_ || !sender_->status().ok()) {
+        wake_.Notify();
+        break;
+      }
+      batch.swap(queue_);
+    }
+    // While the stream flows the thread does not wake for completions and credits (Doze):
+    // they are reaped here, after the write (which a provider may only start, its progress
+    // sending the rest), and before a second try when the first found no credit.
+    while (!batch.empty()) {
+      std::string_view bytes = batch.front();
+      bool ok = true;
+      for (int attempt = 0; attempt < 2 && !bytes.empty() && ok; attempt++) {
+        auto n = sender_->Write(std::span<const uint8_t>(
+            reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+        if (n.ok()) {
+          bytes_ += *n;
+          written += *n;
+          bytes.remove_prefix(*n);
+        }
+        ok = n.ok() && sender_->Progress().ok();
+      }
+      if (!bytes.empty()) {
+        batch.front().erase(0, batch.front().size() - bytes.size());
+        break;
+      }
+      batch.pop_front();
+    }
+  }
+  NoteStats();
+  // A write may outlast its post and that Progress() (a provider that could not post it yet,
+  // sends what its socket takes, or copies in segments): if it is still in flight, a thread
+  // in its long, quiet sleep is woken to poll the link until it is through.
+  if (written > 0 && long_doze_.load() && sender_->WritesInFlight()) wake_.Notify();
 }
 
 void DataLinkSender::Break() {
@@ -450,8 +494,8 @@ void DataLinkSender::Run(std::string peer_blob) {
     if (!st.ok() || !batch.empty()) continue;
     // Nothing queued (or the snapshot file not saved yet): drive the link (completions of what
     // was just written, then credits and acks) until more bytes are enqueued. The poll mode
-    // decides between spinning and sleeping on the link's fds; Enqueue() and Break() cut the
-    // wait short, and while the thread sleeps Enqueue() may write to the link itself.
+    // decides between spinning and sleeping on the link's fds; Enqueue(), Kick() and Break()
+    // cut the wait short, and while the thread sleeps Kick() may write to the link itself.
     if (st = DebugFailure(); !st.ok()) break;
     bool quiet = sender_->acked_offset() == sender_->committed_offset();
     if (streaming && opts_.poll_mode != transport::PollMode::kPerformance) {
@@ -471,6 +515,6 @@ void DataLinkSender::Run(std::string peer_blob) {
   sender_->Close();
   failed_ms_ = MonoMs();
   failed_ = true;
-}  // io_mu_ released: Enqueue sees failed_ and queues
+}  // io_mu_ released: Kick sees failed_ and leaves the bytes queued
 
 }  // namespace kv::server

@@ -61,9 +61,13 @@ class DataLinkSender {
   // The saved snapshot: the thread maps it and writes it straight from the mapping.
   void SetSnapshotFile(std::string path);
   // Stream bytes. Any thread; calls are ordered by the caller (the keyspace lock). Once the
-  // snapshot is behind, bytes that find nothing queued and the link's thread asleep are
-  // written to the link from the caller's thread, saving a thread hand-off per write.
+  // snapshot is behind, the thread leaves queued bytes to Kick().
   void Enqueue(std::string_view bytes);
+  // Writes what is queued from the caller's thread, saving a thread hand-off per write, when
+  // the link's thread is asleep; otherwise wakes it. Any thread, no lock needed: the primary
+  // calls it after releasing the keyspace lock, so that the link's system calls do not hold up
+  // the other threads' commands.
+  void Kick();
   // Tears the link down (shutdown, a replica gone). Any thread.
   void Break();
   // Fails the link once `after` more bytes are sent (DEBUG REPLICATION-BREAK-DATA-LINK), as a
@@ -113,24 +117,29 @@ class DataLinkSender {
   // Waits for a credit (or for Break()), failing after kIoTimeoutMs without progress.
   Status AwaitCredit(int64_t* last_progress_ms);
   bool Stopped() const;
-  // The thread's sleep while the stream flows: on Enqueue's wake-up or the timeout only, not
-  // on the link's completions (each write's and each credit's would wake it; the enqueuing
+  // The thread's sleep while the stream flows: on a wake-up (Enqueue, Kick) or the timeout
+  // only, not on the link's completions (each write's and each credit's would wake it; Kick's
   // threads reap them instead), then one Progress() for what came meanwhile. Releases `io`
   // (io_mu_) while it sleeps.
   Status Doze(std::unique_lock<std::mutex>& io, int timeout_ms);
   // Publishes the link's counters for Describe() (whoever holds io_mu_).
   void NoteStats();
+  // The stream flows and nothing stands in the way of Kick() (mu_).
+  bool Kickable() const;
+  // Kick's work, under io_mu_: writes the queue until it is empty or out of credits (then the
+  // rest goes back and the thread is woken to wait for them).
+  void WriteQueued();
 
   std::unique_ptr<transport::StreamSender> sender_;
   transport::ChannelOptions opts_;
   std::thread thread_;
   mutable std::mutex mu_;
-  transport::WaitInterrupt wake_;  // Enqueue(), SetSnapshotRing() and Break() wake the thread
+  transport::WaitInterrupt wake_;  // Enqueue, Kick, SetSnapshotRing and Break wake the thread
   std::deque<std::string> queue_;  // guarded by mu_
-  bool streaming_ = false;         // guarded by mu_: the snapshot is behind (Enqueue may write)
+  bool streaming_ = false;         // guarded by mu_: the snapshot is behind (Kick may write)
   bool batch_in_flight_ = false;   // guarded by mu_: the thread is sending bytes it dequeued
   // Guards sender_: the thread holds it while awake (Link::Wait releases it while it sleeps),
-  // Enqueue's thread while it writes.
+  // Kick's thread while it writes.
   std::mutex io_mu_;
   // The diskless snapshot (set by SetSnapshotRing, guarded by mu_; its data read by the thread
   // only, and by Resume once the thread has ended). Kept until it is all sent, so that a
@@ -154,6 +163,8 @@ class DataLinkSender {
   std::atomic<bool> file_unsent_{false};  // file_ holds a mapping (Resumable reads it)
   std::atomic<uint64_t> bytes_{0};
   std::atomic<uint32_t> chunk_{0};
+  std::atomic<bool> kick_requested_{false};  // a Kick() wants the queue written
+  std::atomic<bool> kicking_{false};         // a Kick() holds io_mu_
   std::atomic<bool> long_doze_{false};  // the thread sleeps in Doze with nothing outstanding
   std::atomic<uint64_t> chunks_{0};  // chunks written, over every link this sender had
   uint64_t chunks_earlier_ = 0;      // chunks of the links before sender_ (io_mu_)
