@@ -78,6 +78,18 @@ Status ControlPlane::Flush() {
     if (Status s = PostRecv(i); !s.ok()) return s;
     if (!unposted_.empty() && unposted_.back() == i) break;  // still busy
   }
+  // A message the provider can inject needs no buffer of ours once posted, and makes no
+  // completion: no completion queue entry (and, where the queue has a wait fd, no signal of
+  // it) for each credit.
+  bool inject = kControlMsgSize <= ctx_->inject_size();
+  while (inject && !queue_.empty()) {
+    uint8_t buf[kBufSize];
+    EncodeControl(queue_.front(), buf);
+    ssize_t r = fi_inject(ctx_->ctrl_ep(), buf, kControlMsgSize, ctx_->peer());
+    if (r == -FI_EAGAIN) return Status::Ok();  // the provider is busy: retry on the next poll
+    if (r) return FiError("fi_inject", static_cast<int>(r));
+    queue_.pop_front();
+  }
   while (!queue_.empty() && !free_sends_.empty()) {
     uint16_t i = free_sends_.back();
     uint8_t* buf = bufs_.slot(recv_ctx_.size() + i);

@@ -139,6 +139,8 @@ class FabricContext {
     if (eq_fd_ >= 0) out->push_back({eq_fd_, POLLIN, 0});
   }
   size_t max_msg_size() const { return info_->ep_attr->max_msg_size; }
+  // The largest message fi_inject takes (0: none).
+  size_t inject_size() const { return info_->tx_attr ? info_->tx_attr->inject_size : 0; }
   // True when a write with immediate data consumes a receive posted at the target
   // (FI_RX_CQ_DATA: verbs); the software providers here do not need one.
   bool rx_cq_data() const { return (info_->mode & FI_RX_CQ_DATA) != 0; }
