@@ -3,12 +3,14 @@
 steady write load, for redis->redis and kvstore->kvstore over TCP and over the RDMA data plane.
 
 For each configuration: a primary with --keys keys and a synced replica; redis-benchmark keeps
-writing to the primary (SET, pipeline 16, 2 clients, random keys) while a probe writes a unique
-key on the primary and polls the replica for it, --probes times; prints p50 / p99 / max in
-microseconds. Polling is back to back on one connection, so the resolution is one round trip
+writing to the primary (SET, pipeline 16, 2 clients, random keys), or with --rate N
+bench/paced_load.py writes N SETs per second whatever the primary's speed, while a probe writes a
+unique key on the primary and polls the replica for it, --probes times; prints p50 / p99 / max
+in microseconds. Polling is back to back on one connection, so the resolution is one round trip
 to the replica (tens of microseconds).
 
 Usage: python3 bench/repl_latency.py [--probes N] [--keys N] [--build DIR] [--configs ...]
+                                     [--rate N]
 """
 import argparse
 import os
@@ -34,7 +36,13 @@ def pct(sorted_us, p):
     return sorted_us[min(len(sorted_us) - 1, int(len(sorted_us) * p))]
 
 
-def measure(name, build, keys, probes, workdir):
+def load_name(rate):
+    if rate:
+        return f"SET at {rate} per second, pipeline 16, bench/paced_load.py"
+    return "redis-benchmark SET -P 16 -c 2"
+
+
+def measure(name, build, keys, probes, workdir, rate=0):
     kind, extra = CONFIGS[name]
     pd = tempfile.mkdtemp(dir=workdir)
     rd = tempfile.mkdtemp(dir=workdir)
@@ -48,9 +56,14 @@ def measure(name, build, keys, probes, workdir):
     rc.call("REPLICAOF", "127.0.0.1", str(pport))
     while "master_link_status:up" not in rc.call("INFO", "replication"):
         time.sleep(0.02)
-    load = subprocess.Popen(["redis-benchmark", "-p", str(pport), "-t", "set", "-n", "100000000",
-                             "-r", str(keys), "-P", "16", "-c", "2", "-q"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if rate:
+        load = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "paced_load.py"),
+                                 "--port", str(pport), "--rate", str(rate), "--keys", str(keys)],
+                                stdout=subprocess.DEVNULL)
+    else:
+        load = subprocess.Popen(["redis-benchmark", "-p", str(pport), "-t", "set", "-n", "100000000",
+                                 "-r", str(keys), "-P", "16", "-c", "2", "-q"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.5)
     lat = []
     try:
@@ -64,7 +77,7 @@ def measure(name, build, keys, probes, workdir):
             if i % 500 == 0:
                 rdb_bench.log(f"  {name}: {i}/{probes} probes")
     finally:
-        load.kill()
+        load.terminate()
         load.wait()
     repl_bench.stop([rc, pc], [rproc, pproc], [pd, rd])
     lat.sort()
@@ -77,13 +90,17 @@ def main():
     ap.add_argument("--keys", type=int, default=100000)
     ap.add_argument("--build", default=os.path.join(rdb_bench.ROOT, "build"))
     ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--rate", type=int, default=0,
+                    help="the load's SET commands per second (bench/paced_load.py); "
+                         "0: redis-benchmark's closed loop, as fast as the primary goes")
     args = ap.parse_args()
     workdir = tempfile.mkdtemp(prefix="kvstore-latency-bench-")
     try:
         rows = []
         for name in args.configs.split(","):
-            rows.append((name,) + measure(name, args.build, args.keys, args.probes, workdir))
-        print(f"\nReplication latency under a steady write load (redis-benchmark SET -P 16 -c 2), "
+            rows.append((name,) + measure(name, args.build, args.keys, args.probes, workdir,
+                                          args.rate))
+        print(f"\nReplication latency under a steady write load ({load_name(args.rate)}), "
               f"{args.probes} probes, microseconds")
         print(f"{'configuration':>18} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}")
         for name, p50, p99, mx, p90 in rows:
