@@ -18,10 +18,11 @@
 
 namespace kv::server {
 
-// Where the link has fds (tcp, verbs), the master client's poll group drives it: the loop
-// wakes on the link's completion fd and hands the bytes straight to the master client, as it
-// would read them from a socket. Without fds (shm), this thread waits on the link (a timed
-// poll) and posts the bytes to the loop. Either way this returns when the link or the
+// Where the link has fds (a completion fd on tcp and verbs, the doorbell on shm), the master
+// client's poll group drives it: the loop wakes on the fd and hands the bytes straight to the
+// master client, as it would read them from a socket. Without fds (shm with a primary that
+// rings no doorbell), this thread waits on the link (a timed poll) and posts the bytes to the
+// loop. Either way this returns when the link or the
 // connection ends: why the link ended ("" when the connection went first).
 std::string ReplReplica::DriveDataLink(const Target& t, PollGroup* g, uint64_t client_id) {
   std::vector<pollfd> fds;

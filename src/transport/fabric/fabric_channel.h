@@ -23,6 +23,7 @@
 #include "transport/credits.h"
 #include "transport/fabric/buffer_pool.h"
 #include "transport/fabric/control_plane.h"
+#include "transport/fabric/doorbell.h"
 #include "transport/fabric/fabric_setup.h"
 
 namespace kv::transport::fabric {
@@ -72,6 +73,9 @@ class FabricSender final : public StreamSender, private ControlPlane::Handler {
   Status PostWrite(uint16_t slot);
   Status Advance();
   uint32_t ChunkLimit() const;
+  // Rings the receiver's doorbell (when it has one) now, or (`in_flight`) at most every
+  // kInFlightRingUs while writes are in flight.
+  void Ring(bool in_flight = false);
 
   std::unique_ptr<FabricContext> ctx_;  // first: released last
   RegisteredSlots staging_;
@@ -94,6 +98,8 @@ class FabricSender final : public StreamSender, private ControlPlane::Handler {
   int64_t last_eq_check_ms_ = 0;
   int peer_pid_ = 0;  // shm only: see PeerGone()
   bool connected_ = false;
+  std::optional<DoorbellRinger> doorbell_;  // the receiver's, when it named one (doorbell.h)
+  int64_t last_ring_us_ = 0;
 };
 
 class FabricReceiver final : public StreamReceiver, private ControlPlane::Handler {
@@ -133,6 +139,8 @@ class FabricReceiver final : public StreamReceiver, private ControlPlane::Handle
   int64_t last_eq_check_ms_ = 0;
   int peer_pid_ = 0;  // shm only: see PeerGone()
   bool connected_ = false;
+  // Without a completion fd (shm): what the link sleeps on, if the sender rings it.
+  std::optional<DoorbellListener> doorbell_;
 };
 
 }  // namespace kv::transport::fabric

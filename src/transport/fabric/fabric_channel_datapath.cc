@@ -11,6 +11,10 @@ namespace kv::transport::fabric {
 namespace {
 // How often (at most) an idle poll also reads the event queue for disconnects.
 constexpr int64_t kEqCheckMs = 1;
+// How often (at most) the sender rings the receiver's doorbell while writes are in flight: a
+// provider may move a write in steps that need the receiver's progress (shm's segmented
+// copies when it cannot copy across processes directly).
+constexpr int64_t kInFlightRingUs = 200;
 
 Status RemoteError(const ControlMsg& m) {
   return Status::Closed("peer closed the link with error code " + std::to_string(m.code));
@@ -123,6 +127,7 @@ Status FabricSender::PostWrite(uint16_t slot) {
   // Posted is described: the receiver may consume the chunk and return its credit before our
   // local completion arrives.
   write_pending_[slot] = true;
+  Ring();
   credits_->OnWriteDone(slot);
   if (auto c = credits_->NextToDescribe(); c && c->slot == slot) {
     credits_->OnDescribed(slot);
@@ -168,8 +173,19 @@ Status FabricSender::Advance() {
       credits_->described_offset() == credits_->posted_offset()) {
     control_.Queue({MsgType::kFin, 0, 0, 0, credits_->posted_offset(), 0});
     fin_queued_ = true;
+    Status s = control_.Flush();
+    Ring();
+    return s;
   }
   return control_.Flush();
+}
+
+void FabricSender::Ring(bool in_flight) {
+  if (!doorbell_) return;
+  int64_t now = MonoUs();
+  if (in_flight && (!WritesInFlight() || now - last_ring_us_ < kInFlightRingUs)) return;
+  doorbell_->Ring();
+  last_ring_us_ = now;
 }
 
 Result<int> FabricSender::Progress() {
@@ -186,6 +202,7 @@ Result<int> FabricSender::Progress() {
     return Fail(n.status());
   }
   if (Status s = Advance(); !s.ok()) return Fail(s);
+  Ring(/*in_flight=*/true);
   int64_t now = MonoMs();
   if (*n > 0) {
     last_event_ms_ = now;

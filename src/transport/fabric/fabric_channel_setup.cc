@@ -88,6 +88,7 @@ Result<std::string> FabricSender::LocalBlob() {
   b.Set("role", "sender");
   PutPeerAddress(b, *addr);
   b.SetU64("pid", static_cast<uint64_t>(getpid()));
+  b.SetU64("rings", 1);  // rings the receiver's doorbell, if it names one
   return b.Encode();
 }
 
@@ -113,6 +114,11 @@ Status FabricSender::Connect(std::string_view peer_blob) {
   if (*slots == 0 || *slots > kMaxSlots || *slot_size == 0 || *slot_size > kMaxSlotSize ||
       *stride < *slot_size || *stride > kMaxSlotSize) {
     return Fail(Status::Corruption("receiver announced an impossible ring geometry"));
+  }
+  if (auto name = b->Get("doorbell"); name.ok()) {
+    auto bell = DoorbellRinger::Connect(*name);
+    if (!bell.ok()) return Fail(bell.status());
+    doorbell_.emplace(std::move(*bell));
   }
   link_id_ = *id;
   peer_pid_ = PeerPid(*b, addr->provider);
@@ -170,6 +176,7 @@ void FabricSender::Close() {
   if (status_.ok()) {
     Fail(Status::Closed("link closed locally"));
     SayClosing(control_, credits_.has_value() && connected_, peer_pid_);
+    Ring();
   }
   if (ctx_) ctx_->Shutdown();
 }
@@ -205,6 +212,15 @@ Status FabricReceiver::Open() {
     return s;
   }
   slots_.emplace(slots, opts_.max_chunk, resume_offset_);
+  if (ctx_->wait_fd() < 0) {
+    // Without a doorbell the link polls on a timer, as it must with a sender that rings none.
+    if (auto bell = DoorbellListener::Open(); bell.ok()) {
+      doorbell_.emplace(std::move(*bell));
+    } else {
+      LOG_WARNING("transport: no doorbell for the %s receiver (%s); it polls instead",
+                  ctx_->provider().c_str(), bell.status().message().c_str());
+    }
+  }
   return Status::Ok();
 }
 
@@ -226,6 +242,7 @@ Result<std::string> FabricReceiver::LocalBlob() {
   b.SetU64("slot_stride", ring_.stride());
   b.SetU64("slots", ring_.count());
   b.SetU64("offset", resume_offset_);
+  if (doorbell_) b.Set("doorbell", doorbell_->name());
   return b.Encode();
 }
 
@@ -238,6 +255,7 @@ Status FabricReceiver::Connect(std::string_view peer_blob) {
   auto addr = GetPeerAddress(*b);
   if (!addr.ok()) return Fail(addr.status());
   peer_pid_ = PeerPid(*b, addr->provider);
+  if (!b->GetU64("rings").ok()) doorbell_.reset();
   Status s = ctx_->Accept(*addr, link_id_, opts_.connect_timeout_ms,
                           [this](fid_ep* ep, bool data) {
                             return control_.PostAllRecvs(ep, data);
@@ -260,8 +278,13 @@ std::string FabricReceiver::Describe() const { return LinkName(ctx_.get(), opts_
 
 void FabricReceiver::WaitFds(std::vector<pollfd>* out) const {
   if (ctx_) ctx_->AppendWaitFds(out);
+  if (doorbell_) out->push_back({doorbell_->fd(), POLLIN, 0});
 }
 
-bool FabricReceiver::ArmWait() { return control_.ArmWait(); }
+bool FabricReceiver::ArmWait() {
+  // A ring read here may stand for a write the last Progress() did not see yet: poll again.
+  if (doorbell_) return !doorbell_->Drain();
+  return control_.ArmWait();
+}
 
 }  // namespace kv::transport::fabric

@@ -1,0 +1,114 @@
+#include "transport/fabric/doorbell.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <utility>
+
+namespace kv::transport::fabric {
+
+namespace {
+constexpr std::string_view kPrefix = "kvstore-doorbell-";
+constexpr size_t kMaxName = 64;
+
+// The abstract-namespace address for `name` (a leading NUL, no terminator).
+socklen_t AbstractAddress(std::string_view name, sockaddr_un* addr) {
+  std::memset(addr, 0, sizeof *addr);
+  addr->sun_family = AF_UNIX;
+  std::memcpy(addr->sun_path + 1, name.data(), name.size());
+  return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+}
+
+bool ValidName(std::string_view name) {
+  if (name.size() <= kPrefix.size() || name.size() > kMaxName || !name.starts_with(kPrefix)) {
+    return false;
+  }
+  for (char c : name.substr(kPrefix.size())) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == '-')) return false;
+  }
+  return true;
+}
+}  // namespace
+
+Result<DoorbellListener> DoorbellListener::Open() {
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::FromErrno("doorbell socket", errno);
+  std::random_device rd;
+  for (int attempt = 0; attempt < 8; attempt++) {
+    char name[kMaxName];
+    snprintf(name, sizeof name, "%.*s%x-%08x%08x", static_cast<int>(kPrefix.size()),
+             kPrefix.data(), static_cast<unsigned>(getpid()), rd(), rd());
+    sockaddr_un addr;
+    socklen_t len = AbstractAddress(name, &addr);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), len) == 0) {
+      return DoorbellListener(fd, name);
+    }
+    if (errno != EADDRINUSE) break;
+  }
+  Status s = Status::FromErrno("doorbell bind", errno);
+  close(fd);
+  return s;
+}
+
+DoorbellListener::DoorbellListener(DoorbellListener&& o) noexcept
+    : fd_(std::exchange(o.fd_, -1)), name_(std::move(o.name_)) {}
+
+DoorbellListener& DoorbellListener::operator=(DoorbellListener&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = std::exchange(o.fd_, -1);
+    name_ = std::move(o.name_);
+  }
+  return *this;
+}
+
+DoorbellListener::~DoorbellListener() {
+  if (fd_ >= 0) close(fd_);
+}
+
+bool DoorbellListener::Drain() {
+  bool rang = false;
+  char buf[64];
+  while (recv(fd_, buf, sizeof buf, MSG_DONTWAIT) >= 0) rang = true;
+  return rang;
+}
+
+Result<DoorbellRinger> DoorbellRinger::Connect(std::string_view name) {
+  if (!ValidName(name)) return Status::Corruption("receiver named an invalid doorbell");
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::FromErrno("doorbell socket", errno);
+  sockaddr_un addr;
+  socklen_t len = AbstractAddress(name, &addr);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+    Status s = Status::FromErrno("doorbell connect", errno);
+    close(fd);
+    return Status::Closed("cannot reach the receiver's doorbell: " + s.message());
+  }
+  return DoorbellRinger(fd);
+}
+
+DoorbellRinger::DoorbellRinger(DoorbellRinger&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+
+DoorbellRinger& DoorbellRinger::operator=(DoorbellRinger&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = std::exchange(o.fd_, -1);
+  }
+  return *this;
+}
+
+DoorbellRinger::~DoorbellRinger() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void DoorbellRinger::Ring() {
+  char one = 1;
+  (void)!send(fd_, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+}  // namespace kv::transport::fabric
