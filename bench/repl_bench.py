@@ -6,9 +6,9 @@ Generates an RDB file of --keys keys of --size random bytes (default 1,000,000 x
 about 1 GB) and, for each configuration, --runs times (in rotating order): starts a primary on
 the dataset and an empty replica, sends REPLICAOF and measures the time until the replica
 reports master_link_status:up, the CPU each process (the primary with its snapshot child, and
-the replica) used meanwhile as a percentage of that time, and the snapshot throughput (file size
-over that time). Then, unless --probes 0, the p99 replication latency of each transport under a
-steady write load (bench/repl_latency.py). Prints medians and the speedup over Redis' best
+the replica) used meanwhile in seconds and as a percentage of that time, and the snapshot
+throughput (file size over that time). Then, unless --probes 0, the p99 replication latency of
+each transport under a steady write load (bench/repl_latency.py; --rate N for a fixed-rate one). Prints medians and the speedup over Redis' best
 configuration, and draws the replica's sync progress over time (bytes of the snapshot received,
 sampled every 10 ms, from the last run of each configuration) into --plot (an SVG file).
 Configurations: redis and kvstore with diskless and disk-based syncs over TCP, and kvstore over
@@ -16,7 +16,7 @@ the RDMA data plane with libfabric's tcp and shm providers (--configs picks some
 repl-diskless-sync-delay 0 (Redis' default waits 5 s).
 
 Usage: python3 bench/repl_bench.py [--keys N] [--size BYTES] [--runs R] [--build DIR]
-                                   [--probes N] [--plot FILE]
+                                   [--probes N] [--rate N] [--plot FILE]
 """
 import argparse
 import os
@@ -160,6 +160,11 @@ def one_sync(kind, build, dataset, mode, workdir, replica_args):
     return elapsed, pcpu, rcpu, progress
 
 
+def repl_latency_load(rate):
+    import repl_latency  # noqa: E402  (imports this module)
+    return repl_latency.load_name(rate)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--keys", type=int, default=1000000)
@@ -169,6 +174,9 @@ def main():
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--probes", type=int, default=1000,
                     help="latency probes per transport (0: skip the latency column)")
+    ap.add_argument("--rate", type=int, default=0,
+                    help="the latency load's SET commands per second (repl_latency.py --rate); "
+                         "0: redis-benchmark's closed loop")
     ap.add_argument("--plot", default=os.path.join(rdb_bench.ROOT, "bench", "sync_progress.svg"),
                     help="SVG file for the sync-progress plot ('' to skip)")
     args = ap.parse_args()
@@ -191,29 +199,34 @@ def main():
                 r["t"].append(t)
                 r["pcpu"].append(100 * pcpu / t)
                 r["rcpu"].append(100 * rcpu / t)
+                r.setdefault("pcpus", []).append(pcpu)
+                r.setdefault("rcpus", []).append(rcpu)
                 r["progress"] = progress
-        med = {n: {k: statistics.median(res[n][k]) for k in ("t", "pcpu", "rcpu")} for n in names}
+        med = {n: {k: statistics.median(res[n][k]) for k in ("t", "pcpu", "rcpu", "pcpus", "rcpus")}
+               for n in names}
         p99 = {}
         if args.probes > 0:
             import repl_latency  # noqa: E402  (imports this module)
             for lat in dict.fromkeys(LATENCY_CONFIG[n] for n in names):
                 rdb_bench.log(f"  latency {lat}: {args.probes} probes under a steady write load")
-                p99[lat] = repl_latency.measure(lat, args.build, 100000, args.probes, workdir)[1]
+                p99[lat] = repl_latency.measure(lat, args.build, 100000, args.probes, workdir,
+                                                args.rate)[1]
         redis_best = min((med[n]["t"] for n in names if n.startswith("redis")), default=None)
         print(f"\nFull sync, REPLICAOF to master_link_status:up: {args.keys} keys x {args.size} "
               f"random bytes ({size / 1e9:.2f} GB RDB), medians of {args.runs}; CPU in % of the "
-              f"sync time (primary incl. its snapshot child); p99 latency: a write on the primary "
-              f"until readable on the replica under redis-benchmark SET -P 16 -c 2, "
-              f"{args.probes} probes")
+              f"sync time and in CPU seconds (primary incl. its snapshot child); p99 latency: a "
+              f"write on the primary until readable on the replica under "
+              f"{repl_latency_load(args.rate)}, {args.probes} probes")
         print(f"{'configuration':>22} {'seconds':>8} {'Gbit/s':>7} {'prim CPU%':>9} "
-              f"{'repl CPU%':>9} {'p99 us':>7} {'vs best Redis':>14}")
+              f"{'repl CPU%':>9} {'prim CPU s':>10} {'repl CPU s':>10} {'p99 us':>7} "
+              f"{'vs best Redis':>14}")
         for n in names:
             m = med[n]
             vs = f"{redis_best / m['t']:13.2f}x" if redis_best else " " * 14
             lat = p99.get(LATENCY_CONFIG[n])
             lat = f"{lat:7.0f}" if lat is not None else f"{'-':>7}"
             print(f"{n:>22} {m['t']:8.3f} {size * 8 / m['t'] / 1e9:7.2f} {m['pcpu']:9.0f} "
-                  f"{m['rcpu']:9.0f} {lat} {vs}")
+                  f"{m['rcpu']:9.0f} {m['pcpus']:10.2f} {m['rcpus']:10.2f} {lat} {vs}")
         if args.plot:
             series = [(n, [(t, min(100.0, 100 * b / size)) for t, b in res[n]["progress"]])
                       for n in names]

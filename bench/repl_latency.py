@@ -10,11 +10,12 @@ in microseconds. Polling is back to back on one connection, so the resolution is
 to the replica (tens of microseconds).
 
 Usage: python3 bench/repl_latency.py [--probes N] [--keys N] [--build DIR] [--configs ...]
-                                     [--rate N]
+                                     [--rate N] [--runs N]
 """
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -93,17 +94,26 @@ def main():
     ap.add_argument("--rate", type=int, default=0,
                     help="the load's SET commands per second (bench/paced_load.py); "
                          "0: redis-benchmark's closed loop, as fast as the primary goes")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="runs per configuration (configurations alternate); medians")
     args = ap.parse_args()
     workdir = tempfile.mkdtemp(prefix="kvstore-latency-bench-")
     try:
-        rows = []
-        for name in args.configs.split(","):
-            rows.append((name,) + measure(name, args.build, args.keys, args.probes, workdir,
-                                          args.rate))
+        names = args.configs.split(",")
+        res = {n: [] for n in names}
+        for run in range(args.runs):
+            for name in names:
+                res[name].append(measure(name, args.build, args.keys, args.probes, workdir,
+                                         args.rate))
+                p50, p99 = res[name][-1][:2]
+                rdb_bench.log(f"  run {run + 1}/{args.runs} {name}: p50 {p50:.0f} us, "
+                              f"p99 {p99:.0f} us")
         print(f"\nReplication latency under a steady write load ({load_name(args.rate)}), "
-              f"{args.probes} probes, microseconds")
+              f"{args.probes} probes, microseconds" +
+              (f", medians of {args.runs} runs" if args.runs > 1 else ""))
         print(f"{'configuration':>18} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}")
-        for name, p50, p99, mx, p90 in rows:
+        for name in names:
+            p50, p99, mx, p90 = (statistics.median(r[i] for r in res[name]) for i in range(4))
             print(f"{name:>18} {p50:8.0f} {p90:8.0f} {p99:8.0f} {mx:8.0f}")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
