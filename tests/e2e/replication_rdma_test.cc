@@ -209,6 +209,44 @@ TEST_P(RdmaReplication, LargeStreamWritesArriveWhole) {
   EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
 }
 
+// Several clients on the primary's poll groups write pipelines to the same keys at once: each
+// batch reaches the data link after the keyspace lock is released, yet the replica applies
+// the writes in the primary's order (APPENDs to shared keys come out identical).
+TEST_P(RdmaReplication, ConcurrentWritersKeepThePrimarysOrder) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0", "--io-threads", "2"});
+  RespClient p(primary.port());
+  ServerProcess replica(Kind::kKvstore, RdmaReplica(primary, GetParam()));
+  RespClient r(replica.port());
+  ASSERT_TRUE(LinkUp(r));
+  constexpr int kClients = 4, kBatches = 150, kPipeline = 16;
+  std::vector<std::thread> clients;
+  std::atomic<int> failures{0};
+  for (int id = 0; id < kClients; id++) {
+    clients.emplace_back([&, id] {
+      RespClient c(primary.port());
+      for (int b = 0; b < kBatches; b++) {
+        for (int i = 0; i < kPipeline; i++) {
+          std::string tag = std::to_string(id) + "." + std::to_string(b) + "." + std::to_string(i);
+          if (i % 4 == 3) c.Send({"SET", "last:" + std::to_string(i), tag});
+          else c.Send({"APPEND", "shared:" + std::to_string(i % 3), tag + ","});
+        }
+        for (int i = 0; i < kPipeline; i++) {
+          if (c.Read().is_error()) failures++;
+        }
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  ASSERT_TRUE(InSync(p, r)) << replica.LogText();
+  for (int k = 0; k < 3; k++) {
+    std::string key = "shared:" + std::to_string(k);
+    EXPECT_EQ(r.Call({"GET", key}).str, p.Call({"GET", key}).str) << key;
+  }
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
+}
+
 INSTANTIATE_TEST_SUITE_P(Providers, RdmaReplication, ::testing::Values("tcp", "shm"));
 
 // The data link fails mid-snapshot, on the replica's side and then on the primary's: each time
