@@ -67,6 +67,7 @@ struct LinkStats {
   uint64_t empty_polls = 0;
   uint64_t sleeps = 0;
   uint64_t mode_switches = 0;
+  uint64_t credit_msgs = 0;  // credit messages received (fabric sender)
   uint32_t chunk_size = 0;
 };
 

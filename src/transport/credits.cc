@@ -1,5 +1,6 @@
 #include "transport/credits.h"
 
+#include <algorithm>
 #include <cassert>
 #include <string>
 
@@ -47,13 +48,23 @@ void SenderCredits::OnDescribed(uint16_t slot) {
   state_[slot] = SlotState::kDescribed;
 }
 
-Status SenderCredits::OnCredit(uint16_t slot, uint64_t acked) {
-  if (slot >= state_.size()) {
+Status SenderCredits::OnCredit(uint16_t slot, uint64_t acked, uint32_t count) {
+  const size_t n = state_.size();
+  if (slot >= n) {
     return Status::Corruption("credit for unknown slot " + std::to_string(slot));
   }
-  if (state_[slot] != SlotState::kDescribed) {
-    return Status::Corruption("credit for slot " + std::to_string(slot) +
-                              " that was never handed to the receiver (double credit?)");
+  count = std::max<uint32_t>(count, 1);
+  if (count > n) {
+    return Status::Corruption("credit for " + std::to_string(count) + " slots, more than the " +
+                              std::to_string(n) + " of the ring");
+  }
+  const size_t first = (slot + n - (count - 1)) % n;
+  for (uint32_t i = 0; i < count; i++) {
+    size_t s = (first + i) % n;
+    if (state_[s] != SlotState::kDescribed) {
+      return Status::Corruption("credit for slot " + std::to_string(s) +
+                                " that was never handed to the receiver (double credit?)");
+    }
   }
   if (acked < acked_offset_ || acked < slot_end_[slot] || acked > described_offset_) {
     return Status::Corruption("credit acknowledges offset " + std::to_string(acked) +
@@ -61,8 +72,11 @@ Status SenderCredits::OnCredit(uint16_t slot, uint64_t acked) {
                               std::to_string(described_offset_) + "]");
   }
   acked_offset_ = acked;
-  state_[slot] = SlotState::kFree;
-  free_.push_back(slot);
+  for (uint32_t i = 0; i < count; i++) {
+    auto s = static_cast<uint16_t>((first + i) % n);
+    state_[s] = SlotState::kFree;
+    free_.push_back(s);
+  }
   return Status::Ok();
 }
 

@@ -50,10 +50,12 @@ class SenderCredits {
   };
   std::optional<Chunk> NextToDescribe() const;
   void OnDescribed(uint16_t slot);
-  // A credit message from the peer. Rejects unknown slots, slots not awaiting a credit (double
-  // or never-granted credits) and acknowledged offsets that go backwards, fall before the
-  // returned chunk's end or beyond what was described.
-  Status OnCredit(uint16_t slot, uint64_t acked_offset);
+  // A credit message from the peer for `count` slots: the run ending at `slot` in ring order
+  // (0 and 1 mean `slot` alone). Rejects unknown slots, runs longer than the ring, slots not
+  // awaiting a credit (double or never-granted credits) and acknowledged offsets that go
+  // backwards, fall before the returned chunk's end or beyond what was described. All or
+  // nothing: a rejected run frees no slot.
+  Status OnCredit(uint16_t slot, uint64_t acked_offset, uint32_t count = 1);
 
   uint64_t posted_offset() const { return posted_offset_; }
   uint64_t described_offset() const { return described_offset_; }

@@ -58,6 +58,49 @@ TEST(TransportSenderCredits, RejectsHostileCredits) {
   EXPECT_EQ(c.free_credits(), 2u);
 }
 
+// Posts and describes a chunk of `len` bytes in the next slot.
+uint16_t PostDescribed(SenderCredits& c, uint32_t len) {
+  auto s = c.Acquire();
+  EXPECT_TRUE(s);
+  c.OnWritePosted(*s, len);
+  c.OnWriteDone(*s);
+  c.OnDescribed(*s);
+  return *s;
+}
+
+TEST(TransportSenderCredits, ARunOfSlotsComesBackInOneCredit) {
+  SenderCredits c(4, 100, 0);
+  for (int i = 0; i < 3; i++) PostDescribed(c, 100);  // slots 0, 1, 2
+  EXPECT_EQ(c.free_credits(), 1u);
+  EXPECT_TRUE(c.OnCredit(2, 300, 3).ok());
+  EXPECT_EQ(c.free_credits(), 4u);
+  EXPECT_EQ(c.acked_offset(), 300u);
+  // The ring wraps: slots 3, 0, 1 are posted next; a run of two ending at slot 0 frees 3 and 0.
+  for (int i = 0; i < 3; i++) PostDescribed(c, 100);
+  EXPECT_TRUE(c.OnCredit(0, 500, 2).ok());
+  EXPECT_EQ(c.free_credits(), 3u);
+  EXPECT_EQ(c.CountIn(SS::kDescribed), 1u);
+  EXPECT_TRUE(c.OnCredit(1, 600, 1).ok());
+  EXPECT_TRUE(c.Idle());
+  // Writes go on in ring order: slot 2 is next.
+  EXPECT_EQ(*c.Acquire(), 2);
+}
+
+TEST(TransportSenderCredits, RejectsHostileRunsWhole) {
+  SenderCredits c(4, 100, 0);
+  PostDescribed(c, 100);  // slot 0
+  PostDescribed(c, 100);  // slot 1
+  EXPECT_FALSE(c.OnCredit(1, 200, 5).ok());  // longer than the ring
+  EXPECT_FALSE(c.OnCredit(1, 200, 3).ok());  // slot 3 was never handed over
+  EXPECT_FALSE(c.OnCredit(2, 200, 2).ok());  // slot 2 was never handed over
+  EXPECT_FALSE(c.OnCredit(1, 150, 2).ok());  // before the run's end
+  EXPECT_EQ(c.free_credits(), 2u);           // nothing freed by a rejected run
+  EXPECT_EQ(c.CountIn(SS::kDescribed), 2u);
+  EXPECT_TRUE(c.OnCredit(1, 200, 2).ok());
+  EXPECT_FALSE(c.OnCredit(1, 200, 2).ok());  // double credit
+  EXPECT_EQ(c.free_credits(), 4u);
+}
+
 TEST(TransportReceiverSlots, ChunksEnterTheStreamInRingOrder) {
   ReceiverSlots r(2, 100, 1000);
   EXPECT_TRUE(r.OnChunk(1, 60).ok());  // early: slot 0 comes first in ring order

@@ -23,7 +23,8 @@ inline constexpr uint32_t kControlMagic = 0x314d544b;  // "KTM1" little-endian
 inline constexpr size_t kControlMsgSize = 32;
 
 enum class MsgType : uint16_t {
-  kCredit = 1,  // receiver -> sender: slot `slot` is free again; `offset` = bytes consumed
+  kCredit = 1,  // receiver -> sender: slot `slot` is free again; `offset` = bytes consumed;
+                // fabric: `length` > 1 frees that many slots, the run ending at `slot`
   kChunk = 2,   // sender -> receiver (socket channel): `length` stream bytes from `offset`
                 // follow (fabric links describe chunks in the write's immediate data instead)
   kFin = 3,     // sender -> receiver: the stream ends at `offset`

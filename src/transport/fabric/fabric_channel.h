@@ -141,6 +141,11 @@ class FabricReceiver final : public StreamReceiver, private ControlPlane::Handle
   bool connected_ = false;
   // Without a completion fd (shm): what the link sleeps on, if the sender rings it.
   std::optional<DoorbellListener> doorbell_;
+  // The sender takes a run of slots in one credit ("credit_runs" in its blob): the run freed
+  // so far and not yet sent.
+  bool credit_runs_ = false;
+  uint16_t run_last_ = 0;
+  uint32_t run_count_ = 0;
 };
 
 }  // namespace kv::transport::fabric

@@ -151,7 +151,8 @@ Status FabricSender::OnRemoteWrite(uint64_t) {
 Status FabricSender::OnMessage(const ControlMsg& m) {
   switch (m.type) {
     case MsgType::kCredit:
-      return credits_->OnCredit(m.slot, m.offset);
+      ++stats_.credit_msgs;
+      return credits_->OnCredit(m.slot, m.offset, m.length);
     case MsgType::kError:
       return RemoteError(m);
     default:
@@ -308,8 +309,20 @@ Status FabricReceiver::Consume(size_t n) {
     uint32_t take = static_cast<uint32_t>(std::min<size_t>(n, f->end - f->begin));
     n -= take;
     if (auto freed = slots_->Consume(take)) {
-      control_.Queue({MsgType::kCredit, *freed, 0, 0, slots_->consumed_offset(), 0});
+      if (credit_runs_) {
+        run_last_ = *freed;
+        ++run_count_;
+      } else {
+        control_.Queue({MsgType::kCredit, *freed, 0, 0, slots_->consumed_offset(), 0});
+      }
     }
+  }
+  // One message for the slots freed in a row: sent once nothing more is ready (the consumer
+  // is about to wait, and the sender may be waiting for these), or when half the ring waits
+  // in it.
+  if (run_count_ > 0 && (!slots_->Front() || run_count_ * 2 >= slots_->slots())) {
+    control_.Queue({MsgType::kCredit, run_last_, run_count_, 0, slots_->consumed_offset(), 0});
+    run_count_ = 0;
   }
   if (Status s = control_.Flush(); !s.ok()) return Fail(s);
   return Status::Ok();

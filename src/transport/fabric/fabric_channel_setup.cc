@@ -88,7 +88,8 @@ Result<std::string> FabricSender::LocalBlob() {
   b.Set("role", "sender");
   PutPeerAddress(b, *addr);
   b.SetU64("pid", static_cast<uint64_t>(getpid()));
-  b.SetU64("rings", 1);  // rings the receiver's doorbell, if it names one
+  b.SetU64("rings", 1);        // rings the receiver's doorbell, if it names one
+  b.SetU64("credit_runs", 1);  // takes one credit for a run of slots
   return b.Encode();
 }
 
@@ -256,6 +257,7 @@ Status FabricReceiver::Connect(std::string_view peer_blob) {
   if (!addr.ok()) return Fail(addr.status());
   peer_pid_ = PeerPid(*b, addr->provider);
   if (!b->GetU64("rings").ok()) doorbell_.reset();
+  credit_runs_ = b->GetU64("credit_runs").ok();
   Status s = ctx_->Accept(*addr, link_id_, opts_.connect_timeout_ms,
                           [this](fid_ep* ep, bool data) {
                             return control_.PostAllRecvs(ep, data);
