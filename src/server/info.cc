@@ -262,10 +262,11 @@ void StatsSection(Server& s, std::string* out) {
           "instantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\n",
           rates.in_kbps, rates.out_kbps);
   Appendf(out,
-          "rejected_connections:%llu\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\n"
-          "expired_keys:%llu\r\nevicted_keys:0\r\nevicted_clients:0\r\n"
+          "rejected_connections:%llu\r\nsync_full:%llu\r\nsync_partial_ok:%llu\r\n"
+          "sync_partial_err:%llu\r\nexpired_keys:%llu\r\nevicted_keys:0\r\nevicted_clients:0\r\n"
           "total_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\n",
-          u(st.rejected_connections.load()), u(s.keyspace().expired_keys()));
+          u(st.rejected_connections.load()), u(st.sync_full), u(st.sync_partial_ok),
+          u(st.sync_partial_err), u(s.keyspace().expired_keys()));
   Appendf(out,
           "keyspace_hits:%llu\r\nkeyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"
           "pubsubshard_channels:0\r\n",

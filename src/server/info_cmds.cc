@@ -66,6 +66,7 @@ void ConfigResetStat(Context& c) {
   st.total_error_replies = 0;
   st.error_codes.clear();
   st.unexpected_error_replies = 0;
+  st.sync_full = st.sync_partial_ok = st.sync_partial_err = 0;
   st.exec = {};
   std::fill(std::begin(st.sample_time), std::end(st.sample_time), 0);
   std::fill(std::begin(st.sample_cmds), std::end(st.sample_cmds), 0);

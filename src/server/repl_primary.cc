@@ -116,10 +116,13 @@ ReplPrimary::Replica* ReplPrimary::Find(Client* c) {
   return nullptr;
 }
 
-// Data links are torn down off the keyspace lock: their thread may take a moment to stop.
-// The link's destructor joins its thread: not on the caller's.
+// Data links are torn down off the keyspace lock: their thread may take a moment to stop. The
+// link is broken here, so that a kick holding the last reference (KickDataLinks) finds its
+// thread on the way out when the destructor joins it.
 static void DropDataLink(std::shared_ptr<DataLinkSender> link) {
-  if (link) std::thread([l = std::move(link)] {}).detach();
+  if (!link) return;
+  link->Break();
+  std::thread([l = std::move(link)] {}).detach();
 }
 
 void ReplPrimary::OnClientClosed(Client* c) {
@@ -365,10 +368,16 @@ void ReplPrimary::Psync(cmd::Context& c) {
     return;
   }
   bool psync = EqualsIgnoreCase(c.arg(0), "psync");
+  ServerStats& stats = server_.stats();
   if (psync && c.argc() == 3) {
     auto offset = ParseInt64(c.arg(2));
-    if (offset && TryPartial(c, client, c.arg(1), *offset)) return;
+    if (offset && TryPartial(c, client, c.arg(1), *offset)) {
+      stats.sync_partial_ok++;
+      return;
+    }
+    if (!c.arg(1).starts_with("?")) stats.sync_partial_err++;  // as Redis: not for "PSYNC ?"
   }
+  stats.sync_full++;
   LOG_NOTICE("Replica %s asks for synchronization", client.peer().c_str());
   LOG_NOTICE("Full resync requested by replica %s", client.peer().c_str());
   // SYNC (redis-cli --replica, old replicas) gets the snapshot payload alone, as from Redis.

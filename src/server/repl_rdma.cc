@@ -150,7 +150,13 @@ bool DataLinkSender::Kickable() const {
 
 void DataLinkSender::Kick() {
   kick_requested_.store(true);
-  while (kick_requested_.load()) {
+  for (int pass = 0; kick_requested_.load(); pass++) {
+    if (pass == kMaxKickPasses) {
+      // Others keep adding bytes: the link's thread takes over rather than this caller, whose
+      // own clients wait meanwhile.
+      wake_.Notify();
+      return;
+    }
     std::unique_lock io(io_mu_, std::try_to_lock);
     if (!io.owns_lock()) {
       // Another Kick() looks again once it lets go (it clears kicking_ before it does); the
@@ -168,9 +174,13 @@ void DataLinkSender::Kick() {
 void DataLinkSender::WriteQueued() {
   std::deque<std::string> batch;
   size_t written = 0;  // by this call
-  while (true) {
+  for (int pass = 0;; pass++) {
     {
       std::lock_guard lock(mu_);
+      if (pass == kMaxKickPasses && !queue_.empty()) {
+        wake_.Notify();  // as in Kick(): the thread takes the rest
+        break;
+      }
       if (!batch.empty()) {
         // What credits did not allow goes back to the head, and the thread waits for them.
         for (auto it = batch.rbegin(); it != batch.rend(); ++it) queue_.push_front(std::move(*it));

@@ -126,8 +126,11 @@ class DataLinkSender {
   void NoteStats();
   // The stream flows and nothing stands in the way of Kick() (mu_).
   bool Kickable() const;
-  // Kick's work, under io_mu_: writes the queue until it is empty or out of credits (then the
-  // rest goes back and the thread is woken to wait for them).
+  // How many times one Kick() takes the queue (and WriteQueued writes it) before leaving what
+  // others keep adding to the link's thread.
+  static constexpr int kMaxKickPasses = 4;
+  // Kick's work, under io_mu_: writes the queue until it is empty, out of credits (then the
+  // rest goes back and the thread is woken to wait for them) or taken kMaxKickPasses times.
   void WriteQueued();
 
   std::unique_ptr<transport::StreamSender> sender_;

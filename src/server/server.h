@@ -68,6 +68,9 @@ struct ServerStats {
   uint64_t total_error_replies = 0;
   uint64_t unexpected_error_replies = 0;
   uint64_t dirty = 0;  // changes since the last save
+  // Replicas served: full resyncs, partial resyncs accepted and refused (PSYNC of a history
+  // this primary cannot continue).
+  uint64_t sync_full = 0, sync_partial_ok = 0, sync_partial_err = 0;
   std::map<std::string, uint64_t> error_codes;  // INFO errorstats, by error code
   cmd::ExecStats exec;
   // Instantaneous metrics: ring of (time, commands) samples taken by the cron.

@@ -114,6 +114,21 @@ TEST_F(KvstorePrimary, DroppedLinkResyncsPartially) {
   EXPECT_NE(replica.LogText().find("Successful partial resynchronization"), std::string::npos)
       << replica.LogText();
   EXPECT_NE(primary_->LogText().find("Partial resynchronization request"), std::string::npos);
+  // INFO stats counts them as Redis does; a PSYNC of an unknown history is a refused partial
+  // resync followed by a full one, "PSYNC ? -1" a full one only.
+  EXPECT_EQ(InfoField(p, "stats", "sync_full"), "1");
+  EXPECT_EQ(InfoField(p, "stats", "sync_partial_ok"), "1");
+  EXPECT_EQ(InfoField(p, "stats", "sync_partial_err"), "0");
+  for (const char* replid : {"0123456789012345678901234567890123456789", "?"}) {
+    RespClient other(primary_->port());
+    other.Send({"PSYNC", replid, std::string(replid) == "?" ? "-1" : "5"});
+    EXPECT_EQ(other.Read().str.rfind("FULLRESYNC", 0), 0u);
+  }
+  EXPECT_EQ(InfoField(p, "stats", "sync_full"), "3");
+  EXPECT_EQ(InfoField(p, "stats", "sync_partial_err"), "1");
+  EXPECT_EQ(p.Call({"CONFIG", "RESETSTAT"}).str, "OK");
+  EXPECT_EQ(InfoField(p, "stats", "sync_full"), "0");
+  EXPECT_EQ(InfoField(p, "stats", "sync_partial_ok"), "0");
 }
 
 class KvstoreReplica : public ::testing::Test {

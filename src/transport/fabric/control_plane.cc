@@ -78,11 +78,11 @@ Status ControlPlane::Flush() {
     if (Status s = PostRecv(i); !s.ok()) return s;
     if (!unposted_.empty() && unposted_.back() == i) break;  // still busy
   }
-  // A message the provider can inject needs no buffer of ours once posted, and makes no
+  // A credit the provider can inject needs no buffer of ours once posted, and makes no
   // completion: no completion queue entry (and, where the queue has a wait fd, no signal of
-  // it) for each credit.
+  // it) for each. FIN and ERROR keep their send completions (SendsIdle waits for them).
   bool inject = kControlMsgSize <= ctx_->inject_size();
-  while (inject && !queue_.empty()) {
+  while (inject && !queue_.empty() && queue_.front().type == MsgType::kCredit) {
     uint8_t buf[kBufSize];
     EncodeControl(queue_.front(), buf);
     ssize_t r = fi_inject(ctx_->ctrl_ep(), buf, kControlMsgSize, ctx_->peer());

@@ -54,6 +54,8 @@ class ControlPlane {
   // fi_trywait on the CQ (and EQ): false when completions are already waiting.
   bool ArmWait();
   bool SendsIdle() const { return queue_.empty() && free_sends_.size() == send_ctx_.size(); }
+  // Messages or receives the provider refused for now (EAGAIN): the next poll retries them.
+  bool Retrying() const { return !queue_.empty() || !unposted_.empty(); }
 
  private:
   static constexpr size_t kBufSize = 64;

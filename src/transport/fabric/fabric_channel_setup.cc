@@ -284,8 +284,9 @@ void FabricReceiver::WaitFds(std::vector<pollfd>* out) const {
 }
 
 bool FabricReceiver::ArmWait() {
-  // A ring read here may stand for a write the last Progress() did not see yet: poll again.
-  if (doorbell_) return !doorbell_->Drain();
+  // A ring read here may stand for a write the last Progress() did not see yet, and a credit the
+  // provider refused is retried only by a poll (no ring would come for it): poll again.
+  if (doorbell_) return !doorbell_->Drain() && !control_.Retrying();
   return control_.ArmWait();
 }
 
