@@ -210,7 +210,8 @@ void ReplPrimary::SetupDataLink(cmd::Context& c, Client& client, std::string_vie
   }
   std::string local;
   auto link = DataLinkSender::Create(
-      DataLinkOptions(std::string(provider), server_.config().GetString("repl-rdma-poll-mode")),
+      DataLinkOptions(std::string(provider), server_.config().GetString("repl-rdma-poll-mode"),
+                      server_.config().GetBool("repl-rdma-doorbell")),
       &local);
   if (!link.ok()) {
     LOG_WARNING("Replica %s asked for an RDMA data link (%s) that cannot be set up here: %s",

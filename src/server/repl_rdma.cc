@@ -45,8 +45,9 @@ bool HexDecode(std::string_view hex, std::string* out) {
 }
 
 transport::ChannelOptions DataLinkOptions(const std::string& provider,
-                                          const std::string& poll_mode) {
+                                          const std::string& poll_mode, bool doorbell) {
   transport::ChannelOptions o;
+  o.doorbell = doorbell;
   if (auto mode = transport::ParsePollMode(poll_mode); mode.ok()) o.poll_mode = *mode;
   if (provider == "sockets") {
     o.transport = "tcp";  // the channel over plain sockets (same protocol, no libfabric)

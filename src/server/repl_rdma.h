@@ -37,9 +37,10 @@ std::string HexEncode(std::string_view bytes);
 bool HexDecode(std::string_view hex, std::string* out);
 
 // Options for data links from the server configuration (repl-rdma-provider,
-// repl-rdma-poll-mode).
+// repl-rdma-poll-mode, repl-rdma-doorbell).
 transport::ChannelOptions DataLinkOptions(const std::string& provider,
-                                          const std::string& poll_mode = "auto");
+                                          const std::string& poll_mode = "auto",
+                                          bool doorbell = true);
 
 // The primary's end for one replica: a thread that connects the sender, then sends the snapshot
 // (from the snapshot child's ring or from the saved file) and everything enqueued, in order.

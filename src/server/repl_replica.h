@@ -163,6 +163,7 @@ class ReplReplica {
   std::atomic<int64_t> break_at_{-1};
   std::string data_provider_;   // the provider the data link was set up with (link thread)
   std::string data_poll_mode_;  // and its poll mode
+  bool data_doorbell_ = true;   // and repl-rdma-doorbell
   std::atomic<uint64_t> data_bytes_{0};
   std::string data_describe_;    // keyspace lock
   int data_failures_ = 0;        // consecutive; keyspace lock

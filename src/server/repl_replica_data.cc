@@ -2,6 +2,7 @@
 // negotiating the data link in the handshake and loading a full resync's snapshot through it
 // (the live stream that follows: repl_replica_stream.cc).
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/logging.h"
@@ -49,12 +51,14 @@ Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
     provider = server_.config().GetString("repl-rdma-provider");
     mode = server_.config().GetString("repl-transport");
     data_poll_mode_ = server_.config().GetString("repl-rdma-poll-mode");
+    data_doorbell_ = server_.config().GetBool("repl-rdma-doorbell");
   }
   // `auto` uses the data plane only where it pays: on an RDMA NIC (verbs), unless a provider is
   // named. Without one the link simply stays on TCP.
   bool automatic = mode == "auto";
   if (automatic && provider == "auto") provider = "verbs";
-  auto receiver_r = transport::CreateReceiver(DataLinkOptions(provider, data_poll_mode_), 0);
+  auto receiver_r =
+      transport::CreateReceiver(DataLinkOptions(provider, data_poll_mode_, data_doorbell_), 0);
   if (!receiver_r.ok() && automatic) {
     LOG_VERBOSE("No RDMA data plane here (%s): replicating over TCP",
                 receiver_r.status().message().c_str());
@@ -79,7 +83,10 @@ Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
     std::lock_guard lock(server_.mu());
     data_describe_ = describe;
   }
-  LOG_NOTICE("RDMA data link to the primary is up (%s)", describe.c_str());
+  std::vector<pollfd> fds;
+  receiver->WaitFds(&fds);
+  LOG_NOTICE("RDMA data link to the primary is up (%s, %s)", describe.c_str(),
+             fds.empty() ? "polling: no wait fd" : "sleeping on its wait fd");
   data_ = std::move(receiver);
   return true;
 }
@@ -163,8 +170,9 @@ class ReplReplica::ChannelSource : public persist::Source {
     }
     rx_->Close();
     const std::string& provider = owner_.data_provider_;
-    KV_TRY_ASSIGN(rx, transport::CreateReceiver(DataLinkOptions(provider, owner_.data_poll_mode_),
-                                                at));
+    KV_TRY_ASSIGN(rx, transport::CreateReceiver(
+                          DataLinkOptions(provider, owner_.data_poll_mode_, owner_.data_doorbell_),
+                          at));
     KV_TRY_ASSIGN(blob, rx->LocalBlob());
     LinkIo io(control_fd_, 10000);
     KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "rdma-resume", provider, HexEncode(blob)})));

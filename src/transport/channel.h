@@ -57,6 +57,9 @@ struct ChannelOptions {
   int timed_poll_us = 500;
   int connect_timeout_ms = 10000;
   int stall_timeout_ms = 5000;          // sender: no progress while waiting on the peer
+  // Fabric links without a completion fd (shm): the receiver sleeps on a doorbell its sender
+  // rings (fabric/doorbell.h). false: a sender rings none and a receiver offers none (it polls).
+  bool doorbell = true;
 };
 
 // Counters for benchmarks and INFO.

@@ -117,6 +117,8 @@ TEST_P(RdmaReplication, FullSyncStreamAndResumeAfterBrokenLinks) {
   ExpectCaughtUp(writer, p, r, replica);
   EXPECT_GE(std::stoll(InfoField(r, "replication", "rdma_resumes")), 2);
   std::string log = replica.LogText();
+  // The replica's end sleeps on a completion fd (tcp) or on the doorbell the primary rings (shm).
+  EXPECT_NE(log.find("sleeping on its wait fd"), std::string::npos) << log;
   // repl-diskless-load disabled (the default): the snapshot went through a file, which stays
   // as the replica's dump.rdb.
   EXPECT_NE(log.find("received over the data link in"), std::string::npos) << log;
@@ -395,6 +397,30 @@ TEST(RdmaReplicationShm, RegionsOfDeadProcessesAreRemoved) {
   unlink(live.c_str());
   EXPECT_NE(replica.LogText().find("shared-memory region(s)"), std::string::npos)
       << replica.LogText();
+}
+
+// A primary with repl-rdma-doorbell no rings no doorbell (as one from before doorbells): the
+// shm replica polls its end of the link instead of sleeping on it, and the sync and the stream
+// go on as ever.
+TEST(RdmaReplicationShm, WithoutDoorbellsTheReplicaPolls) {
+  ServerProcess primary(Kind::kKvstore,
+                        {"--repl-diskless-sync-delay", "0", "--repl-rdma-doorbell", "no"});
+  RespClient p(primary.port());
+  Populate(p, 5000);
+  BackgroundWrites writer(primary.port(), Writes);
+  ServerProcess replica(Kind::kKvstore, RdmaReplica(primary, "shm"));
+  RespClient r(replica.port());
+  ASSERT_TRUE(LinkUp(r)) << replica.LogText();
+  ExpectCaughtUp(writer, p, r, replica);
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
+  EXPECT_EQ(InfoField(r, "replication", "rdma_link_errors"), "0");
+  std::string log = replica.LogText();
+  EXPECT_NE(log.find("polling: no wait fd"), std::string::npos) << log;
+  // Pipelined writes after the sync arrive too.
+  for (int i = 0; i < 32; i++) p.Send({"APPEND", "tail", std::to_string(i) + ","});
+  for (int i = 0; i < 32; i++) ASSERT_FALSE(p.Read().is_error());
+  ASSERT_TRUE(InSync(p, r)) << replica.LogText();
+  EXPECT_EQ(r.Call({"GET", "tail"}).str, p.Call({"GET", "tail"}).str);
 }
 
 // One kvstore primary, a kvstore replica over RDMA and a redis-server replica over TCP at once.

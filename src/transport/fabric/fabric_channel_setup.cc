@@ -88,8 +88,8 @@ Result<std::string> FabricSender::LocalBlob() {
   b.Set("role", "sender");
   PutPeerAddress(b, *addr);
   b.SetU64("pid", static_cast<uint64_t>(getpid()));
-  b.SetU64("rings", 1);        // rings the receiver's doorbell, if it names one
-  b.SetU64("credit_runs", 1);  // takes one credit for a run of slots
+  if (opts_.doorbell) b.SetU64("rings", 1);  // rings the receiver's doorbell, if it names one
+  b.SetU64("credit_runs", 1);                // takes one credit for a run of slots
   return b.Encode();
 }
 
@@ -116,7 +116,7 @@ Status FabricSender::Connect(std::string_view peer_blob) {
       *stride < *slot_size || *stride > kMaxSlotSize) {
     return Fail(Status::Corruption("receiver announced an impossible ring geometry"));
   }
-  if (auto name = b->Get("doorbell"); name.ok()) {
+  if (auto name = b->Get("doorbell"); name.ok() && opts_.doorbell) {
     auto bell = DoorbellRinger::Connect(*name);
     if (!bell.ok()) return Fail(bell.status());
     doorbell_.emplace(std::move(*bell));
@@ -213,7 +213,7 @@ Status FabricReceiver::Open() {
     return s;
   }
   slots_.emplace(slots, opts_.max_chunk, resume_offset_);
-  if (ctx_->wait_fd() < 0) {
+  if (ctx_->wait_fd() < 0 && opts_.doorbell) {
     // Without a doorbell the link polls on a timer, as it must with a sender that rings none.
     if (auto bell = DoorbellListener::Open(); bell.ok()) {
       doorbell_.emplace(std::move(*bell));
