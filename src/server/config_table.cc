@@ -263,8 +263,8 @@ std::vector<ParamSpec> TableParams() {
       S("repl-rdma-provider", "auto"),
       // How the data link's threads wait for completions (transport/poll_mode.h).
       E("repl-rdma-poll-mode", "auto", {"auto", "performance", "economy"}),
-      // shm links: the replica sleeps on a doorbell the primary rings (transport/fabric/doorbell.h);
-      // no: the primary rings none and the replica polls.
+      // shm links: the replica sleeps on a doorbell the primary rings
+      // (transport/fabric/doorbell.h); no: the primary rings none and the replica polls.
       B("repl-rdma-doorbell", true),
   };
 }

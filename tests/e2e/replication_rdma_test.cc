@@ -371,7 +371,8 @@ TEST(RdmaReplicationShm, RegionsOfDeadProcessesAreRemoved) {
   ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
   RespClient p(primary.port());
   Populate(p, 100);
-  ServerProcess replica(Kind::kKvstore, {"--repl-transport", "rdma", "--repl-rdma-provider", "shm"});
+  ServerProcess replica(Kind::kKvstore,
+                        {"--repl-transport", "rdma", "--repl-rdma-provider", "shm"});
   RespClient r(replica.port());
   // Regions an hour old: one of a process that is gone, one named after the replica (left by
   // an earlier process with its pid: only the replica removes that one, as no other process
