@@ -36,8 +36,8 @@ bool ValidName(std::string_view name) {
 }  // namespace
 
 Result<DoorbellListener> DoorbellListener::Open() {
-  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Status::FromErrno("doorbell socket", errno);
+  net::Fd fd(socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return Status::FromErrno("doorbell socket", errno);
   std::random_device rd;
   for (int attempt = 0; attempt < 8; attempt++) {
     char name[kMaxName];
@@ -45,70 +45,37 @@ Result<DoorbellListener> DoorbellListener::Open() {
              kPrefix.data(), static_cast<unsigned>(getpid()), rd(), rd());
     sockaddr_un addr;
     socklen_t len = AbstractAddress(name, &addr);
-    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), len) == 0) {
-      return DoorbellListener(fd, name);
+    if (bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) == 0) {
+      return DoorbellListener(std::move(fd), name);
     }
     if (errno != EADDRINUSE) break;
   }
-  Status s = Status::FromErrno("doorbell bind", errno);
-  close(fd);
-  return s;
-}
-
-DoorbellListener::DoorbellListener(DoorbellListener&& o) noexcept
-    : fd_(std::exchange(o.fd_, -1)), name_(std::move(o.name_)) {}
-
-DoorbellListener& DoorbellListener::operator=(DoorbellListener&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = std::exchange(o.fd_, -1);
-    name_ = std::move(o.name_);
-  }
-  return *this;
-}
-
-DoorbellListener::~DoorbellListener() {
-  if (fd_ >= 0) close(fd_);
+  return Status::FromErrno("doorbell bind", errno);
 }
 
 bool DoorbellListener::Drain() {
   bool rang = false;
   char buf[64];
-  while (recv(fd_, buf, sizeof buf, MSG_DONTWAIT) >= 0) rang = true;
+  while (recv(fd_.get(), buf, sizeof buf, MSG_DONTWAIT) >= 0) rang = true;
   return rang;
 }
 
 Result<DoorbellRinger> DoorbellRinger::Connect(std::string_view name) {
   if (!ValidName(name)) return Status::Corruption("receiver named an invalid doorbell");
-  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Status::FromErrno("doorbell socket", errno);
+  net::Fd fd(socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return Status::FromErrno("doorbell socket", errno);
   sockaddr_un addr;
   socklen_t len = AbstractAddress(name, &addr);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
-    Status s = Status::FromErrno("doorbell connect", errno);
-    close(fd);
-    return Status::Closed("cannot reach the receiver's doorbell: " + s.message());
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+    return Status::Closed("cannot reach the receiver's doorbell: " +
+                          Status::FromErrno("doorbell connect", errno).message());
   }
-  return DoorbellRinger(fd);
-}
-
-DoorbellRinger::DoorbellRinger(DoorbellRinger&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-
-DoorbellRinger& DoorbellRinger::operator=(DoorbellRinger&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = std::exchange(o.fd_, -1);
-  }
-  return *this;
-}
-
-DoorbellRinger::~DoorbellRinger() {
-  if (fd_ >= 0) close(fd_);
+  return DoorbellRinger(std::move(fd));
 }
 
 void DoorbellRinger::Ring() {
   char one = 1;
-  (void)!send(fd_, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+  (void)!send(fd_.get(), &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 }  // namespace kv::transport::fabric

@@ -12,8 +12,10 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "common/status.h"
+#include "net/socket.h"
 
 namespace kv::transport::fabric {
 
@@ -21,18 +23,15 @@ class DoorbellListener {
  public:
   // Binds a fresh abstract name, kvstore-doorbell-<pid>-<random>.
   static Result<DoorbellListener> Open();
-  DoorbellListener(DoorbellListener&& o) noexcept;
-  DoorbellListener& operator=(DoorbellListener&& o) noexcept;
-  ~DoorbellListener();
 
   const std::string& name() const { return name_; }
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
   // Reads every pending ring: true when there was one.
   bool Drain();
 
  private:
-  DoorbellListener(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
-  int fd_ = -1;
+  DoorbellListener(net::Fd fd, std::string name) : fd_(std::move(fd)), name_(std::move(name)) {}
+  net::Fd fd_;
   std::string name_;
 };
 
@@ -40,17 +39,14 @@ class DoorbellRinger {
  public:
   // A name from a receiver's blob: refused unless it is one DoorbellListener makes.
   static Result<DoorbellRinger> Connect(std::string_view name);
-  DoorbellRinger(DoorbellRinger&& o) noexcept;
-  DoorbellRinger& operator=(DoorbellRinger&& o) noexcept;
-  ~DoorbellRinger();
 
   // Best effort: a full socket already holds rings, a vanished one is the link's failure to
   // find.
   void Ring();
 
  private:
-  explicit DoorbellRinger(int fd) : fd_(fd) {}
-  int fd_ = -1;
+  explicit DoorbellRinger(net::Fd fd) : fd_(std::move(fd)) {}
+  net::Fd fd_;
 };
 
 }  // namespace kv::transport::fabric
