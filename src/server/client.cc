@@ -164,7 +164,7 @@ void Client::ProcessInput() {
     if (n == 0) break;  // incomplete
     if (!lock.owns_lock()) {
       lock.lock();
-      server_.primary().HoldDataLinkBytes(true);
+      server_.primary().HoldDataLinkBytes();
     }
     if (n > 1) {
       prefetch_keys_.clear();
@@ -197,10 +197,9 @@ void Client::ProcessInput() {
     }
   }
   if (lock.owns_lock()) {
-    server_.primary().HoldDataLinkBytes(false);
     // The data links' writes (system calls, on emulated providers) go out after the lock.
     thread_local ReplPrimary::DataLinks kicks;
-    server_.primary().TakeDataLinkKicks(&kicks);
+    server_.primary().ReleaseDataLinkBytes(&kicks);
     lock.unlock();
     ReplPrimary::KickDataLinks(&kicks);
   }

@@ -4,10 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <thread>
 
 #include "common/clock.h"
 #include "common/hash.h"
@@ -17,7 +15,6 @@
 #include "server/persistence.h"
 #include "server/repl_replica.h"
 #include "server/server.h"
-#include "transport/wire.h"
 
 namespace kv::server {
 namespace {
@@ -116,15 +113,6 @@ ReplPrimary::Replica* ReplPrimary::Find(Client* c) {
   return nullptr;
 }
 
-// Data links are torn down off the keyspace lock: their thread may take a moment to stop. The
-// link is broken here, so that a kick holding the last reference (KickDataLinks) finds its
-// thread on the way out when the destructor joins it.
-static void DropDataLink(std::shared_ptr<DataLinkSender> link) {
-  if (!link) return;
-  link->Break();
-  std::thread([l = std::move(link)] {}).detach();
-}
-
 void ReplPrimary::OnClientClosed(Client* c) {
   if (auto it = announced_.find(c->id()); it != announced_.end()) {
     DropDataLink(std::move(it->second.data));
@@ -164,97 +152,8 @@ void ReplPrimary::SendTo(Replica& r, std::string_view bytes) {
   r.client->Push(bytes, lim.hard, lim.soft, lim.seconds);
 }
 
-void ReplPrimary::HoldDataLinkBytes(bool hold) {
-  if (!hold) FlushDataLinkBytes();
-  hold_data_links_ = hold;
-}
-
-void ReplPrimary::FlushDataLinkBytes() {
-  for (auto& r : replicas_) {
-    if (r->data_batch.empty()) continue;
-    if (r->data) {
-      r->data->Enqueue(r->data_batch);
-      if (std::find(to_kick_.begin(), to_kick_.end(), r->data) == to_kick_.end()) {
-        to_kick_.push_back(r->data);
-      }
-    }
-    if (r->data_batch.capacity() > (1 << 20)) std::string().swap(r->data_batch);
-    else r->data_batch.clear();
-  }
-}
-
-void ReplPrimary::TakeDataLinkKicks(DataLinks* out) {
-  out->swap(to_kick_);
-  to_kick_.clear();
-}
-
-void ReplPrimary::KickDataLinks(DataLinks* links) {
-  for (auto& link : *links) {
-    link->Kick();
-    // The replica went meanwhile and this is the last reference.
-    if (link.use_count() == 1) DropDataLink(std::move(link));
-  }
-  links->clear();
-}
-
-void ReplPrimary::SetupDataLink(cmd::Context& c, Client& client, std::string_view provider,
-                                std::string_view hex_blob) {
-  std::string peer;
-  if (server_.config().GetString("repl-transport") == "tcp") {
-    c.Error("RDMA data plane disabled (repl-transport tcp)");
-    return;
-  }
-  if (!HexDecode(hex_blob, &peer) || !transport::Blob::Decode(peer).ok()) {
-    c.Error("malformed data link blob");
-    return;
-  }
-  std::string local;
-  auto link = DataLinkSender::Create(
-      DataLinkOptions(std::string(provider), server_.config().GetString("repl-rdma-poll-mode"),
-                      server_.config().GetBool("repl-rdma-doorbell")),
-      &local);
-  if (!link.ok()) {
-    LOG_WARNING("Replica %s asked for an RDMA data link (%s) that cannot be set up here: %s",
-                client.peer().c_str(), std::string(provider).c_str(),
-                link.status().message().c_str());
-    c.Error("RDMA data link unavailable: " + link.status().message());
-    return;
-  }
-  (*link)->Start(std::move(peer));  // connects while the replica connects its end
-  announced_[client.id()].data = std::move(*link);
-  c.out.Simple("RDMA " + HexEncode(local));
-}
-
 void ReplPrimary::ResizeBacklog(size_t bytes) {
   if (feed_.backlog()) feed_.backlog()->Resize(bytes);
-}
-
-void ReplPrimary::BreakDataLinks(uint64_t after) {
-  for (auto& r : replicas_) {
-    if (r->data) r->data->FailAfter(after);
-  }
-}
-
-void ReplPrimary::ResumeDataLink(cmd::Context& c, Client& client, std::string_view hex_blob) {
-  Replica* r = Find(&client);
-  std::string peer;
-  if (!HexDecode(hex_blob, &peer) || !transport::Blob::Decode(peer).ok()) {
-    c.Error("malformed data link blob");
-    return;
-  }
-  if (r == nullptr || !r->data) {
-    c.Error("no data link to resume");
-    return;
-  }
-  std::string local;
-  if (Status s = r->data->Resume(std::move(peer), &local); !s.ok()) {
-    LOG_WARNING("Could not rebuild the data link of replica %s: %s", client.peer().c_str(),
-                s.message().c_str());
-    c.Error("RDMA data link unavailable: " + s.message());
-    return;
-  }
-  LOG_NOTICE("Replica %s rebuilds its data link mid-snapshot", client.peer().c_str());
-  c.out.Simple("RDMA " + HexEncode(local));
 }
 
 void ReplPrimary::Replconf(cmd::Context& c) {

@@ -59,16 +59,15 @@ class ReplPrimary {
   // `after` bytes to a replica, as a child that crashed mid-transfer would.
   void FailNextSnapshot(uint64_t after) { fail_snapshot_after_ = static_cast<int64_t>(after); }
   void Role(cmd::Context& c) const;
-  // A client's batch of commands (keyspace lock): while held, stream bytes for data links are
-  // gathered and handed to each link once per flush, one chunk per batch instead of one per
-  // command (sockets coalesce on their own: a replica client drains what was pushed in one go).
-  // Hold(false) flushes. The links that got bytes are written once the lock is released:
-  // TakeDataLinkKicks (keyspace lock) hands them to the caller, which then calls
-  // KickDataLinks (no lock).
-  void HoldDataLinkBytes(bool hold);
-  void FlushDataLinkBytes();
+  // A client's batch of commands (keyspace lock): from HoldDataLinkBytes on, stream bytes for
+  // data links are gathered and handed to each link once per flush, one chunk per batch instead
+  // of one per command (sockets coalesce on their own: a replica client drains what was pushed
+  // in one go). ReleaseDataLinkBytes flushes, stops gathering and hands the caller the links
+  // that got bytes, which KickDataLinks writes once the lock is released (repl_primary_links.cc).
   using DataLinks = std::vector<std::shared_ptr<DataLinkSender>>;
-  void TakeDataLinkKicks(DataLinks* out);
+  void HoldDataLinkBytes();
+  void FlushDataLinkBytes();
+  void ReleaseDataLinkBytes(DataLinks* kicks);
   static void KickDataLinks(DataLinks* links);
 
   void Replconf(cmd::Context& c);
@@ -130,6 +129,9 @@ class ReplPrimary {
   void ResumeDataLink(cmd::Context& c, Client& client, std::string_view hex_blob);
   void SetupDataLink(cmd::Context& c, Client& client, std::string_view provider,
                      std::string_view hex_blob);
+  // Tears a data link down off the keyspace lock (its destructor joins its thread), broken
+  // first, so that a kick holding the last reference finds that thread on the way out.
+  static void DropDataLink(std::shared_ptr<DataLinkSender> link);
   // Sends stream bytes to one replica, over its data link or its socket.
   void SendTo(Replica& r, std::string_view bytes);
 

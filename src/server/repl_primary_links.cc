@@ -1,0 +1,113 @@
+// The primary's data links (repl_rdma.h): set up and rebuilt on a replica's REPLCONF, fed the
+// stream one client batch at a time and written once the keyspace lock is released, and torn
+// down off the lock.
+#include <algorithm>
+#include <thread>
+
+#include "common/logging.h"
+#include "server/client.h"
+#include "server/repl_primary.h"
+#include "server/server.h"
+#include "transport/wire.h"
+
+namespace kv::server {
+
+namespace {
+// The peer's setup blob from REPLCONF's hex argument; false (and the error reply) when it is
+// not one.
+bool DecodePeerBlob(cmd::Context& c, std::string_view hex_blob, std::string* peer) {
+  if (HexDecode(hex_blob, peer) && transport::Blob::Decode(*peer).ok()) return true;
+  c.Error("malformed data link blob");
+  return false;
+}
+}  // namespace
+
+void ReplPrimary::DropDataLink(std::shared_ptr<DataLinkSender> link) {
+  if (!link) return;
+  link->Break();
+  std::thread([l = std::move(link)] {}).detach();
+}
+
+void ReplPrimary::HoldDataLinkBytes() { hold_data_links_ = true; }
+
+void ReplPrimary::FlushDataLinkBytes() {
+  for (auto& r : replicas_) {
+    if (r->data_batch.empty()) continue;
+    if (r->data) {
+      r->data->Enqueue(r->data_batch);
+      if (std::find(to_kick_.begin(), to_kick_.end(), r->data) == to_kick_.end()) {
+        to_kick_.push_back(r->data);
+      }
+    }
+    if (r->data_batch.capacity() > (1 << 20)) std::string().swap(r->data_batch);
+    else r->data_batch.clear();
+  }
+}
+
+void ReplPrimary::ReleaseDataLinkBytes(DataLinks* kicks) {
+  FlushDataLinkBytes();
+  hold_data_links_ = false;
+  kicks->swap(to_kick_);
+  to_kick_.clear();
+}
+
+void ReplPrimary::KickDataLinks(DataLinks* links) {
+  for (auto& link : *links) {
+    link->Kick();
+    // The replica went meanwhile and this is the last reference.
+    if (link.use_count() == 1) DropDataLink(std::move(link));
+  }
+  links->clear();
+}
+
+void ReplPrimary::SetupDataLink(cmd::Context& c, Client& client, std::string_view provider,
+                                std::string_view hex_blob) {
+  if (server_.config().GetString("repl-transport") == "tcp") {
+    c.Error("RDMA data plane disabled (repl-transport tcp)");
+    return;
+  }
+  std::string peer;
+  if (!DecodePeerBlob(c, hex_blob, &peer)) return;
+  std::string local;
+  auto link = DataLinkSender::Create(
+      DataLinkOptions(std::string(provider), server_.config().GetString("repl-rdma-poll-mode"),
+                      server_.config().GetBool("repl-rdma-doorbell")),
+      &local);
+  if (!link.ok()) {
+    LOG_WARNING("Replica %s asked for an RDMA data link (%s) that cannot be set up here: %s",
+                client.peer().c_str(), std::string(provider).c_str(),
+                link.status().message().c_str());
+    c.Error("RDMA data link unavailable: " + link.status().message());
+    return;
+  }
+  (*link)->Start(std::move(peer));  // connects while the replica connects its end
+  announced_[client.id()].data = std::move(*link);
+  c.out.Simple("RDMA " + HexEncode(local));
+}
+
+void ReplPrimary::BreakDataLinks(uint64_t after) {
+  for (auto& r : replicas_) {
+    if (r->data) r->data->FailAfter(after);
+  }
+}
+
+void ReplPrimary::ResumeDataLink(cmd::Context& c, Client& client, std::string_view hex_blob) {
+  std::string peer;
+  if (!DecodePeerBlob(c, hex_blob, &peer)) return;
+  Replica* r = Find(&client);
+  if (r == nullptr || !r->data) {
+    c.Error("no data link to resume");
+    return;
+  }
+  std::string local;
+  if (Status s = r->data->Resume(std::move(peer), &local); !s.ok()) {
+    LOG_WARNING("Could not rebuild the data link of replica %s: %s", client.peer().c_str(),
+                s.message().c_str());
+    c.Error("RDMA data link unavailable: " + s.message());
+    return;
+  }
+  LOG_NOTICE("Replica %s rebuilds its data link mid-snapshot", client.peer().c_str());
+  c.out.Simple("RDMA " + HexEncode(local));
+}
+
+}  // namespace kv::server
