@@ -182,9 +182,9 @@ Status FabricSender::Advance() {
 }
 
 void FabricSender::Ring(bool in_flight) {
-  if (!doorbell_) return;
+  if (!doorbell_ || (in_flight && !WritesInFlight())) return;
   int64_t now = MonoUs();
-  if (in_flight && (!WritesInFlight() || now - last_ring_us_ < kInFlightRingUs)) return;
+  if (in_flight && now - last_ring_us_ < kInFlightRingUs) return;
   doorbell_->Ring();
   last_ring_us_ = now;
 }
