@@ -146,7 +146,7 @@ class ReplPrimary {
   std::string child_file_;  // the snapshot file of a disk-based sync (absolute path), else empty
   int64_t last_ping_ms_ = 0;
   bool hold_data_links_ = false;
-  DataLinks to_kick_;  // links given bytes by FlushDataLinkBytes, for TakeDataLinkKicks
+  DataLinks to_kick_;  // links given bytes by FlushDataLinkBytes, for ReleaseDataLinkBytes
   int64_t fail_snapshot_after_ = -1;  // FailNextSnapshot; the child inherits it, then it resets
   int64_t no_replicas_since_ms_ = 0;  // for repl-backlog-ttl; 0 while replicas are attached
 };
