@@ -71,6 +71,7 @@ class Blob {
   void Set(const std::string& key, std::string value) { fields_[key] = std::move(value); }
   void SetU64(const std::string& key, uint64_t v) { fields_[key] = std::to_string(v); }
   void SetBytes(const std::string& key, std::string_view bytes);  // hex-encoded
+  void Erase(const std::string& key) { fields_.erase(key); }
   std::string Encode() const;
   static Result<Blob> Decode(std::string_view text);
 
