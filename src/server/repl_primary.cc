@@ -282,7 +282,10 @@ void ReplPrimary::Psync(cmd::Context& c) {
   LOG_NOTICE("Full resync requested by replica %s", client.peer().c_str());
   // SYNC (redis-cli --replica, old replicas) gets the snapshot payload alone, as from Redis.
   Register(client)->pre_psync = !psync;
-  // The reply (+FULLRESYNC) is written when the snapshot starts (Cron).
+  // The reply (+FULLRESYNC) is written when the snapshot starts. As in Redis, that is now
+  // unless a diskless sync waits repl-diskless-sync-delay for more replicas or a child runs;
+  // Cron starts it then.
+  if (child_pid_ < 0) StartSnapshot(WallMs());
 }
 
 void ReplPrimary::Cron(int64_t now_ms) {
