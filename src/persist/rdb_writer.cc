@@ -1,5 +1,6 @@
 #include "persist/rdb_writer.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/strutil.h"
@@ -16,8 +17,10 @@ namespace kv::persist {
 namespace {
 
 constexpr size_t kBufferSize = 1 << 20;
+// In place, the sink gets the bytes in steps of this size (its reader starts on them sooner).
+constexpr size_t kCommitEvery = 256 << 10;
 constexpr uint64_t kProgressEvery = 8 << 20;
-constexpr uint32_t kMaxSkipStretch = 64;
+constexpr uint32_t kMaxSkipStretch = 256;
 
 // Bytes a quicklist node may hold for list-max-listpack-size `fill` (Redis' optimization_level
 // for negative values, its 8 KiB safety limit for element counts).
@@ -33,16 +36,19 @@ size_t NodeByteLimit(int64_t fill) {
 }  // namespace
 
 RdbWriter::RdbWriter(Sink& sink, RdbWriteOptions opts) : sink_(sink), opts_(std::move(opts)) {
-  buf_.reserve(kBufferSize + 64);
   next_progress_ = kProgressEvery;
 }
 
 Status RdbWriter::Flush() {
-  if (buf_.empty() || !status_.ok()) return status_;
-  if (opts_.checksum) crc_ = Crc64(crc_, buf_.data(), buf_.size());
-  status_ = sink_.Write(buf_.data(), buf_.size());
-  bytes_ += buf_.size();
-  buf_.clear();
+  if (used_ == 0 || !status_.ok()) return status_;
+  if (opts_.checksum) crc_ = Crc64(crc_, win_, used_);
+  status_ = in_place_ ? sink_.Commit(used_) : sink_.Write(win_, used_);
+  bytes_ += used_;
+  used_ = 0;
+  if (in_place_) {
+    win_ = nullptr;  // committed: the window is the sink's again
+    win_size_ = 0;
+  }
   if (opts_.progress && bytes_ >= next_progress_) {
     opts_.progress(bytes_, keys_);
     next_progress_ = bytes_ + kProgressEvery;
@@ -50,19 +56,55 @@ Status RdbWriter::Flush() {
   return status_;
 }
 
-Status RdbWriter::FlushIfFull() { return buf_.size() >= kBufferSize ? Flush() : Status::Ok(); }
+Status RdbWriter::FlushIfFull() {
+  return used_ >= (in_place_ ? kCommitEvery : kBufferSize) ? Flush() : Status::Ok();
+}
+
+bool RdbWriter::NextWindow() {
+  if (!Flush().ok()) return false;
+  if (in_place_) {
+    auto w = sink_.Window(kBufferSize);
+    if (!w.ok()) {
+      status_ = w.status();
+      return false;
+    }
+    if (!w->empty()) {
+      win_ = w->data();
+      win_size_ = w->size();
+      return true;
+    }
+    in_place_ = false;  // the sink has no windows: buffer for it
+  }
+  if (!own_) own_.reset(new uint8_t[kBufferSize]);  // uninitialized: it is written before use
+  win_ = own_.get();
+  win_size_ = kBufferSize;
+  return true;
+}
 
 void RdbWriter::Put(const void* p, size_t n) {
-  // Large strings bypass the buffer's growth: flush what is there, then write them through.
-  if (n >= kBufferSize) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  if (n <= win_size_ - used_) {
+    memcpy(win_ + used_, b, n);
+    used_ += n;
+    return;
+  }
+  // Large strings bypass the buffer: flush what is there, then write them through.
+  if (!in_place_ && n >= kBufferSize) {
     // A failure is kept in status_ and reported by the next Flush.
     if (!Flush().ok()) return;
-    if (opts_.checksum) crc_ = Crc64(crc_, p, n);
-    status_ = sink_.Write(p, n);
+    if (opts_.checksum) crc_ = Crc64(crc_, b, n);
+    status_ = sink_.Write(b, n);
     bytes_ += n;
     return;
   }
-  buf_.append(static_cast<const char*>(p), n);
+  while (n > 0) {
+    if (used_ == win_size_ && !NextWindow()) return;
+    size_t k = std::min(n, win_size_ - used_);
+    memcpy(win_ + used_, b, k);
+    used_ += k;
+    b += k;
+    n -= k;
+  }
 }
 
 void RdbWriter::PutLen(uint64_t len) {

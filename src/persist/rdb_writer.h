@@ -1,11 +1,12 @@
 // Streaming RDB writer (format version 10, loadable by Redis 7.0): header and AUX fields,
 // databases with RESIZEDB, expire times, optional IDLE/FREQ, every value type, EOF and the
 // CRC-64 trailer. Output goes through a 1 MiB buffer to any Sink, so the same code writes a file,
-// a replication socket or a DUMP payload.
+// a replication socket or a DUMP payload; a sink with windows (Sink::Window, the snapshot ring)
+// is written in place instead, with no buffer and no copy in between.
 //
 // Compression: strings over 20 bytes are LZF-compressed when `compression` is on and it saves at
 // least 4 bytes (Redis' rule). Incompressible data is detected cheaply: after a string fails to
-// compress, the next ones are stored raw for a growing stretch (doubling up to 64 strings) before
+// compress, the next ones are stored raw for a growing stretch (doubling up to 256 strings) before
 // compression is tried again, so a dataset of random bytes costs almost no compression time and
 // any other dataset loses at most a few strings' worth of savings.
 //
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -52,7 +54,7 @@ class RdbWriter {
   Status WriteObject(const store::Value& v);
   Status Flush();
 
-  uint64_t bytes_written() const { return bytes_ + buf_.size(); }
+  uint64_t bytes_written() const { return bytes_ + used_; }
   uint64_t keys_written() const { return keys_; }
   uint64_t checksum() const { return crc_; }
 
@@ -70,11 +72,18 @@ class RdbWriter {
   void PutZSet(const store::Collection& zset);
   void PutHash(const store::Collection& hash);
   Status FlushIfFull();
+  // Flushes, then makes room for more: the sink's next window, or the buffer. False on an error.
+  bool NextWindow();
 
   Sink& sink_;
   RdbWriteOptions opts_;
   Status status_;  // the first sink error; writing stops there
-  std::string buf_;
+  // The bytes not yet flushed: win_[0, used_) of a window of win_size_ bytes, the sink's own
+  // (in_place_) or own_.
+  uint8_t* win_ = nullptr;
+  size_t win_size_ = 0, used_ = 0;
+  bool in_place_ = true;  // until the sink turns out to have no windows
+  std::unique_ptr<uint8_t[]> own_;
   std::string scratch_;
   uint64_t bytes_ = 0, keys_ = 0, crc_ = 0, next_progress_ = 0;
   uint32_t skip_compress_ = 0, skip_stretch_ = 0;  // the incompressible-data back-off

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,17 @@ class Sink {
   virtual ~Sink() = default;
   // Takes all of `len` bytes or fails.
   virtual Status Write(const void* data, size_t len) = 0;
+  // Writing in place, for a sink whose bytes end up in memory it owns (the snapshot ring): a
+  // writable window of at most `max` bytes (at least one) for the bytes that follow, waiting
+  // for room if need be; Commit(n) then takes the window's first n bytes, and the window is
+  // gone. A sink without windows returns an empty one (the default): use Write.
+  virtual Result<std::span<uint8_t>> Window(size_t max) {
+    (void)max;
+    return std::span<uint8_t>();
+  }
+  virtual Status Commit(size_t n) {
+    return n == 0 ? Status::Ok() : Status::Invalid("this sink takes no windows");
+  }
 };
 
 // Appends to a string (DUMP payloads, tests).

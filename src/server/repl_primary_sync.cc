@@ -36,11 +36,26 @@ class FailingSink : public persist::Sink {
     size_t n = std::min(len, static_cast<size_t>(budget_));
     if (n > 0) KV_TRY(inner_.Write(data, n));
     budget_ -= static_cast<int64_t>(n);
-    if (n < len) return Status::IoError("snapshot failed (DEBUG REPLICATION-FAIL-SNAPSHOT)");
+    if (n < len) return Failed();
     return Status::Ok();
+  }
+  // The inner sink's windows, cut to the bytes still allowed.
+  Result<std::span<uint8_t>> Window(size_t max) override {
+    if (budget_ < 0) return inner_.Window(max);
+    if (budget_ == 0) return Failed();
+    KV_TRY_ASSIGN(w, inner_.Window(std::min(max, static_cast<size_t>(budget_))));
+    return w.first(std::min(w.size(), static_cast<size_t>(budget_)));
+  }
+  Status Commit(size_t n) override {
+    if (budget_ >= 0) budget_ -= static_cast<int64_t>(n);
+    return inner_.Commit(n);
   }
 
  private:
+  static Status Failed() {
+    return Status::IoError("snapshot failed (DEBUG REPLICATION-FAIL-SNAPSHOT)");
+  }
+
   persist::Sink& inner_;
   int64_t budget_;  // -1: no failure
 };

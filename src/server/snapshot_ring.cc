@@ -84,28 +84,39 @@ SnapshotRing::~SnapshotRing() {
   munmap(shared_, mapped_);
 }
 
-Status SnapshotRing::Write(const void* data, size_t len) {
-  const auto* p = static_cast<const uint8_t*>(data);
+Result<std::span<uint8_t>> SnapshotRing::Reserve(size_t max) {
   Shared& s = *shared_;
-  while (len > 0) {
+  for (;;) {
     if (s.abandoned.load()) return Status::Closed("the data link no longer takes the snapshot");
     uint64_t head = s.head.load(std::memory_order_relaxed);
     uint64_t space = capacity_ - (head - s.tail.load(std::memory_order_acquire));
-    if (space == 0) {
-      // A primary that died before the child asked for its death signal frees nothing.
-      if (getppid() != s.owner) return Status::Closed("the primary is gone");
-      Await(s.space_seq, s.producer_waiting, kProducerWaitMs, [&] {
-        return s.tail.load() != head - capacity_ || s.abandoned.load();
-      });
-      continue;
+    if (space > 0) {
+      size_t at = static_cast<size_t>(head % capacity_);
+      size_t n = std::min({std::max<size_t>(max, 1), static_cast<size_t>(space), capacity_ - at});
+      return std::span<uint8_t>(data_ + at, n);
     }
-    size_t at = static_cast<size_t>(head % capacity_);
-    size_t n = std::min({len, static_cast<size_t>(space), capacity_ - at});
-    memcpy(data_ + at, p, n);
-    s.head.store(head + n, std::memory_order_release);
-    p += n;
-    len -= n;
-    Signal(s.bytes_seq, s.consumer_waiting);
+    // A primary that died before the child asked for its death signal frees nothing.
+    if (getppid() != s.owner) return Status::Closed("the primary is gone");
+    Await(s.space_seq, s.producer_waiting, kProducerWaitMs, [&] {
+      return s.tail.load() != head - capacity_ || s.abandoned.load();
+    });
+  }
+}
+
+void SnapshotRing::Commit(size_t n) {
+  Shared& s = *shared_;
+  s.head.store(s.head.load(std::memory_order_relaxed) + n, std::memory_order_release);
+  Signal(s.bytes_seq, s.consumer_waiting);
+}
+
+Status SnapshotRing::Write(const void* data, size_t len) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (len > 0) {
+    KV_TRY_ASSIGN(space, Reserve(len));
+    memcpy(space.data(), p, space.size());
+    Commit(space.size());
+    p += space.size();
+    len -= space.size();
   }
   return Status::Ok();
 }

@@ -35,6 +35,11 @@ class SnapshotRing {
 
   // Child: appends all `len` bytes, waiting for space; Closed once the primary abandoned it.
   Status Write(const void* data, size_t len);
+  // Child, writing in place: the free space at the head, at most `max` bytes (at least one:
+  // waits for space as Write does), to fill and then Commit.
+  Result<std::span<uint8_t>> Reserve(size_t max);
+  // Child: the first n bytes of the last Reserve's space are produced.
+  void Commit(size_t n);
   // Child: the snapshot is complete (ok) or failed; nothing follows.
   void Finish(bool ok);
 
@@ -67,11 +72,17 @@ class SnapshotRing {
   size_t mapped_;
 };
 
-// The child's sink into a ring.
+// The child's sink into a ring; its windows are the ring's free space, so the RDB writer
+// serializes straight into the ring.
 class RingSink : public persist::Sink {
  public:
   explicit RingSink(SnapshotRing& ring) : ring_(ring) {}
   Status Write(const void* data, size_t len) override { return ring_.Write(data, len); }
+  Result<std::span<uint8_t>> Window(size_t max) override { return ring_.Reserve(max); }
+  Status Commit(size_t n) override {
+    ring_.Commit(n);
+    return Status::Ok();
+  }
 
  private:
   SnapshotRing& ring_;

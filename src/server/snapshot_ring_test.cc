@@ -9,6 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include "persist/snapshot.h"
+#include "store/keyspace.h"
+
 namespace kv::server {
 namespace {
 
@@ -122,6 +125,30 @@ TEST(SnapshotRing, AFailedProducerIsSeen) {
   EXPECT_TRUE((*ring)->finished());
   EXPECT_TRUE((*ring)->failed());
   EXPECT_TRUE(got == data);
+}
+
+TEST(SnapshotRing, RdbWriterSerializesIntoTheRingInPlace) {
+  store::Keyspace ks(16);
+  for (int i = 0; i < 2000; i++) {
+    ks.Set(i % 3, "key:" + std::to_string(i), store::Value::String(Pattern(100 + i * 13 % 3000)));
+  }
+  persist::StringSink expected;
+  ASSERT_TRUE(persist::WriteRdb(ks, expected, {}, persist::StandardAux({"7.0.15"}), nullptr).ok());
+  // A ring far smaller than the snapshot: the writer's windows wrap and wait for space.
+  auto ring = SnapshotRing::Create(8192);
+  ASSERT_TRUE(ring.ok());
+  pid_t pid = fork();
+  if (pid == 0) {
+    RingSink sink(**ring);
+    Status st = persist::WriteRdb(ks, sink, {}, persist::StandardAux({"7.0.15"}), nullptr);
+    (*ring)->Finish(st.ok());
+    _exit(st.ok() ? 0 : 3);
+  }
+  std::string got = Consume(**ring, 0);
+  EXPECT_EQ(ExitCode(pid), 0);
+  EXPECT_FALSE((*ring)->failed());
+  EXPECT_GT(got.size(), 8 * (*ring)->memory().size());
+  EXPECT_TRUE(got == expected.str());
 }
 
 }  // namespace
