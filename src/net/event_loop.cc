@@ -75,12 +75,15 @@ void EventLoop::CancelTimer(TimerId id) {
 }
 
 void EventLoop::Post(std::function<void()> fn) {
+  // The loop's own thread needs no wake-up: Run() takes posted tasks before it waits again.
+  bool own = InLoopThread();
   bool need_wake;
   {
     std::lock_guard lock(post_mu_);
     posted_.push_back(std::move(fn));
-    need_wake = !wake_pending_;
-    wake_pending_ = true;
+    has_posted_.store(true, std::memory_order_relaxed);
+    need_wake = !own && !wake_pending_;
+    if (need_wake) wake_pending_ = true;
   }
   if (need_wake) {
     uint64_t one = 1;
@@ -93,6 +96,7 @@ void EventLoop::RunPosted() {
   {
     std::lock_guard lock(post_mu_);
     tasks.swap(posted_);
+    has_posted_.store(false, std::memory_order_relaxed);
     wake_pending_ = false;
   }
   for (auto& t : tasks) t();
@@ -128,7 +132,8 @@ void EventLoop::RunTimers() {
 void EventLoop::Run() {
   thread_id_ = std::this_thread::get_id();
   while (!stop_) {
-    batch_ = poller_.Wait(NextTimeoutMs());
+    // Tasks this thread posted run at the end of this round; the wait only looks for events.
+    batch_ = poller_.Wait(has_posted_.load(std::memory_order_relaxed) ? 0 : NextTimeoutMs());
     now_ms_ = MonoMs();
     for (batch_pos_ = 0; batch_pos_ < batch_.size(); batch_pos_++) {
       epoll_event ev = batch_[batch_pos_];
@@ -137,6 +142,7 @@ void EventLoop::Run() {
     batch_ = {};
     batch_pos_ = 0;
     RunTimers();
+    if (has_posted_.load(std::memory_order_relaxed)) RunPosted();
   }
   RunPosted();
 }

@@ -51,7 +51,8 @@ class EventLoop {
   TimerId AddTimer(int64_t delay_ms, TimerFn fn);
   void CancelTimer(TimerId id);
 
-  // Runs fn on the loop thread soon. Thread-safe.
+  // Runs fn on the loop thread soon: from another thread, the loop wakes for it; from the loop
+  // thread, it runs once the current round's events and timers are done. Thread-safe.
   void Post(std::function<void()> fn);
   // Runs the loop until Stop(). The calling thread becomes the loop thread.
   void Run();
@@ -88,7 +89,8 @@ class EventLoop {
 
   std::mutex post_mu_;
   std::vector<std::function<void()>> posted_;  // guarded by post_mu_
-  bool wake_pending_ = false;                  // guarded by post_mu_
+  bool wake_pending_ = false;                  // guarded by post_mu_: the eventfd was written
+  std::atomic<bool> has_posted_{false};        // posted_ is not empty (set under post_mu_)
 };
 
 }  // namespace kv::net

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <functional>
 #include <thread>
 
 #include "common/clock.h"
@@ -37,6 +38,53 @@ TEST(EventLoop, PostFromAnotherThreadWakesTheLoop) {
   loop.Run();
   t.join();
   EXPECT_EQ(ran.load(), 1000);
+}
+
+// A task that keeps posting itself from the loop thread (a link driver spinning) runs once per
+// round: the loop does not sleep while it is queued, and fd events and timers still get their
+// turn in between.
+TEST(EventLoop, TasksPostedFromTheLoopThreadRunEachRoundWithoutStarvingFds) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+  Fd a(sv[0]), b(sv[1]);
+  EventLoop loop;
+  struct Counter : FdHandler {
+    int fd = -1, events = 0, posts_seen = 0;
+    int* posts = nullptr;
+    void OnEvents(uint32_t) override {
+      char c;
+      while (read(fd, &c, 1) == 1) {
+      }
+      events++;
+      posts_seen = *posts;
+    }
+  } counter;
+  int posts = 0;
+  counter.fd = b.get();
+  counter.posts = &posts;
+  ASSERT_TRUE(loop.AddFd(b.get(), EventLoop::kReadable, &counter).ok());
+  std::function<void()> spin = [&] {
+    if (++posts == 3) (void)!write(a.get(), "x", 1);
+    if (posts < 1000) loop.Post(spin);
+  };
+  int64_t start = MonoMs();
+  // A far timer: only the posted tasks keep the loop from sleeping.
+  loop.AddTimer(60000, [&] { return -1; });
+  loop.AddTimer(0, [&] {
+    loop.Post(spin);
+    return -1;
+  });
+  loop.AddTimer(1, [&] {
+    if (posts < 1000) return int64_t{1};
+    loop.Stop();
+    return int64_t{-1};
+  });
+  loop.Run();
+  EXPECT_EQ(posts, 1000);
+  EXPECT_EQ(counter.events, 1);
+  EXPECT_LT(counter.posts_seen, 10);  // the fd's event came within a few rounds of the write
+  EXPECT_LT(MonoMs() - start, 5000);
+  loop.RemoveFd(b.get(), &counter);
 }
 
 class Reader : public FdHandler {
