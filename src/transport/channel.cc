@@ -38,6 +38,10 @@ void Link::UseStreamPollMode() {
   set_poll_mode(PollMode::kEconomy);
 }
 
+void Link::UseSleepingPolls() {
+  if (opts_.poll_mode == PollMode::kAuto) set_poll_mode(PollMode::kEconomy);
+}
+
 int64_t Link::TimedPollUs() const {
   int64_t cap = std::max<int64_t>(opts_.timed_poll_us, kMaxTimedPollUs);
   int shift = static_cast<int>(std::min<uint64_t>(empty_sleeps_ / kSleepsPerBackoff, 5));

@@ -139,6 +139,10 @@ class Link {
   // the timed poll becomes kStreamTimedPollUs (it backs off while idle). Explicit modes are
   // kept.
   void UseStreamPollMode();
+  // Where a poll is a system call (sockets: the tcp channel, libfabric's tcp provider), a
+  // spinning thread buys nothing that sleeping on the fd does not and takes the cores the peers
+  // need: `auto` sleeps, as `economy` does, from setup on. Explicit modes are kept.
+  void UseSleepingPolls();
 
   // The first error the link hit (OK while healthy).
   const Status& status() const { return status_; }

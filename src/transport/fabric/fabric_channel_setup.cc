@@ -51,6 +51,15 @@ bool PeerGone(int pid, Status* why) {
 
 namespace {
 // The peer's pid on shm (0 elsewhere or when absent).
+// Providers that make progress with socket calls (tcp, tcp;ofi_rxm, sockets, udp;ofi_rxd):
+// each poll of theirs is a system call, so their links sleep rather than spin.
+bool PollsAreSystemCalls(const std::string& provider) {
+  for (const char* p : {"tcp", "sockets", "udp"}) {
+    if (provider.starts_with(p)) return true;
+  }
+  return false;
+}
+
 int PeerPid(const Blob& b, const std::string& provider) {
   if (provider != "shm") return 0;
   auto pid = b.GetU64("pid");
@@ -150,6 +159,7 @@ Status FabricSender::Connect(std::string_view peer_blob) {
   if (!s.ok()) return Fail(s);
   connected_ = true;
   last_event_ms_ = MonoMs();
+  if (PollsAreSystemCalls(ctx_->provider())) UseSleepingPolls();
   LOG_VERBOSE("transport: fabric sender connected over %s, %llu slots of %llu bytes, from %llu",
               ctx_->provider().c_str(), static_cast<unsigned long long>(*slots),
               static_cast<unsigned long long>(*slot_size),
@@ -264,6 +274,7 @@ Status FabricReceiver::Connect(std::string_view peer_blob) {
                           });
   if (!s.ok()) return Fail(s);
   connected_ = true;
+  if (PollsAreSystemCalls(ctx_->provider())) UseSleepingPolls();
   LOG_VERBOSE("transport: fabric receiver connected over %s", ctx_->provider().c_str());
   return Status::Ok();
 }

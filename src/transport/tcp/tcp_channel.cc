@@ -68,6 +68,7 @@ Status TcpSender::Connect(std::string_view peer_blob) {
   start_offset_ = committed_ = acked_ = *off;
   staging_.resize(opts_.max_chunk);
   last_event_ms_ = MonoMs();
+  UseSleepingPolls();
   return Status::Ok();
 }
 
@@ -247,6 +248,7 @@ Status TcpReceiver::Connect(std::string_view peer_blob) {
   if (Status s = net::SetNonBlocking(fd_.get()); !s.ok()) return Fail(s);
   net::SetNoDelay(fd_.get());
   ring_.resize(size_t{opts_.credits} * opts_.max_chunk);
+  UseSleepingPolls();
   return Status::Ok();
 }
 
