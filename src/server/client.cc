@@ -146,6 +146,30 @@ size_t Client::ParseBatch(resp::ParserLimits& limits, bool* protocol_error) {
   return batch_.size();
 }
 
+// The data links this thread gave stream bytes in the current event-loop round.
+thread_local Client::RoundKicks Client::round_kicks;
+
+// The data links' writes (system calls, on emulated providers) go out after the lock. The
+// first batch of an event-loop round is written at once (the lowest latency while the load is
+// light); the writes of the round's later batches wait for the round's end and go out together,
+// one chunk per link instead of one per client, as the stream to a TCP replica is written once
+// per round.
+void Client::KickDataLinksAfterRound() {
+  if (round_kicks.links.empty()) return;
+  net::EventLoop& loop = group_.loop();
+  if (!loop.InLoopThread()) {
+    ReplPrimary::KickDataLinks(&round_kicks.links);
+    return;
+  }
+  if (round_kicks.posted) return;  // a later batch: the round's end writes it
+  round_kicks.posted = true;
+  ReplPrimary::KickDataLinks(&round_kicks.links);
+  loop.Post([] {
+    round_kicks.posted = false;
+    ReplPrimary::KickDataLinks(&round_kicks.links);
+  });
+}
+
 void Client::ProcessInput() {
   std::unique_lock<std::mutex> lock(server_.mu(), std::defer_lock);
   resp::ParserLimits limits;
@@ -197,11 +221,9 @@ void Client::ProcessInput() {
     }
   }
   if (lock.owns_lock()) {
-    // The data links' writes (system calls, on emulated providers) go out after the lock.
-    thread_local ReplPrimary::DataLinks kicks;
-    server_.primary().ReleaseDataLinkBytes(&kicks);
+    server_.primary().ReleaseDataLinkBytes(&round_kicks.links);
     lock.unlock();
-    ReplPrimary::KickDataLinks(&kicks);
+    KickDataLinksAfterRound();
   }
   in_pending_.store(in_.size(), std::memory_order_relaxed);
   in_cap_.store(in_.capacity(), std::memory_order_relaxed);

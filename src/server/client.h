@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -23,6 +24,7 @@ namespace kv::server {
 
 class Server;
 class PollGroup;
+class DataLinkSender;
 
 class Client : public net::FdHandler {
  public:
@@ -118,6 +120,14 @@ class Client : public net::FdHandler {
  private:
   void HandleReadable();
   void ProcessInput();
+  // Writes the data links this thread gave stream bytes (round_kicks): now for the event loop
+  // round's first batch (or off the loop thread), at the end of the round for its later ones.
+  void KickDataLinksAfterRound();
+  struct RoundKicks {
+    std::vector<std::shared_ptr<DataLinkSender>> links;
+    bool posted = false;  // this round kicked once and posted its end-of-round kick
+  };
+  static thread_local RoundKicks round_kicks;
   size_t ParseBatch(resp::ParserLimits& limits, bool* protocol_error);
   // Writes what it can; arms EPOLLOUT when the socket is full. Returns false if closed.
   bool Flush();

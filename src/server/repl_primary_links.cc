@@ -47,7 +47,11 @@ void ReplPrimary::FlushDataLinkBytes() {
 void ReplPrimary::ReleaseDataLinkBytes(DataLinks* kicks) {
   FlushDataLinkBytes();
   hold_data_links_ = false;
-  kicks->swap(to_kick_);
+  for (auto& link : to_kick_) {
+    if (std::find(kicks->begin(), kicks->end(), link) == kicks->end()) {
+      kicks->push_back(std::move(link));
+    }
+  }
   to_kick_.clear();
 }
 
