@@ -50,7 +50,6 @@ bool PeerGone(int pid, Status* why) {
 }
 
 namespace {
-// The peer's pid on shm (0 elsewhere or when absent).
 // Providers that make progress with socket calls (tcp, tcp;ofi_rxm, sockets, udp;ofi_rxd):
 // each poll of theirs is a system call, so their links sleep rather than spin.
 bool PollsAreSystemCalls(const std::string& provider) {
@@ -60,6 +59,7 @@ bool PollsAreSystemCalls(const std::string& provider) {
   return false;
 }
 
+// The peer's pid on shm (0 elsewhere or when absent).
 int PeerPid(const Blob& b, const std::string& provider) {
   if (provider != "shm") return 0;
   auto pid = b.GetU64("pid");
