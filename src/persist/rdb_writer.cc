@@ -83,6 +83,7 @@ bool RdbWriter::NextWindow() {
 
 void RdbWriter::Put(const void* p, size_t n) {
   const auto* b = static_cast<const uint8_t*>(p);
+  if (n == 0) return;  // (no window may be open yet)
   if (n <= win_size_ - used_) {
     memcpy(win_ + used_, b, n);
     used_ += n;
