@@ -1,6 +1,7 @@
 // Poll modes on real links: every mode moves data intact; economy mode sleeps when idle (CPU
 // measured with getrusage over a quiet second); auto mode spins under load and goes back to
-// sleep when idle; a link driven by the epoll loop (LoopDriver) streams too.
+// sleep when idle where polls are memory reads (shm), and sleeps from setup on where they are
+// system calls (tcp); a link driven by the epoll loop (LoopDriver) streams too.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
@@ -31,6 +32,31 @@ std::string Name(const std::string& s) {
   return n;
 }
 
+// Streams `bytes` random bytes over the pair: both ends finish, and the bytes arrive intact.
+void ExpectIntactStream(test::LinkPair& pair, size_t bytes, uint64_t seed) {
+  auto data = test::RandomBytes(bytes, seed);
+  test::Checksum got;
+  test::BackgroundReceiver rx(*pair.receiver, &got, 60000);
+  Status ss = test::SendAndDrain(*pair.sender, data, 60000);
+  Status rs = rx.Finish();
+  ASSERT_TRUE(ss.ok()) << ss.ToString();
+  ASSERT_TRUE(rs.ok()) << rs.ToString();
+  EXPECT_EQ(got.value(), test::ChecksumOf(data));
+}
+
+// A configuration, the poll mode it is given and the one its links are in.
+struct ModeCase {
+  const char* config;
+  PollMode configured, expected;
+};
+
+// A connected pair of the case's configuration in its configured mode.
+Result<test::LinkPair> PairIn(const ModeCase& c) {
+  ChannelOptions o = test::OptionsFor(c.config);
+  o.poll_mode = c.configured;
+  return test::MakePair(o);
+}
+
 using ModeParam = std::tuple<std::string, PollMode>;
 
 class PollModeTest : public ::testing::TestWithParam<ModeParam> {};
@@ -40,14 +66,7 @@ TEST_P(PollModeTest, StreamArrivesIntact) {
   o.poll_mode = std::get<1>(GetParam());
   auto pair = test::MakePair(o);
   ASSERT_TRUE(pair.ok()) << pair.status().ToString();
-  auto data = test::RandomBytes((8 << 20) + 333, 21);
-  test::Checksum got;
-  test::BackgroundReceiver rx(*pair->receiver, &got, 60000);
-  Status ss = test::SendAndDrain(*pair->sender, data, 60000);
-  Status rs = rx.Finish();
-  ASSERT_TRUE(ss.ok()) << ss.ToString();
-  ASSERT_TRUE(rs.ok()) << rs.ToString();
-  EXPECT_EQ(got.value(), test::ChecksumOf(data));
+  ExpectIntactStream(*pair, (8 << 20) + 333, 21);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -131,30 +150,18 @@ INSTANTIATE_TEST_SUITE_P(Transport, AutoSpinTest, ::testing::Values("fabric/shm"
 // from setup on, under load too: both ends are in economy mode once connected and never spin
 // while a stream flows. An explicit mode is kept.
 TEST(TransportPollMode, AutoSleepsWherePollsAreSystemCalls) {
-  struct Case {
-    const char* config;
-    PollMode configured, expected;
-  };
-  for (const Case& c : {Case{"fabric/tcp", PollMode::kAuto, PollMode::kEconomy},
-                        Case{"tcp", PollMode::kAuto, PollMode::kEconomy},
-                        Case{"fabric/shm", PollMode::kAuto, PollMode::kAuto},
-                        Case{"fabric/tcp", PollMode::kPerformance, PollMode::kPerformance}}) {
+  for (const ModeCase& c : {ModeCase{"fabric/tcp", PollMode::kAuto, PollMode::kEconomy},
+                            ModeCase{"tcp", PollMode::kAuto, PollMode::kEconomy},
+                            ModeCase{"fabric/shm", PollMode::kAuto, PollMode::kAuto},
+                            ModeCase{"fabric/tcp", PollMode::kPerformance,
+                                     PollMode::kPerformance}}) {
     SCOPED_TRACE(c.config);
-    ChannelOptions o = test::OptionsFor(c.config);
-    o.poll_mode = c.configured;
-    auto pair = test::MakePair(o);
+    auto pair = PairIn(c);
     ASSERT_TRUE(pair.ok()) << pair.status().ToString();
     EXPECT_EQ(pair->sender->poll_mode(), c.expected);
     EXPECT_EQ(pair->receiver->poll_mode(), c.expected);
     if (c.expected != PollMode::kEconomy) continue;
-    auto data = test::RandomBytes(16 << 20, 8);
-    test::Checksum got;
-    test::BackgroundReceiver rx(*pair->receiver, &got, 60000);
-    Status ss = test::SendAndDrain(*pair->sender, data, 60000);
-    Status rs = rx.Finish();
-    ASSERT_TRUE(ss.ok()) << ss.ToString();
-    ASSERT_TRUE(rs.ok()) << rs.ToString();
-    EXPECT_EQ(got.value(), test::ChecksumOf(data));
+    ExpectIntactStream(*pair, 16 << 20, 8);
     EXPECT_EQ(pair->receiver->stats().mode_switches, 0u);
     EXPECT_EQ(pair->sender->stats().mode_switches, 0u);
     EXPECT_GT(pair->receiver->stats().sleeps, 0u);
@@ -165,32 +172,20 @@ TEST(TransportPollMode, AutoSleepsWherePollsAreSystemCalls) {
 // A latency-bound stream does not spin: `auto` becomes `economy` (on shm with a short timed poll
 // that backs off while idle); an explicit mode is never changed.
 TEST(TransportPollMode, StreamPollModeDependsOnWaitFds) {
-  struct Case {
-    const char* config;
-    PollMode configured, expected;
-  };
-  for (const Case& c : {Case{"fabric/tcp", PollMode::kAuto, PollMode::kEconomy},
-                        Case{"tcp", PollMode::kAuto, PollMode::kEconomy},
-                        Case{"fabric/shm", PollMode::kAuto, PollMode::kEconomy},
-                        Case{"fabric/tcp", PollMode::kPerformance, PollMode::kPerformance}}) {
+  for (const ModeCase& c : {ModeCase{"fabric/tcp", PollMode::kAuto, PollMode::kEconomy},
+                            ModeCase{"tcp", PollMode::kAuto, PollMode::kEconomy},
+                            ModeCase{"fabric/shm", PollMode::kAuto, PollMode::kEconomy},
+                            ModeCase{"fabric/tcp", PollMode::kPerformance,
+                                     PollMode::kPerformance}}) {
     SCOPED_TRACE(c.config);
-    ChannelOptions o = test::OptionsFor(c.config);
-    o.poll_mode = c.configured;
-    auto pair = test::MakePair(o);
+    auto pair = PairIn(c);
     ASSERT_TRUE(pair.ok()) << pair.status().ToString();
     pair->sender->UseStreamPollMode();
     pair->receiver->UseStreamPollMode();
     EXPECT_EQ(pair->sender->poll_mode(), c.expected);
     EXPECT_EQ(pair->receiver->poll_mode(), c.expected);
     // The link still moves data in the new mode.
-    auto data = test::RandomBytes(300000, 5);
-    test::Checksum got;
-    test::BackgroundReceiver rx(*pair->receiver, &got, 30000);
-    Status ss = test::SendAndDrain(*pair->sender, data, 30000);
-    Status rs = rx.Finish();
-    ASSERT_TRUE(ss.ok()) << ss.ToString();
-    ASSERT_TRUE(rs.ok()) << rs.ToString();
-    EXPECT_EQ(got.value(), test::ChecksumOf(data));
+    ExpectIntactStream(*pair, 300000, 5);
   }
 }
 
