@@ -267,6 +267,12 @@ void ReplPrimary::Psync(cmd::Context& c) {
     c.Error("-NOMASTERLINK Can't SYNC while not connected with my master");
     return;
   }
+  // As in Redis: the stream starts on a connection with nothing else left to send (the
+  // snapshot's reply is written to the socket directly).
+  if (client.HasPendingOutput()) {
+    c.Error("SYNC and PSYNC are invalid with pending output");
+    return;
+  }
   bool psync = EqualsIgnoreCase(c.arg(0), "psync");
   ServerStats& stats = server_.stats();
   if (psync && c.argc() == 3) {
