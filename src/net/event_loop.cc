@@ -25,7 +25,9 @@ class EventLoop::Waker : public FdHandler {
   EventLoop* loop_;
 };
 
-EventLoop::EventLoop() : now_ms_(MonoMs()), thread_id_(std::this_thread::get_id()) {
+thread_local const EventLoop* EventLoop::running_here_ = nullptr;
+
+EventLoop::EventLoop() : now_ms_(MonoMs()) {
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   waker_ = std::make_unique<Waker>(this);
   if (!poller_.valid() || wake_fd_ < 0 || !AddFd(wake_fd_, kReadable, waker_.get()).ok()) {
@@ -130,7 +132,7 @@ void EventLoop::RunTimers() {
 }
 
 void EventLoop::Run() {
-  thread_id_ = std::this_thread::get_id();
+  running_here_ = this;
   while (!stop_) {
     // Tasks this thread posted run at the end of this round; the wait only looks for events.
     batch_ = poller_.Wait(has_posted_.load(std::memory_order_relaxed) ? 0 : NextTimeoutMs());
@@ -145,6 +147,7 @@ void EventLoop::Run() {
     if (has_posted_.load(std::memory_order_relaxed)) RunPosted();
   }
   RunPosted();
+  running_here_ = nullptr;
 }
 
 }  // namespace kv::net

@@ -58,7 +58,8 @@ class EventLoop {
   void Run();
   // Asks the loop to return from Run(). Thread-safe.
   void Stop();
-  bool InLoopThread() const { return std::this_thread::get_id() == thread_id_; }
+  // True on the thread inside this loop's Run().
+  bool InLoopThread() const { return running_here_ == this; }
   // Monotonic ms read once per loop iteration (after each wait): cheap, coarse timestamps.
   int64_t now_ms() const { return now_ms_; }
 
@@ -78,7 +79,7 @@ class EventLoop {
   std::unique_ptr<Waker> waker_;
   std::atomic<bool> stop_{false};
   int64_t now_ms_ = 0;
-  std::thread::id thread_id_;
+  static thread_local const EventLoop* running_here_;  // the loop whose Run() this thread is in
 
   std::multimap<int64_t, Timer> timers_;             // by due time (monotonic ms)
   std::unordered_map<TimerId, int64_t> timer_due_;   // for cancellation

@@ -12,6 +12,7 @@
 
 #include "persist/crc64.h"
 #include "persist/dump.h"
+#include "persist/rdb_writer.h"
 #include "persist/snapshot.h"
 #include "store/digest.h"
 #include "store/hash_type.h"
@@ -121,11 +122,12 @@ class WindowSink : public Sink {
   }
   Result<std::span<uint8_t>> Window(size_t max) override {
     if (open_) return Status::Invalid("a second window before the first was committed");
-    size_t n = std::min(max, next_);
+    // Every seventh window is as large as asked (the writer commits parts of it); the others
+    // are small and uneven.
+    size_t n = std::min(max, ++windows_ % 7 == 0 ? max : next_);
     next_ = next_ * 31 % 4099 + 1;
     window_.assign(n, '\xee');
     open_ = true;
-    windows_++;
     return std::span<uint8_t>(reinterpret_cast<uint8_t*>(window_.data()), n);
   }
   Status Commit(size_t n) override {
@@ -155,10 +157,37 @@ TEST(Rdb, WritingInPlaceGivesTheSameBytes) {
     RdbWriteOptions opts;
     opts.compression = compression;
     ASSERT_TRUE(WriteRdb(a, sink, opts, StandardAux({"7.0.15"}), nullptr).ok());
-    EXPECT_GT(sink.windows(), 20);
+    EXPECT_GT(sink.windows(), 5);
     EXPECT_EQ(sink.writes(), 1);  // the checksum trailer only
     EXPECT_TRUE(sink.str() == Save(a, compression));
   }
+}
+
+// A sink whose windows fail (the snapshot ring abandoned): the writer stops at once instead of
+// walking the rest of the dataset into nothing.
+TEST(Rdb, AFailingWindowStopsTheWrite) {
+  class FailingWindows : public Sink {
+   public:
+    Status Write(const void*, size_t) override { return Status::Ok(); }
+    Result<std::span<uint8_t>> Window(size_t max) override {
+      if (++windows > 3) return Status::Closed("abandoned");
+      buf.resize(std::min<size_t>(max, 4096));
+      return std::span<uint8_t>(reinterpret_cast<uint8_t*>(buf.data()), buf.size());
+    }
+    Status Commit(size_t) override { return Status::Ok(); }
+    int windows = 0;
+    std::string buf;
+  } sink;
+  Keyspace ks(16);
+  for (int i = 0; i < 20000; i++) {
+    ks.Set(0, "key:" + std::to_string(i), Value::String(std::string(100, 'v')));
+  }
+  RdbWriter w(sink, {});
+  ASSERT_TRUE(w.WriteHeader({}).ok());
+  Status st = w.WriteDb(0, ks.db(0), ks);
+  EXPECT_EQ(st.code(), Code::kClosed) << st.ToString();
+  EXPECT_EQ(sink.windows, 4);
+  EXPECT_LT(w.keys_written(), 1000u);  // 3 windows of 4 KiB hold about 100 keys
 }
 
 TEST(Rdb, ExpiredKeysAreDroppedOnlyWhenAsked) {

@@ -57,6 +57,8 @@ Status RdbWriter::Flush() {
 }
 
 Status RdbWriter::FlushIfFull() {
+  // A failed sink stops the walk at once (no window is open to fill any more).
+  if (!status_.ok()) return status_;
   return used_ >= (in_place_ ? kCommitEvery : kBufferSize) ? Flush() : Status::Ok();
 }
 

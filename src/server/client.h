@@ -68,8 +68,13 @@ class Client : public net::FdHandler {
   uint32_t flags() const { return flags_; }
   void set_flag(Flag f, bool on) { flags_ = on ? flags_ | f : flags_ & ~f; }
   PollGroup& group() { return group_; }
-  // Replies not yet written to the socket. Loop thread.
-  bool HasPendingOutput() const { return out_sent_ < out_.size(); }
+  // Replies not yet written to the socket, or pushed by other threads and not yet taken.
+  // Loop thread.
+  bool HasPendingOutput() {
+    if (out_sent_ < out_.size()) return true;
+    std::lock_guard lock(push_mu_);
+    return !pushed_.empty();
+  }
   // The full name of the last command ("client|list"), for CLIENT LIST cmd=.
   void set_last_command(const std::string* name) { last_cmd_ = name; }
   int64_t last_interaction_ms() const { return last_interaction_ms_.load(std::memory_order_relaxed); }

@@ -258,7 +258,8 @@ bool ReplPrimary::TryPartial(cmd::Context& c, Client& client, std::string_view r
 
 void ReplPrimary::Psync(cmd::Context& c) {
   Client& client = server_.current_client();
-  if (Find(&client)) return;  // already a replica: ignored, as in Redis
+  // Already a replica, or a MONITOR client (a replica to Redis as well): ignored, as in Redis.
+  if (Find(&client) || (client.flags() & Client::kMonitor)) return;
   if (client.flags() & Client::kMulti) {
     c.Error("Replica can't be in MULTI");  // not reached: PSYNC is no-multi
     return;

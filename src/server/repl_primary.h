@@ -129,8 +129,8 @@ class ReplPrimary {
   void ResumeDataLink(cmd::Context& c, Client& client, std::string_view hex_blob);
   void SetupDataLink(cmd::Context& c, Client& client, std::string_view provider,
                      std::string_view hex_blob);
-  // Tears a data link down off the keyspace lock (its destructor joins its thread), broken
-  // first, so that a kick holding the last reference finds that thread on the way out.
+  // Breaks a data link and lets this reference go; a kick still holding one finds it broken.
+  // The link itself is destroyed off-thread once its last reference goes (SetupDataLink).
   static void DropDataLink(std::shared_ptr<DataLinkSender> link);
   // Sends stream bytes to one replica, over its data link or its socket.
   void SendTo(Replica& r, std::string_view bytes);

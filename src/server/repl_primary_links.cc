@@ -25,8 +25,7 @@ bool DecodePeerBlob(cmd::Context& c, std::string_view hex_blob, std::string* pee
 void ReplPrimary::DropDataLink(std::shared_ptr<DataLinkSender> link) {
   if (!link) return;
   link->Break();
-  std::thread([l = std::move(link)] {}).detach();
-}
+}  // whichever reference goes last, its deleter (SetupDataLink) destroys the link off-thread
 
 void ReplPrimary::HoldDataLinkBytes() { hold_data_links_ = true; }
 
@@ -56,12 +55,8 @@ void ReplPrimary::ReleaseDataLinkBytes(DataLinks* kicks) {
 }
 
 void ReplPrimary::KickDataLinks(DataLinks* links) {
-  for (auto& link : *links) {
-    link->Kick();
-    // The replica went meanwhile and this is the last reference.
-    if (link.use_count() == 1) DropDataLink(std::move(link));
-  }
-  links->clear();
+  for (auto& link : *links) link->Kick();
+  links->clear();  // a link whose replica went meanwhile may go here: see SetupDataLink
 }
 
 void ReplPrimary::SetupDataLink(cmd::Context& c, Client& client, std::string_view provider,
@@ -85,7 +80,13 @@ void ReplPrimary::SetupDataLink(cmd::Context& c, Client& client, std::string_vie
     return;
   }
   (*link)->Start(std::move(peer));  // connects while the replica connects its end
-  announced_[client.id()].data = std::move(*link);
+  // The last reference may go on a poll group's thread (a kick's, at the end of its round) or
+  // under the keyspace lock: the link is destroyed (its thread joined) on a thread of its own.
+  announced_[client.id()].data =
+      std::shared_ptr<DataLinkSender>(link->release(), [](DataLinkSender* l) {
+        l->Break();
+        std::thread([l] { delete l; }).detach();
+      });
   c.out.Simple("RDMA " + HexEncode(local));
 }
 

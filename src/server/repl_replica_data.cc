@@ -110,7 +110,11 @@ class ReplReplica::ChannelSource : public persist::Source {
  public:
   static constexpr size_t kMaxQueued = 32 << 20;
   static constexpr int kMaxRebuilds = 3;
-  static constexpr uintptr_t kPage = 4096;
+#ifdef MADV_POPULATE_WRITE
+  static constexpr int kMadvPopulateWrite = MADV_POPULATE_WRITE;
+#else
+  static constexpr int kMadvPopulateWrite = 23;  // Linux 5.14; older C libraries lack the name
+#endif
 
   // `control_fd`: the replication connection, quiet while the snapshot comes over the link.
   // `tee` (optional): gets every byte received, as the loader asks for it (it may go past the
@@ -265,12 +269,14 @@ class ReplReplica::ChannelSource : public persist::Source {
   // A copy of `span` in a new buffer whose pages are populated in one system call before the
   // copy: a chunk's buffer is fresh memory (the loader's values reuse it once it is freed), and
   // faulting its pages in one by one cost the receive thread more than the copy.
+  // Kernels before 5.14 refuse the advice (EINVAL): the copy then faults the pages as before.
   static std::string FreshCopy(std::span<const uint8_t> span) {
+    static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
     std::string s;
     s.reserve(span.size());
-    auto begin = (reinterpret_cast<uintptr_t>(s.data()) + kPage - 1) & ~(kPage - 1);
-    auto end = (reinterpret_cast<uintptr_t>(s.data()) + span.size()) & ~(kPage - 1);
-    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+    auto begin = (reinterpret_cast<uintptr_t>(s.data()) + page - 1) & ~(page - 1);
+    auto end = (reinterpret_cast<uintptr_t>(s.data()) + span.size()) & ~(page - 1);
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, kMadvPopulateWrite);
     s.assign(reinterpret_cast<const char*>(span.data()), span.size());
     return s;
   }

@@ -39,7 +39,10 @@ void Link::UseStreamPollMode() {
 }
 
 void Link::UseSleepingPolls() {
-  if (opts_.poll_mode == PollMode::kAuto) set_poll_mode(PollMode::kEconomy);
+  if (opts_.poll_mode != PollMode::kAuto) return;
+  std::vector<pollfd> fds;
+  WaitFds(&fds);
+  if (!fds.empty()) set_poll_mode(PollMode::kEconomy);  // without fds, a timed poll: keep auto
 }
 
 int64_t Link::TimedPollUs() const {

@@ -141,7 +141,8 @@ class Link {
   void UseStreamPollMode();
   // Where a poll is a system call (sockets: the tcp channel, libfabric's tcp provider), a
   // spinning thread buys nothing that sleeping on the fd does not and takes the cores the peers
-  // need: `auto` sleeps, as `economy` does, from setup on. Explicit modes are kept.
+  // need: `auto` sleeps on the link's fds, as `economy` does, from setup on. Explicit modes,
+  // and links without fds, are kept.
   void UseSleepingPolls();
 
   // The first error the link hit (OK while healthy).
