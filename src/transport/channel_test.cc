@@ -24,13 +24,8 @@ class ChannelTest : public ::testing::TestWithParam<std::string> {
   // Streams `data` through a fresh link (or `pair`) and checks what arrives.
   void Transfer(test::LinkPair& pair, std::span<const uint8_t> data, size_t piece = SIZE_MAX,
                 int slow_us = 0) {
-    Checksum got;
-    test::BackgroundReceiver rx(*pair.receiver, &got, 60000, piece, slow_us);
-    Status ss = test::SendAndDrain(*pair.sender, data, 60000);
-    Status rs = rx.Finish();
-    ASSERT_TRUE(ss.ok()) << ss.ToString();
-    ASSERT_TRUE(rs.ok()) << rs.ToString();
-    EXPECT_EQ(got.value(), test::ChecksumOf(data));
+    Status st = test::Transfer(pair, data, 60000, piece, slow_us);
+    ASSERT_TRUE(st.ok()) << st.ToString();
     EXPECT_EQ(pair.receiver->consumed_offset(), data.size());
     EXPECT_EQ(pair.sender->acked_offset(), data.size());
     EXPECT_EQ(pair.sender->committed_offset(), data.size());

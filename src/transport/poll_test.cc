@@ -34,14 +34,8 @@ std::string Name(const std::string& s) {
 
 // Streams `bytes` random bytes over the pair: both ends finish, and the bytes arrive intact.
 void ExpectIntactStream(test::LinkPair& pair, size_t bytes, uint64_t seed) {
-  auto data = test::RandomBytes(bytes, seed);
-  test::Checksum got;
-  test::BackgroundReceiver rx(*pair.receiver, &got, 60000);
-  Status ss = test::SendAndDrain(*pair.sender, data, 60000);
-  Status rs = rx.Finish();
-  ASSERT_TRUE(ss.ok()) << ss.ToString();
-  ASSERT_TRUE(rs.ok()) << rs.ToString();
-  EXPECT_EQ(got.value(), test::ChecksumOf(data));
+  Status st = test::Transfer(pair, test::RandomBytes(bytes, seed), 60000);
+  ASSERT_TRUE(st.ok()) << st.ToString();
 }
 
 // A configuration, the poll mode it is given and the one its links are in.

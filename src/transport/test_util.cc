@@ -130,4 +130,16 @@ Status BackgroundReceiver::Finish() {
   return status_;
 }
 
+Status Transfer(LinkPair& pair, std::span<const uint8_t> data, int timeout_ms, size_t piece,
+                int slow_us) {
+  Checksum got;
+  BackgroundReceiver rx(*pair.receiver, &got, timeout_ms, piece, slow_us);
+  Status ss = SendAndDrain(*pair.sender, data, timeout_ms);
+  Status rs = rx.Finish();
+  if (!ss.ok()) return Status(ss.code(), "sending: " + ss.message());
+  if (!rs.ok()) return Status(rs.code(), "receiving: " + rs.message());
+  if (got.value() != ChecksumOf(data)) return Status::Corruption("the bytes arrived changed");
+  return Status::Ok();
+}
+
 }  // namespace kv::transport::test

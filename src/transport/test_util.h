@@ -50,6 +50,11 @@ Status ReceiveAll(StreamReceiver& r, Checksum* sum, int timeout_ms, size_t piece
 // Sends data, finishes and waits until everything is acknowledged.
 Status SendAndDrain(StreamSender& s, std::span<const uint8_t> data, int timeout_ms);
 
+// Streams `data` over the pair (SendAndDrain, with a BackgroundReceiver): OK when both ends
+// finished and the bytes arrived intact; else which end failed, or Corruption.
+Status Transfer(LinkPair& pair, std::span<const uint8_t> data, int timeout_ms,
+                size_t piece = SIZE_MAX, int slow_us = 0);
+
 // ReceiveAll on a thread, which then keeps the link progressing until Finish(): a sender
 // draining its link needs the receiver's credits and progress.
 class BackgroundReceiver {

@@ -102,7 +102,7 @@ TEST_P(RdmaReplication, FullSyncStreamAndResumeAfterBrokenLinks) {
   BackgroundWrites writer(primary.port(), Writes);
   ServerProcess replica(Kind::kKvstore, RdmaReplica(primary, GetParam()));
   RespClient r(replica.port());
-  ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }));
+  ASSERT_TRUE(LinkUp(r));
   EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
   EXPECT_EQ(InfoField(r, "replication", "master_link_data_plane"), std::string("fabric/") + GetParam());
   EXPECT_NE(InfoField(p, "replication", "slave0").find("transport=rdma"), std::string::npos);
@@ -111,7 +111,7 @@ TEST_P(RdmaReplication, FullSyncStreamAndResumeAfterBrokenLinks) {
     RespClient& target = std::string(side) == "replica" ? r : p;
     ASSERT_EQ(target.Call({"DEBUG", "REPLICATION-BREAK-DATA-LINK"}).str, "OK");
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }))
+    ASSERT_TRUE(LinkUp(r))
         << replica.LogText() << "\n---- primary:\n" << primary.LogText();
   }
   ExpectCaughtUp(writer, p, r, replica);
@@ -294,7 +294,7 @@ TEST_P(RdmaReplication, SnapshotResumesOverARebuiltLink) {
       }));
       ASSERT_EQ(p.Call({"DEBUG", "REPLICATION-BREAK-DATA-LINK", "AFTER", "3000000"}).str, "OK");
     }
-    ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }))
+    ASSERT_TRUE(LinkUp(r))
         << replica.LogText() << "\n---- primary:\n" << primary.LogText();
     ASSERT_TRUE(InSync(p, r));
     EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
@@ -325,7 +325,7 @@ TEST_P(RdmaReplication, DiskBasedSyncSendsTheMappedFile) {
   args.insert(args.end(), {"--repl-diskless-load", "swapdb"});
   ServerProcess replica(Kind::kKvstore, args);
   RespClient r(replica.port());
-  ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; }))
+  ASSERT_TRUE(LinkUp(r))
       << replica.LogText() << "\n---- primary:\n" << primary.LogText();
   ExpectCaughtUp(writer, p, r, replica);
   EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
