@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <iostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -28,11 +29,20 @@ TEST(Crc64, KnownValue) {
 TEST(Crc64, FoldingMatchesTableAtEveryLengthAndAlignment) {
   std::mt19937_64 rng(7);
   std::string data = RandomBytes(rng, 70000);
-  for (size_t len : {0, 1, 7, 8, 15, 16, 63, 64, 127, 128, 129, 255, 256, 1000, 4097, 65536}) {
-    for (size_t off : {0, 1, 3, 8, 13}) {
-      uint64_t seed = rng();
-      EXPECT_EQ(Crc64(seed, data.data() + off, len), Crc64Table(seed, data.data() + off, len))
-          << "len " << len << " off " << off;
+  for (Crc64Impl impl : {Crc64Impl::kFold16, Crc64Impl::kFold64}) {
+    if (!Crc64Supports(impl)) {
+      std::cout << "this CPU lacks CRC implementation " << static_cast<int>(impl) << "\n";
+      continue;
+    }
+    for (size_t len : {0, 1, 7, 8, 15, 16, 63, 64, 127, 128, 129, 255, 256, 257, 271, 319, 320,
+                       383, 511, 512, 513, 767, 1000, 4097, 65536, 65536 + 200}) {
+      for (size_t off : {0, 1, 3, 8, 13}) {
+        uint64_t seed = rng();
+        EXPECT_EQ(Crc64Using(impl, seed, data.data() + off, len),
+                  Crc64Table(seed, data.data() + off, len))
+            << "implementation " << static_cast<int>(impl) << " len " << len << " off " << off;
+        EXPECT_EQ(Crc64(seed, data.data() + off, len), Crc64Table(seed, data.data() + off, len));
+      }
     }
   }
 }

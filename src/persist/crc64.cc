@@ -55,15 +55,24 @@ uint64_t Reverse64(uint64_t v) {
 // Xfirst·x^64 + Xsecond (the first eight bytes have the higher degrees, bit-reflected). Moving it
 // `bits` further left is Xfirst·x^(bits+64) + Xsecond·x^bits (mod P). A carry-less product of
 // bit-reflected operands comes out one degree short, so each constant is x^(k-1) mod P.
+// The constants for moving a 16-byte lane `bits` further left.
+__m128i ShiftConstant(int bits) {
+  return _mm_set_epi64x(static_cast<int64_t>(Reverse64(XPowMod(bits - 1))),
+                        static_cast<int64_t>(Reverse64(XPowMod(bits + 64 - 1))));
+}
+
 struct FoldConstants {
-  __m128i by64, by16;  // shifts of 512 and 128 bits
-  FoldConstants() {
-    by64 = _mm_set_epi64x(static_cast<int64_t>(Reverse64(XPowMod(512 - 1))),
-                          static_cast<int64_t>(Reverse64(XPowMod(512 + 64 - 1))));
-    by16 = _mm_set_epi64x(static_cast<int64_t>(Reverse64(XPowMod(128 - 1))),
-                          static_cast<int64_t>(Reverse64(XPowMod(128 + 64 - 1))));
-  }
+  __m128i by256 = ShiftConstant(2048);  // 256 bytes: four 64-byte registers ahead
+  __m128i by64 = ShiftConstant(512);
+  __m128i by48 = ShiftConstant(384);
+  __m128i by32 = ShiftConstant(256);
+  __m128i by16 = ShiftConstant(128);
 };
+
+const FoldConstants& GetFoldConstants() {
+  static const FoldConstants k;
+  return k;
+}
 
 __attribute__((target("pclmul,sse4.1"))) inline __m128i Fold(__m128i x, __m128i k) {
   return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
@@ -74,7 +83,7 @@ __attribute__((target("pclmul,sse4.1"))) inline __m128i Fold(__m128i x, __m128i 
 // table code computes for the 16 folded bytes with a zero initial value.
 __attribute__((target("pclmul,sse4.1"))) uint64_t Crc64Fold(uint64_t crc, const uint8_t* p,
                                                            size_t len) {
-  static const FoldConstants k;
+  const FoldConstants& k = GetFoldConstants();
   size_t blocks = len / 16;
   __m128i x0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   __m128i x1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16));
@@ -102,6 +111,62 @@ __attribute__((target("pclmul,sse4.1"))) uint64_t Crc64Fold(uint64_t crc, const 
   return Crc64Table(r, p + blocks * 16, len - blocks * 16);
 }
 
+// The same folding over 64-byte registers (VPCLMULQDQ): four registers of four lanes each take
+// 256 bytes per round, then fold into one register, and its four lanes into one. Needs len >= 256.
+__attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1"))) inline __m512i Fold512(
+    __m512i x, __m512i k, __m512i next) {
+  return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00),
+                                   _mm512_clmulepi64_epi128(x, k, 0x11), next, 0x96);
+}
+
+__attribute__((target("avx512f"))) inline __m512i Load512(const uint8_t* p) {
+  return _mm512_loadu_si512(p);
+}
+
+// The 16-byte constant in each of a register's four lanes.
+__attribute__((target("avx512f"))) inline __m512i Broadcast(__m128i c) {
+  int64_t v[2];
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(v), c);
+  return _mm512_set_epi64(v[1], v[0], v[1], v[0], v[1], v[0], v[1], v[0]);
+}
+
+__attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1"))) uint64_t Crc64Fold512(
+    uint64_t crc, const uint8_t* p, size_t len) {
+  const FoldConstants& k = GetFoldConstants();
+  __m512i x0 = _mm512_xor_si512(Load512(p + 0), _mm512_set_epi64(0, 0, 0, 0, 0, 0, 0,
+                                                           static_cast<int64_t>(crc)));
+  __m512i x1 = Load512(p + 64), x2 = Load512(p + 128), x3 = Load512(p + 192);
+  const __m512i by256 = Broadcast(k.by256);
+  size_t i = 256;
+  for (; i + 256 <= len; i += 256) {
+    x0 = Fold512(x0, by256, Load512(p + i));
+    x1 = Fold512(x1, by256, Load512(p + i + 64));
+    x2 = Fold512(x2, by256, Load512(p + i + 128));
+    x3 = Fold512(x3, by256, Load512(p + i + 192));
+  }
+  const __m512i by64 = Broadcast(k.by64);
+  __m512i x = Fold512(x0, by64, x1);
+  x = Fold512(x, by64, x2);
+  x = Fold512(x, by64, x3);
+  for (; i + 64 <= len; i += 64) x = Fold512(x, by64, Load512(p + i));
+  // The register's lanes, lowest address (highest degree) first, moved 48, 32 and 16 bytes.
+  __m128i lanes[4];
+  _mm512_storeu_si512(lanes, x);
+  __m128i r = _mm_xor_si128(Fold(lanes[0], k.by48), Fold(lanes[1], k.by32));
+  r = _mm_xor_si128(r, Fold(lanes[2], k.by16));
+  r = _mm_xor_si128(r, lanes[3]);
+  for (; i + 16 <= len; i += 16) {
+    r = _mm_xor_si128(Fold(r, k.by16), _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)));
+  }
+  uint8_t lane[16];
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(lane), r);
+  return Crc64Table(Crc64Table(0, lane, 16), p + i, len - i);
+}
+
+bool DetectWideFolding() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("pclmul");
+}
 bool DetectFolding() { return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1"); }
 #endif
 
@@ -122,22 +187,31 @@ uint64_t Crc64Table(uint64_t crc, const void* data, size_t len) {
   return crc;
 }
 
-bool Crc64HasFolding() {
+bool Crc64Supports(Crc64Impl impl) {
 #if defined(__x86_64__)
-  static const bool has = DetectFolding();
-  return has;
+  static const bool fold16 = DetectFolding();
+  static const bool fold64 = fold16 && DetectWideFolding();
+  return impl == Crc64Impl::kTable || (impl == Crc64Impl::kFold16 && fold16) ||
+         (impl == Crc64Impl::kFold64 && fold64);
 #else
-  return false;
+  return impl == Crc64Impl::kTable;
 #endif
 }
 
-uint64_t Crc64(uint64_t crc, const void* data, size_t len) {
+uint64_t Crc64Using(Crc64Impl impl, uint64_t crc, const void* data, size_t len) {
 #if defined(__x86_64__)
-  if (len >= 128 && Crc64HasFolding()) {
-    return Crc64Fold(crc, static_cast<const uint8_t*>(data), len);
-  }
+  const auto* p = static_cast<const uint8_t*>(data);
+  if (impl == Crc64Impl::kFold64 && len >= 256) return Crc64Fold512(crc, p, len);
+  if (impl != Crc64Impl::kTable && len >= 128) return Crc64Fold(crc, p, len);
 #endif
   return Crc64Table(crc, data, len);
+}
+
+uint64_t Crc64(uint64_t crc, const void* data, size_t len) {
+  static const Crc64Impl best = Crc64Supports(Crc64Impl::kFold64)   ? Crc64Impl::kFold64
+                                : Crc64Supports(Crc64Impl::kFold16) ? Crc64Impl::kFold16
+                                                                     : Crc64Impl::kTable;
+  return Crc64Using(best, crc, data, len);
 }
 
 }  // namespace kv::persist
