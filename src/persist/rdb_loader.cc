@@ -1,6 +1,7 @@
 #include "persist/rdb_loader.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <future>
 #include <thread>
@@ -32,7 +33,8 @@ class Loader {
   Status ReadBody();
   Status ReadKey(uint8_t type, int64_t expire_ms, int64_t idle, int freq);
   Status ReadChecksum();
-  // Inserts the pending key (if any) into the keyspace.
+  // Inserts the oldest pending key into the keyspace; all of them, in order.
+  Status InsertOldest();
   Status InsertPending();
   Status Fail(const Status& st, uint64_t at) const;
 
@@ -47,19 +49,22 @@ class Loader {
   uint64_t key_at_ = 0;   // its offset
   uint64_t next_progress_ = kProgressEvery;
   std::string scratch_;
-  // Keys go in one behind: the last key read, with its value built, waits here until the next
-  // value is built too. Its bucket is prefetched when its key is read, the bucket's first entry
-  // when the next key is read, and by the insert both are in the cache: the two dependent
-  // cache misses of an insert into a large table overlap building values.
+  // Keys go in kDepth behind: a key read waits here, with its value built, while the next
+  // kDepth keys are read. Its bucket is prefetched when its key is read, the bucket's first entry
+  // kDepth / 2 keys later, and by the insert both are in the cache: the two dependent cache
+  // misses of an insert into a large table overlap reading and building the values of others.
+  static constexpr size_t kDepth = 8;
   struct Pending {
-    bool set = false;
     int db = 0;
     uint64_t at = 0;  // where the key starts, for errors
     std::string key;
     store::Value value;
     int64_t expire_ms = -1, idle = -1;
     int freq = -1;
-  } pending_;
+  };
+  std::array<Pending, kDepth> pending_;  // a ring: the oldest at pending_head_
+  size_t pending_head_ = 0, pending_count_ = 0;
+  Pending& PendingAt(size_t i) { return pending_[(pending_head_ + i) % kDepth]; }
 };
 
 Status Loader::Fail(const Status& st, uint64_t at) const {
@@ -95,9 +100,11 @@ Status Loader::ReadKey(uint8_t type, int64_t expire_ms, int64_t idle, int freq) 
     res_->keys_loaded++;
     return Status::Ok();
   }
-  store::KeyTable& table = ks_.db(db_).table();
-  table.PrefetchBucket(key_);
-  if (pending_.set) ks_.db(pending_.db).table().PrefetchChain(pending_.key);
+  ks_.db(db_).table().PrefetchBucket(key_);
+  if (pending_count_ >= kDepth / 2) {
+    const Pending& p = PendingAt(pending_count_ - kDepth / 2);
+    ks_.db(p.db).table().PrefetchChain(p.key);
+  }
   bool skipped = false;
   std::string why;
   KV_TRY_ASSIGN(value, reader_.ReadObject(type, &skipped, &why));
@@ -114,22 +121,22 @@ Status Loader::ReadKey(uint8_t type, int64_t expire_ms, int64_t idle, int freq) 
     res_->expired_skipped++;
     return Status::Ok();
   }
-  KV_TRY(InsertPending());
-  pending_.set = true;
-  pending_.db = db_;
-  pending_.at = key_at_;
-  pending_.key.assign(key_);
-  pending_.value = std::move(value);
-  pending_.expire_ms = expire_ms;
-  pending_.idle = idle;
-  pending_.freq = freq;
+  if (pending_count_ == kDepth) KV_TRY(InsertOldest());
+  Pending& p = PendingAt(pending_count_++);
+  p.db = db_;
+  p.at = key_at_;
+  p.key.assign(key_);
+  p.value = std::move(value);
+  p.expire_ms = expire_ms;
+  p.idle = idle;
+  p.freq = freq;
   return Status::Ok();
 }
 
-Status Loader::InsertPending() {
-  if (!pending_.set) return Status::Ok();
-  pending_.set = false;
-  Pending& p = pending_;
+Status Loader::InsertOldest() {
+  Pending& p = PendingAt(0);
+  pending_head_ = (pending_head_ + 1) % kDepth;
+  pending_count_--;
   store::Db& db = ks_.db(p.db);
   if (opts_.replace_existing) db.Delete(p.key);
   store::Entry* e = db.AddIfAbsent(p.key, std::move(p.value));
@@ -142,6 +149,11 @@ Status Loader::InsertPending() {
   if (p.idle >= 0) ks_.SetIdleSeconds(e, p.idle);
   if (p.freq >= 0) ks_.SetLfuFrequency(e, p.freq);
   res_->keys_loaded++;
+  return Status::Ok();
+}
+
+Status Loader::InsertPending() {
+  while (pending_count_ > 0) KV_TRY(InsertOldest());
   return Status::Ok();
 }
 
