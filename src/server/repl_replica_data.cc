@@ -58,16 +58,23 @@ Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
   // named. Without one the link simply stays on TCP.
   bool automatic = mode == "auto";
   if (automatic && provider == "auto") provider = "verbs";
-  auto receiver_r =
-      transport::CreateReceiver(DataLinkOptions(provider, data_poll_mode_, data_doorbell_), 0);
-  if (!receiver_r.ok() && automatic) {
-    LOG_VERBOSE("No RDMA data plane here (%s): replicating over TCP",
-                receiver_r.status().message().c_str());
+  // The provider opens in LocalBlob. Under `auto`, failing there too means this machine has no
+  // data plane: the link goes on over TCP at once, with nothing said to the primary.
+  std::unique_ptr<transport::StreamReceiver> receiver;
+  std::string blob;
+  Status local = [&]() -> Status {
+    KV_TRY_ASSIGN(rx, transport::CreateReceiver(
+                          DataLinkOptions(provider, data_poll_mode_, data_doorbell_), 0));
+    receiver = std::move(rx);
+    KV_TRY_ASSIGN(b, receiver->LocalBlob());
+    blob = std::move(b);
+    return Status::Ok();
+  }();
+  if (!local.ok() && automatic) {
+    LOG_VERBOSE("No RDMA data plane here (%s): replicating over TCP", local.message().c_str());
     return false;
   }
-  if (!receiver_r.ok()) return receiver_r.status();
-  auto receiver = std::move(*receiver_r);
-  KV_TRY_ASSIGN(blob, receiver->LocalBlob());
+  KV_TRY(local);
   KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "rdma", provider, HexEncode(blob)})));
   KV_TRY_ASSIGN(line, io.ReadLine());
   std::string peer;

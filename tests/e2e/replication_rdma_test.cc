@@ -479,6 +479,26 @@ TEST(RdmaReplicationFallback, UnusableProviderFallsBackToTcp) {
   EXPECT_NE(replica.LogText().find("falling back to TCP"), std::string::npos);
 }
 
+// Under the default `repl-transport auto`, a machine without an RDMA NIC (no verbs provider)
+// replicates over TCP from the first attempt: no failed link, no fallback, no wait.
+TEST(RdmaReplicationFallback, AutoWithoutAnRdmaNicUsesTcpAtOnce) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  Populate(p, 1000);
+  ServerProcess replica(Kind::kKvstore,
+                        {"--replicaof", "127.0.0.1 " + std::to_string(primary.port())});
+  RespClient r(replica.port());
+  ASSERT_TRUE(InSync(p, r));
+  if (InfoField(r, "replication", "master_link_transport") == "rdma") {
+    GTEST_SKIP() << "this machine has an RDMA NIC: auto uses it";
+  }
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "tcp");
+  EXPECT_EQ(InfoField(r, "replication", "rdma_link_errors"), "0");
+  EXPECT_EQ(InfoField(r, "replication", "rdma_fallbacks"), "0");
+  EXPECT_EQ(replica.LogText().find("failed"), std::string::npos) << replica.LogText();
+}
+
 // A redis-server primary does not know the extension: the kvstore replica stays on TCP.
 TEST(RdmaReplicationFallback, RedisPrimaryIgnoresTheCapability) {
   if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
