@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/strutil.h"
 #include "server/poll_group.h"
 #include "server/repl_primary.h"
 #include "server/server.h"
@@ -202,7 +203,13 @@ void Client::ProcessInput() {
     for (; done < n; done++) {
       const Pending& req = batch_[done];
       if (req.argc > 0) {
-        server_.Execute(*this, std::span(batch_args_).subspan(req.first_arg, req.argc));
+        auto args = std::span(batch_args_).subspan(req.first_arg, req.argc);
+        bool replica = flags_ & kReplica;
+        size_t replied = out_.size();
+        server_.Execute(*this, args);
+        if (replica && out_.size() != replied && !IsDataLinkSetup(args)) {
+          DropReplicaThatGotAReply(args[0], replied);
+        }
       }
       // The primary's stream: what was applied counts toward the replication offset.
       if (flags_ & kMaster) server_.OnMasterCommand(*this, std::string_view(in_.data(), req.size));
@@ -227,6 +234,22 @@ void Client::ProcessInput() {
   }
   in_pending_.store(in_.size(), std::memory_order_relaxed);
   in_cap_.store(in_.capacity(), std::memory_order_relaxed);
+}
+
+// REPLCONF rdma / rdma-resume: the data plane's setup, whose answers a replica waits for.
+bool Client::IsDataLinkSetup(std::span<const std::string_view> args) {
+  return args.size() >= 2 && EqualsIgnoreCase(args[0], "replconf") &&
+         (EqualsIgnoreCase(args[1], "rdma") || EqualsIgnoreCase(args[1], "rdma-resume"));
+}
+
+// A replica's connection carries no replies once it is one: over TCP its snapshot is written to
+// the same socket, and a reply would land inside it. As Redis does, the reply is dropped and the
+// replica disconnected (it will sync again). Keyspace lock held.
+void Client::DropReplicaThatGotAReply(std::string_view command, size_t reply_at) {
+  out_.resize(reply_at);
+  LOG_WARNING("Replica generated a reply to command '%s', disconnecting it: %s",
+              ToLower(command).c_str(), Describe(MonoMs()).c_str());
+  session_.close_after_reply = true;
 }
 
 bool Client::Flush() {

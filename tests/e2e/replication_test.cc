@@ -2,6 +2,7 @@
 // Debian's redis-server follows a kvstore primary (full diskless sync with writes running during
 // the sync, the live stream, expirations, partial resync after a dropped link).
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <atomic>
 #include <chrono>
@@ -530,6 +531,55 @@ TEST(ReplicationSync, SnapshotStartsInTheSyncCommand) {
                     std::chrono::steady_clock::now() - start).count();
       EXPECT_EQ(reply.str.rfind("FULLRESYNC ", 0), 0u) << reply.raw;
       EXPECT_LT(ms, 250) << "attempt " << attempt;
+    }
+  }
+}
+
+// A connection that became a replica carries no replies: over TCP its snapshot goes to the same
+// socket. A command pipelined behind PSYNC that would answer gets its replica disconnected, with
+// the reply dropped (Redis 7.0 logs "Replica generated a reply"); the primary serves on, and the
+// snapshot child of a transfer with no replica left ends. Both servers, diskless and disk-based.
+TEST(ReplicationSync, ReplicaThatGetsAReplyIsDisconnected) {
+  for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
+    for (const char* diskless : {"yes", "no"}) {
+      SCOPED_TRACE(std::string(kind == Kind::kKvstore ? "kvstore" : "redis") + " diskless " +
+                   diskless);
+      ServerProcess primary(kind, {"--repl-diskless-sync", diskless,
+                                   "--repl-diskless-sync-delay", "0"});
+      RespClient p(primary.port());
+      ASSERT_NO_FATAL_FAILURE(Populate(p, 2000));
+      RespClient replica(primary.port());
+      ASSERT_EQ(replica.Call({"REPLCONF", "capa", "eof", "capa", "psync2"}).str, "OK");
+      replica.SendRaw(RespClient::Encode({"PSYNC", "?", "-1"}) +
+                      RespClient::Encode({"ECHO", "reply-that-must-not-come"}));
+      // Everything the primary sends until it closes the connection (the client's socket is
+      // non-blocking).
+      std::string got;
+      char buf[65536];
+      for (;;) {
+        pollfd pfd{replica.fd(), POLLIN, 0};
+        if (poll(&pfd, 1, 10000) <= 0) break;
+        ssize_t n = read(replica.fd(), buf, sizeof(buf));
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
+        if (n > 0) got.append(buf, static_cast<size_t>(n));
+      }
+      EXPECT_EQ(got.rfind("+FULLRESYNC ", 0), 0u) << got.substr(0, 80);
+      EXPECT_EQ(got.find("reply-that-must-not-come"), std::string::npos);
+      EXPECT_TRUE(WaitFor([&] {
+        return primary.LogText().find("Replica generated a reply to command 'echo'") !=
+               std::string::npos;
+      })) << primary.LogText();
+      EXPECT_EQ(p.Call({"PING"}).str, "PONG");
+      EXPECT_TRUE(WaitFor([&] {
+        return InfoField(p, "replication", "connected_slaves") == "0" &&
+               InfoField(p, "persistence", "rdb_bgsave_in_progress") == "0";
+      }));
+      // A well-behaved replica still syncs.
+      ServerProcess good(Kind::kKvstore,
+                         {"--replicaof", "127.0.0.1 " + std::to_string(primary.port())});
+      RespClient r(good.port());
+      ASSERT_TRUE(InSync(p, r));
+      EXPECT_EQ(r.Call({"DBSIZE"}).integer, p.Call({"DBSIZE"}).integer);
     }
   }
 }
