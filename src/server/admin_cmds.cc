@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 #include <thread>
@@ -129,6 +130,48 @@ void DebugDigestValue(Context& c) {
   }
 }
 
+// DEBUG POPULATE <count> [prefix] [size], as in Redis: keys "<prefix>:0" to "<prefix>:<count-1>"
+// (prefix "key"; the name cut at 127 bytes) holding "value:<n>", or with a size that many bytes:
+// "value:<n>" cut or padded with zero bytes. Keys that exist are left alone. Like any DEBUG
+// action it is not replicated. A size over proto-max-bulk-len is refused, where Redis would try.
+void DebugPopulate(Context& c) {
+  int64_t count = 0, size = 0;
+  // Redis answers "must be positive" for what does not parse, too.
+  if (!c.ParseInt(c.arg(2), &count, cmd::OpStatus::kPositive)) return;
+  if (count < 0) {
+    c.Error(cmd::OpStatus::kPositive);
+    return;
+  }
+  if (c.argc() == 5) {
+    if (!c.ParseInt(c.arg(4), &size, cmd::OpStatus::kPositive)) return;
+    if (size < 0) {
+      c.Error(cmd::OpStatus::kPositive);
+      return;
+    }
+    if (size > c.hooks.MaxBulkLen()) {
+      c.Error(cmd::OpStatus::kStringTooLong);
+      return;
+    }
+  }
+  std::string prefix = c.argc() >= 4 ? std::string(c.arg(3)) : "key";
+  c.db().Reserve(static_cast<size_t>(std::min<int64_t>(count, int64_t{1} << 26)),
+                 c.db().expires_size());
+  char key[128], value[64];
+  for (int64_t j = 0; j < count; j++) {
+    int klen = snprintf(key, sizeof(key), "%s:%lld", prefix.c_str(), static_cast<long long>(j));
+    std::string_view k(key, std::min<size_t>(static_cast<size_t>(klen), sizeof(key) - 1));
+    if (c.LookupWrite(k)) continue;
+    int vlen = snprintf(value, sizeof(value), "value:%lld", static_cast<long long>(j));
+    std::string v = size == 0 ? std::string(value, static_cast<size_t>(vlen))
+                              : std::string(static_cast<size_t>(size), '\0');
+    if (size > 0) memcpy(v.data(), value, std::min<size_t>(v.size(), static_cast<size_t>(vlen)));
+    c.ks.Set(c.session.db, k, store::Value::String(v));
+    c.Notify(cmd::kNotifyNew, "new", k);
+    c.hooks.KeyModified(c.session.db, k);
+  }
+  c.out.Ok();
+}
+
 // DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save, empty the dataset, load the file back. With
 // NOFLUSH a key both in memory and in the file is an error, unless MERGE (the file wins).
 void DebugReload(Context& c) {
@@ -208,6 +251,11 @@ void DebugHelp(Context& c) {
       "    Output a hex signature of the values of all the specified keys.",
       "OBJECT <key>",
       "    Show low level info about `key` and associated value.",
+      "POPULATE <count> [<prefix>] [<size>]",
+      "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+      "    it is used instead of the 'key' prefix. These are not propagated to",
+      "    replicas. Cluster slots are not respected so keys not belonging to the",
+      "    current node can be created in cluster mode.",
       "RELOAD [option ...]",
       "    Save the RDB on disk and reload it back to memory. Options:",
       "    * MERGE: conflicting keys will be loaded from RDB.",
@@ -239,6 +287,7 @@ constexpr DebugAction kDebugActions[] = {
     {"digest", 2, 2, DebugDigest},
     {"digest-value", 2, SIZE_MAX, DebugDigestValue},
     {"object", 3, 3, DebugObject},
+    {"populate", 3, 5, DebugPopulate},
     {"reload", 2, 5, DebugReload},
     {"replication-break-data-link", 2, 4, DebugBreakDataLink},
     {"replication-fail-snapshot", 4, 4, DebugFailSnapshot},

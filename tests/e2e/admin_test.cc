@@ -121,6 +121,38 @@ TEST_F(DebugVsRedis, DigestOfTheSameCommandsMatches) {
   Same({"DEBUG", "DIGEST-VALUE"});
 }
 
+// DEBUG POPULATE builds the same dataset as Redis' (digests match): names, values, sizes that
+// cut or pad the value with zero bytes, keys that exist left alone; the same errors.
+TEST_F(DebugVsRedis, PopulateBuildsWhatRedisBuilds) {
+  Same({"SET", "key:7", "mine"});
+  Same({"DEBUG", "POPULATE", "1000"});
+  EXPECT_EQ(Same({"DBSIZE"}).integer, 1000);
+  EXPECT_EQ(Same({"GET", "key:7"}).str, "mine");
+  EXPECT_EQ(Same({"GET", "key:999"}).str, "value:999");
+  Same({"DEBUG", "POPULATE", "5", "pad", "12"});
+  EXPECT_EQ(Same({"GET", "pad:3"}).str, std::string("value:3") + std::string(5, '\0'));
+  Same({"DEBUG", "POPULATE", "5", "cut", "3"});
+  EXPECT_EQ(Same({"GET", "cut:4"}).str, "val");
+  Same({"DEBUG", "POPULATE", "0"});
+  Same({"SELECT", "3"});
+  Same({"DEBUG", "POPULATE", "10", std::string(200, 'p')});  // names cut at 127 bytes
+  Same({"KEYS", "*"});
+  Same({"SELECT", "0"});
+  Same({"DEBUG", "DIGEST"});
+  EXPECT_EQ(Same({"DBSIZE"}).integer, 1010);
+  for (const Cmd& bad : std::vector<Cmd>{{"DEBUG", "POPULATE"},
+                                         {"DEBUG", "POPULATE", "-1"},
+                                         {"DEBUG", "POPULATE", "x"},
+                                         {"DEBUG", "POPULATE", "1", "k", "-5"},
+                                         {"DEBUG", "POPULATE", "1", "k", "1.5"},
+                                         {"DEBUG", "POPULATE", "1", "k", "5", "extra"}}) {
+    EXPECT_TRUE(Same(bad).is_error()) << Join(bad);
+  }
+  // Where Redis would try to build the value, kvstore refuses it.
+  EXPECT_TRUE(k_->Call({"DEBUG", "POPULATE", "1", "big", "1000000000000"}).is_error());
+  EXPECT_EQ(k_->Call({"PING"}).str, "PONG");
+}
+
 // DEBUG OBJECT agrees with Redis on everything but the address and the LRU clock, for strings
 // short enough that Redis does not LZF-compress them.
 TEST_F(DebugVsRedis, ObjectDescribesValuesLikeRedis) {
