@@ -207,8 +207,9 @@ void Client::ProcessInput() {
         bool replica = flags_ & kReplica;
         size_t replied = out_.size();
         server_.Execute(*this, args);
-        if (replica && out_.size() != replied && !IsDataLinkSetup(args)) {
-          DropReplicaThatGotAReply(args[0], replied);
+        // A replica that blocked would get its reply later, inside the stream.
+        if (replica && (out_.size() != replied || blocked()) && !IsDataLinkResume(args)) {
+          DropReplicaThatGotAReply(args, replied);
         }
       }
       // The primary's stream: what was applied counts toward the replication offset.
@@ -236,20 +237,27 @@ void Client::ProcessInput() {
   in_cap_.store(in_.capacity(), std::memory_order_relaxed);
 }
 
-// REPLCONF rdma / rdma-resume: the data plane's setup, whose answers a replica waits for.
-bool Client::IsDataLinkSetup(std::span<const std::string_view> args) {
+// REPLCONF rdma-resume from a replica whose snapshot comes over a data link: the rebuild of
+// that link, whose answer the replica waits for on this connection (which carries no snapshot).
+bool Client::IsDataLinkResume(std::span<const std::string_view> args) {
   return args.size() >= 2 && EqualsIgnoreCase(args[0], "replconf") &&
-         (EqualsIgnoreCase(args[1], "rdma") || EqualsIgnoreCase(args[1], "rdma-resume"));
+         EqualsIgnoreCase(args[1], "rdma-resume") && server_.primary().HasDataLink(this);
 }
 
 // A replica's connection carries no replies once it is one: over TCP its snapshot is written to
 // the same socket, and a reply would land inside it. As Redis does, the reply is dropped and the
-// replica disconnected (it will sync again). Keyspace lock held.
-void Client::DropReplicaThatGotAReply(std::string_view command, size_t reply_at) {
+// replica disconnected at once, with what it had pending (it will sync again). Keyspace lock
+// held.
+void Client::DropReplicaThatGotAReply(std::span<const std::string_view> args, size_t reply_at) {
   out_.resize(reply_at);
-  LOG_WARNING("Replica generated a reply to command '%s', disconnecting it: %s",
-              ToLower(command).c_str(), Describe(MonoMs()).c_str());
-  session_.close_after_reply = true;
+  std::string error;
+  const cmd::CommandSpec* spec = cmd::ResolveCommand(server_.commands(), args, &error);
+  std::string name = !spec ? "<unknown>" : spec->parent ? spec->parent->name + "|" + spec->name
+                                                         : spec->name;
+  LOG_WARNING("Replica generated a reply to command '%s', disconnecting it: %s", name.c_str(),
+              Describe(MonoMs()).c_str());
+  session_.close_after_reply = true;  // runs nothing more of its input
+  RequestClose();
 }
 
 bool Client::Flush() {

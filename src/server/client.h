@@ -137,8 +137,8 @@ class Client : public net::FdHandler {
   };
   static thread_local RoundKicks round_kicks;
   size_t ParseBatch(resp::ParserLimits& limits, bool* protocol_error);
-  static bool IsDataLinkSetup(std::span<const std::string_view> args);
-  void DropReplicaThatGotAReply(std::string_view command, size_t reply_at);
+  bool IsDataLinkResume(std::span<const std::string_view> args);
+  void DropReplicaThatGotAReply(std::span<const std::string_view> args, size_t reply_at);
   // Writes what it can; arms EPOLLOUT when the socket is full. Returns false if closed.
   bool Flush();
   void UpdateInterest();

@@ -79,6 +79,11 @@ class ReplPrimary {
   // Periodic work: starts waiting full syncs, reaps the snapshot child, pings replicas.
   void Cron(int64_t now_ms);
   void OnClientClosed(Client* c);
+  // Whether `c` is a replica whose snapshot and stream go over an RDMA data link.
+  bool HasDataLink(Client* c) {
+    Replica* r = Find(c);
+    return r && r->data;
+  }
   // INFO replication; `role` adds the role line (a replica writes its own first).
   void AppendInfo(std::string* out, int64_t now_ms, bool role) const;
 

@@ -584,6 +584,38 @@ TEST(ReplicationSync, ReplicaThatGetsAReplyIsDisconnected) {
   }
 }
 
+// The same for what would answer later or splice an error into a TCP replica's snapshot: a
+// blocking command, REPLCONF rdma-resume without a data link, an unknown command (logged by
+// name as Redis does, "<unknown>" for the last). The connection closes at once.
+TEST(ReplicationSync, ReplicaThatBlocksOrResumesWithoutADataLinkIsDisconnected) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  ASSERT_NO_FATAL_FAILURE(Populate(p, 100));
+  const int64_t keys = p.Call({"DBSIZE"}).integer;
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"BLPOP", "nolist", "0"}, "blpop"},
+      {{"REPLCONF", "rdma-resume", "tcp", "00"}, "replconf"},
+      {{"NOSUCHCOMMAND", "x"}, "<unknown>"},
+  };
+  for (const auto& [command, name] : cases) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(WaitFor([&] {
+      return InfoField(p, "persistence", "rdb_bgsave_in_progress") == "0";
+    }));
+    RespClient replica(primary.port());
+    replica.SendRaw(RespClient::Encode({"PSYNC", "?", "-1"}) + RespClient::Encode(command));
+    EXPECT_TRUE(replica.WaitClosed(5000));
+    EXPECT_TRUE(WaitFor([&] {
+      return primary.LogText().find("Replica generated a reply to command '" + name + "'") !=
+             std::string::npos;
+    })) << primary.LogText();
+    EXPECT_TRUE(WaitFor([&] {
+      return InfoField(p, "replication", "connected_slaves") == "0";
+    }));
+  }
+  EXPECT_EQ(p.Call({"DBSIZE"}).integer, keys);
+}
+
 // As in Redis, the snapshot child of a full resync counts as an RDB save in progress: INFO
 // persistence says so and BGSAVE is refused until it ends. The replica here asks for a full
 // resync and never reads, so the child stays blocked on the 100 MB snapshot.
