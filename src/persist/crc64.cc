@@ -55,7 +55,6 @@ uint64_t Reverse64(uint64_t v) {
 // Xfirst·x^64 + Xsecond (the first eight bytes have the higher degrees, bit-reflected). Moving it
 // `bits` further left is Xfirst·x^(bits+64) + Xsecond·x^bits (mod P). A carry-less product of
 // bit-reflected operands comes out one degree short, so each constant is x^(k-1) mod P.
-// The constants for moving a 16-byte lane `bits` further left.
 __m128i ShiftConstant(int bits) {
   return _mm_set_epi64x(static_cast<int64_t>(Reverse64(XPowMod(bits - 1))),
                         static_cast<int64_t>(Reverse64(XPowMod(bits + 64 - 1))));

@@ -121,7 +121,13 @@ Status Loader::ReadKey(uint8_t type, int64_t expire_ms, int64_t idle, int freq) 
     res_->expired_skipped++;
     return Status::Ok();
   }
-  if (pending_count_ == kDepth) KV_TRY(InsertOldest());
+  if (pending_count_ == kDepth) {
+    // The error names the key it is about (an earlier one), not the one being read.
+    if (Status st = InsertOldest(); !st.ok()) {
+      key_.clear();
+      return st;
+    }
+  }
   Pending& p = PendingAt(pending_count_++);
   p.db = db_;
   p.at = key_at_;

@@ -6,7 +6,9 @@
 // A source that holds the whole stream in memory (a mapped file) is parsed in place, and its
 // checksum is computed by a second thread while the main thread builds values. On any error the
 // load stops with Corruption naming the offset of the failure, the key being read and what was
-// expected; keys loaded so far stay in the keyspace (the caller decides whether to keep them).
+// expected; keys inserted so far stay in the keyspace (the caller decides whether to keep them).
+// Keys are inserted a few behind the read position (rdb_loader.cc): the last ones read before
+// the failure are not.
 // Not thread-safe; the keyspace must not be used by anyone else during the load.
 #pragma once
 

@@ -498,6 +498,71 @@ TEST(Rdb, RejectsDuplicatesAndUnknownTypes) {
   }
 }
 
+// The loader inserts keys a few behind the read position (8 deep). Across that window: SELECTs
+// and expire times stay with their own keys, a duplicate further apart than the window is still
+// an error naming that key (not the one being read), and with replace_existing the later copy
+// wins whether it is inside the window or beyond.
+TEST(Rdb, KeysWaitingForTheirInsertKeepTheirDbOrderAndErrors) {
+  RdbBuilder b;
+  for (int i = 0; i < 5; i++) b.Byte(0).Str("a" + std::to_string(i)).Str("v" + std::to_string(i));
+  b.Byte(254).Len(1);
+  b.Byte(0).Str("b0").Str("in-db1");
+  b.Byte(252).Raw(std::string("\x00\x10\xa5\xd4\xe8\x00\x00\x00", 8));  // 1e12 ms
+  b.Byte(0).Str("b1").Str("expires");
+  b.Byte(254).Len(0);
+  for (int i = 5; i < 20; i++) b.Byte(0).Str("a" + std::to_string(i)).Str("v" + std::to_string(i));
+  {
+    Keyspace ks(16);
+    std::string rdb = RdbBuilder(b).Finish();
+    MemorySource src(rdb);
+    RdbLoadResult res;
+    Status st = LoadRdb(src, ks, {}, &res);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(res.keys_loaded, 22u);
+    EXPECT_EQ(ks.db(0).size(), 20u);
+    EXPECT_EQ(ks.db(1).size(), 2u);
+    for (int i = 0; i < 20; i++) {
+      store::Entry* e = ks.db(0).Find("a" + std::to_string(i));
+      ASSERT_NE(e, nullptr) << i;
+      EXPECT_EQ(e->value.ToString(), "v" + std::to_string(i));
+      EXPECT_EQ(ks.db(0).GetExpire(e), -1);
+    }
+    EXPECT_EQ(ks.db(1).Find("b0")->value.ToString(), "in-db1");
+    EXPECT_EQ(ks.db(1).GetExpire(ks.db(1).Find("b0")), -1);
+    EXPECT_EQ(ks.db(1).GetExpire(ks.db(1).Find("b1")), int64_t{1000000000000});
+  }
+  for (int apart : {1, 3, 12}) {
+    SCOPED_TRACE(apart);
+    RdbBuilder d;
+    d.Byte(0).Str("dup").Str("first");
+    for (int i = 0; i < apart; i++) d.Byte(0).Str("k" + std::to_string(i)).Str("x");
+    d.Byte(0).Str("dup").Str("second");
+    for (int i = 0; i < 10; i++) d.Byte(0).Str("after" + std::to_string(i)).Str("x");
+    std::string rdb = d.Finish();
+    {
+      Keyspace ks(16);
+      MemorySource src(rdb);
+      RdbLoadResult res;
+      Status st = LoadRdb(src, ks, {}, &res);
+      ASSERT_FALSE(st.ok());
+      EXPECT_NE(st.message().find("duplicated key 'dup' in db 0"), std::string::npos)
+          << st.message();
+      EXPECT_EQ(st.message().find("reading key"), std::string::npos) << st.message();
+    }
+    {
+      Keyspace ks(16);
+      MemorySource src(rdb);
+      RdbLoadResult res;
+      RdbLoadOptions opts;
+      opts.replace_existing = true;
+      Status st = LoadRdb(src, ks, opts, &res);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      EXPECT_EQ(ks.db(0).Find("dup")->value.ToString(), "second");
+      EXPECT_EQ(ks.db(0).size(), static_cast<size_t>(apart + 11));
+    }
+  }
+}
+
 TEST(Dump, RoundTripsEveryTypeAndRejectsBadPayloads) {
   std::mt19937_64 rng(4);
   Keyspace a(16);

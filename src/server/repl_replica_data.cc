@@ -71,7 +71,7 @@ Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
     return Status::Ok();
   }();
   if (!local.ok() && automatic) {
-    LOG_VERBOSE("No RDMA data plane here (%s): replicating over TCP", local.message().c_str());
+    LOG_NOTICE("No RDMA data plane here (%s): replicating over TCP", local.message().c_str());
     return false;
   }
   KV_TRY(local);
