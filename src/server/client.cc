@@ -246,8 +246,8 @@ bool Client::IsDataLinkResume(std::span<const std::string_view> args) {
 
 // A replica's connection carries no replies once it is one: over TCP its snapshot is written to
 // the same socket, and a reply would land inside it. As Redis does, the reply is dropped and the
-// replica disconnected at once, with what it had pending (it will sync again). Keyspace lock
-// held.
+// replica disconnected (it will sync again): at once, by the Flush that follows its input, or
+// by the posted close if output from before is still unwritten. Keyspace lock held.
 void Client::DropReplicaThatGotAReply(std::span<const std::string_view> args, size_t reply_at) {
   out_.resize(reply_at);
   std::string error;
