@@ -292,17 +292,23 @@ void ReplPrimary::Psync(cmd::Context& c) {
   // The reply (+FULLRESYNC) is written when the snapshot starts. As in Redis, that is now
   // unless a diskless sync waits repl-diskless-sync-delay for more replicas or a child runs;
   // Cron starts it then.
+  // The last sync's child may have ended since the cron last looked: a sync right behind
+  // another need not wait for the next tick.
+  ReapChildIfDone();
   if (child_pid_ < 0) StartSnapshot(WallMs());
 }
 
-void ReplPrimary::Cron(int64_t now_ms) {
-  if (child_pid_ > 0) {
-    int status = 0;
-    if (waitpid(child_pid_, &status, WNOHANG) == child_pid_) {
-      child_pid_ = -1;
-      SnapshotDone(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
+void ReplPrimary::ReapChildIfDone() {
+  if (child_pid_ <= 0) return;
+  int status = 0;
+  if (waitpid(child_pid_, &status, WNOHANG) == child_pid_) {
+    child_pid_ = -1;
+    SnapshotDone(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
+}
+
+void ReplPrimary::Cron(int64_t now_ms) {
+  ReapChildIfDone();
   if (child_pid_ < 0) StartSnapshot(now_ms);
   // A replica that stopped acknowledging for repl-timeout is cut off (it will resync).
   int64_t timeout_ms = server_.config().GetInt("repl-timeout") * 1000;

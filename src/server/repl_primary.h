@@ -122,6 +122,8 @@ class ReplPrimary {
   void OnStream(std::string_view bytes);
   void ShiftReplid(const std::string& next);
   void StartSnapshot(int64_t now_ms);
+  // Reaps the snapshot child if it has exited, and finishes its syncs (SnapshotDone).
+  void ReapChildIfDone();
   // The snapshot child: diskless (the RDB streamed to the sockets `fds`, and written into the
   // data links' `rings`) or disk-based (the RDB saved to dbfilename, then sent from the file).
   void RunChild(const std::vector<int>& fds, const std::vector<SnapshotRing*>& rings,

@@ -137,6 +137,7 @@ class ReplReplica::ChannelSource : public persist::Source {
       stop_ = true;
     }
     cv_.notify_all();
+    wake_.Notify();  // out of a wait on the link, which nothing else may end soon
     if (thread_.joinable()) thread_.join();
   }
 
@@ -268,7 +269,7 @@ class ReplReplica::ChannelSource : public persist::Source {
         st = Status::IoError("data link stalled");
         break;
       }
-      st = rx_->Wait(100).status();
+      st = rx_->Wait(100, &wake_).status();
     }
     return st;
   }
@@ -332,6 +333,7 @@ class ReplReplica::ChannelSource : public persist::Source {
   size_t queued_ = 0;              // guarded by mu_
   bool stop_ = false;              // guarded by mu_
   Status error_;                   // guarded by mu_: why the thread ended
+  transport::WaitInterrupt wake_;  // Stop() ends the thread's wait on the link
   std::thread thread_;             // last: starts once the rest is built
 };
 
