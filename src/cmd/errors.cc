@@ -58,6 +58,11 @@ std::string UnknownSubcommand(std::string_view sub, std::string_view parent) {
          ToUpper(parent) + " HELP.";
 }
 
+std::string SubcommandSyntax(std::string_view sub, std::string_view parent) {
+  return "unknown subcommand or wrong number of arguments for '" +
+         std::string(sub.substr(0, 128)) + "'. Try " + ToUpper(parent) + " HELP.";
+}
+
 std::string InvalidExpireTime(std::string_view cmd) {
   return "invalid expire time in '" + std::string(cmd) + "' command";
 }

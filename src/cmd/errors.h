@@ -37,6 +37,8 @@ void ReplyError(resp::ReplyWriter& out, OpStatus s);
 std::string WrongArity(std::string_view cmd_fullname);
 std::string UnknownCommand(std::string_view name, std::span<const std::string_view> args);
 std::string UnknownSubcommand(std::string_view sub, std::string_view parent);
+// Redis' addReplySubcommandSyntaxError: for a command that checks its own subcommands' counts.
+std::string SubcommandSyntax(std::string_view sub, std::string_view parent);
 std::string InvalidExpireTime(std::string_view cmd);
 
 }  // namespace kv::cmd

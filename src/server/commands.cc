@@ -5,6 +5,7 @@ namespace kv::server {
 void RegisterConnectionServerCommands(cmd::CommandTable& t);  // conn_cmds.cc
 void RegisterInfoCommands(cmd::CommandTable& t);              // info_cmds.cc
 void RegisterAdminCommands(cmd::CommandTable& t);             // admin_cmds.cc
+void RegisterDebugCommand(cmd::CommandTable& t);              // debug_cmds.cc
 void RegisterPubSubCommands(cmd::CommandTable& t);            // pubsub.cc
 void RegisterMultiCommands(cmd::CommandTable& t);             // multi.cc
 void RegisterPersistCommands(cmd::CommandTable& t);           // persist_cmds.cc
@@ -14,6 +15,7 @@ void RegisterServerCommands(cmd::CommandTable& t) {
   RegisterConnectionServerCommands(t);
   RegisterInfoCommands(t);
   RegisterAdminCommands(t);
+  RegisterDebugCommand(t);
   RegisterPubSubCommands(t);
   RegisterMultiCommands(t);
   RegisterPersistCommands(t);

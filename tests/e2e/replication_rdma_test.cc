@@ -156,15 +156,11 @@ TEST_P(RdmaReplication, ASmallSyncEndsOnceItsSnapshotIsLoaded) {
   for (int i = 0; i < 5; i++) {
     auto start = std::chrono::steady_clock::now();
     ASSERT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
-    auto elapsed = [&] {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::steady_clock::now() - start).count();
-    };
-    while (InfoField(r, "replication", "master_link_status") != "up") {
-      ASSERT_LT(elapsed(), 10000) << replica.LogText();
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    ms.push_back(elapsed());
+    ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; },
+                        10000, 1))
+        << replica.LogText();
+    ms.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - start).count());
     EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
     ASSERT_EQ(r.Call({"REPLICAOF", "NO", "ONE"}).str, "OK");
   }

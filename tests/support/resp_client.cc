@@ -1,6 +1,8 @@
 #include "tests/support/resp_client.h"
 
 #include <poll.h>
+
+#include <cerrno>
 #include <unistd.h>
 
 #include <cstdio>
@@ -139,19 +141,26 @@ Reply RespClient::Read() {
   return r;
 }
 
-bool RespClient::WaitClosed(int timeout_ms) {
+bool RespClient::WaitClosed(int timeout_ms, std::string* received) {
   int saved = timeout_ms_;
   timeout_ms_ = timeout_ms;
   bool closed = false;
+  if (received) {  // what was read ahead but not parsed comes first
+    received->append(buf_, pos_);
+    buf_.clear();
+    pos_ = 0;
+  }
   while (true) {
     pollfd p{fd_.get(), POLLIN, 0};
     if (poll(&p, 1, timeout_ms) <= 0) break;
-    char tmp[4096];
+    char tmp[65536];
     ssize_t n = read(fd_.get(), tmp, sizeof(tmp));
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
     if (n <= 0) {
       closed = true;
       break;
     }
+    if (received) received->append(tmp, static_cast<size_t>(n));
   }
   timeout_ms_ = saved;
   return closed;

@@ -37,8 +37,9 @@ class RespClient {
   void Send(const std::vector<std::string>& args);
   // Reads the next reply. A reply with type 0 means the connection closed or timed out.
   Reply Read();
-  // True once the peer has closed the connection (reads EOF within timeout_ms).
-  bool WaitClosed(int timeout_ms);
+  // True once the peer has closed the connection (reads EOF within timeout_ms). What arrived
+  // meanwhile (and was not read yet) is appended to `received` when given, else dropped.
+  bool WaitClosed(int timeout_ms, std::string* received = nullptr);
   int fd() const { return fd_.get(); }
 
   static std::string Encode(const std::vector<std::string>& args);

@@ -20,11 +20,11 @@ inline std::string InfoField(RespClient& c, const std::string& section, const st
   return info.substr(at, info.find("\r\n", at) - at);
 }
 
-// Polls `cond` every 20 ms; its last answer after `timeout_ms`.
-inline bool WaitFor(const std::function<bool()>& cond, int timeout_ms = 20000) {
-  for (int waited = 0; waited < timeout_ms; waited += 20) {
+// Polls `cond` every `step_ms`; its last answer after `timeout_ms`.
+inline bool WaitFor(const std::function<bool()>& cond, int timeout_ms = 20000, int step_ms = 20) {
+  for (int waited = 0; waited < timeout_ms; waited += step_ms) {
     if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(step_ms));
   }
   return cond();
 }

@@ -1,0 +1,312 @@
+// DEBUG: Redis 7.0's actions that tests and tools rely on (DIGEST, DIGEST-VALUE, OBJECT,
+// POPULATE, RELOAD, SLEEP, SET-ACTIVE-EXPIRE), with its arities and error texts, and kvstore's
+// own REPLICATION-BREAK-DATA-LINK and REPLICATION-FAIL-SNAPSHOT (docs/replication-rdma.md).
+//
+// Every handler runs on a poll-group thread with the keyspace lock held (see server.h). That is
+// what makes DEBUG SLEEP stop the whole server, as it does in Redis.
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "cmd/context.h"
+#include "cmd/errors.h"
+#include "common/clock.h"
+#include "common/strutil.h"
+#include "server/persistence.h"
+#include "server/repl_primary.h"
+#include "server/repl_replica.h"
+#include "server/server.h"
+#include "store/digest.h"
+
+namespace kv::server {
+namespace {
+
+using cmd::Context;
+
+constexpr std::string_view kDebugDisabled =
+    "DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can "
+    "run it from a local connection, otherwise you need to set this option in the configuration "
+    "file, and then restart the server.";
+
+constexpr uint32_t kLruClockMax = (1u << 24) - 1;  // Redis' LRU_CLOCK_MAX: 24 bits of seconds
+
+// Bytes of an RDB length prefix (rdbSaveLen).
+size_t RdbLenBytes(uint64_t len) {
+  if (len < (1u << 6)) return 1;
+  if (len < (1u << 14)) return 2;
+  return len <= UINT32_MAX ? 5 : 9;
+}
+
+// Bytes of Redis' compact integer encoding (rdbEncodeInteger), or 0 when v needs over 32 bits.
+size_t RdbIntBytes(int64_t v) {
+  if (v >= INT8_MIN && v <= INT8_MAX) return 2;
+  if (v >= INT16_MIN && v <= INT16_MAX) return 3;
+  if (v >= INT32_MIN && v <= INT32_MAX) return 5;
+  return 0;
+}
+
+// DEBUG OBJECT's serializedlength: Redis' rdbSavedObjectLen for a string, except that LZF
+// compression is not modelled (Redis compresses strings over 20 bytes when that saves space, so
+// for compressible long strings it reports less). store::Collection offers no way to walk a
+// collection yet, so collections report 0.
+size_t SerializedLength(const store::Value& v) {
+  if (!v.is_string()) return 0;
+  if (v.is_int()) {
+    if (size_t n = RdbIntBytes(v.IntValue())) return n;
+    size_t digits = Int64ToString(v.IntValue()).size();  // saved as text
+    return RdbLenBytes(digits) + digits;
+  }
+  char scratch[24];
+  std::string_view s = v.Str(scratch);
+  if (s.size() <= 11) {  // rdbTryIntegerEncoding
+    auto n = ParseInt64(s);
+    if (n && RdbIntBytes(*n)) return RdbIntBytes(*n);
+  }
+  return RdbLenBytes(s.size()) + s.size();
+}
+
+// DEBUG OBJECT reads the table directly (no lazy expiry), as Redis' dictFind does.
+void DebugObject(Context& c) {
+  store::Entry* e = c.db().Find(c.arg(2));
+  if (!e) {
+    c.Error(cmd::OpStatus::kNoSuchKey);
+    return;
+  }
+  const store::Value& v = e->value;
+  // The same sharing rule as OBJECT REFCOUNT (keys.cc): Redis' shared integers 0..9999.
+  bool shared = v.is_int() && v.IntValue() >= 0 && v.IntValue() < 10000;
+  // Entry::access holds the LRU seconds or the LFU state in Redis' 24-bit layout.
+  uint32_t lru = e->access & kLruClockMax;
+  uint32_t now = static_cast<uint32_t>(WallMs() / 1000) & kLruClockMax;
+  uint64_t idle = now >= lru ? now - lru : now + (kLruClockMax - lru);
+  char buf[256];
+  snprintf(buf, sizeof(buf),
+           "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu",
+           static_cast<const void*>(&v), shared ? INT_MAX : 1, v.EncodingName(),
+           SerializedLength(v), lru, static_cast<unsigned long long>(idle));
+  c.out.Simple(buf);
+}
+
+// Like Redis (strtod, then nanosleep), a malformed or negative duration sleeps for nothing.
+void DebugSleep(Context& c) {
+  double secs = strtod(std::string(c.arg(2)).c_str(), nullptr);
+  if (secs > 0) {
+    secs = std::min(secs, 1e9);  // keeps the duration arithmetic finite
+    std::this_thread::sleep_for(std::chrono::duration<double>(secs));
+  }
+  c.out.Ok();
+}
+
+// Redis parses the flag with atoi: anything that is not a non-zero number turns expiry off.
+void DebugSetActiveExpire(Context& c) {
+  ServerOf(c).set_active_expire(atoi(std::string(c.arg(2)).c_str()) != 0);
+  c.out.Ok();
+}
+
+void DebugDigest(Context& c) { c.out.Simple(store::DatasetDigest(c.ks)); }
+
+// Keys are looked up without lazy expiry, as in Redis: a logically expired key still digests.
+void DebugDigestValue(Context& c) {
+  c.out.Array(c.argc() - 2);
+  for (size_t i = 2; i < c.argc(); i++) {
+    c.out.Simple(store::ValueDigest(c.db(), c.db().Find(c.arg(i))));
+  }
+}
+
+// DEBUG POPULATE <count> [prefix] [size], as in Redis: keys "<prefix>:0" to "<prefix>:<count-1>"
+// (prefix "key"; the name cut at 127 bytes) holding "value:<n>", or with a size that many bytes:
+// "value:<n>" cut or padded with zero bytes. Keys that exist are left alone. Like any DEBUG
+// action it is not replicated. A size over proto-max-bulk-len is refused, where Redis would try.
+void DebugPopulate(Context& c) {
+  int64_t count = 0, size = 0;
+  // Redis answers "must be positive" for what does not parse, too.
+  if (!c.ParseInt(c.arg(2), &count, cmd::OpStatus::kPositive)) return;
+  if (count < 0) {
+    c.Error(cmd::OpStatus::kPositive);
+    return;
+  }
+  if (c.argc() == 5) {
+    if (!c.ParseInt(c.arg(4), &size, cmd::OpStatus::kPositive)) return;
+    if (size < 0) {
+      c.Error(cmd::OpStatus::kPositive);
+      return;
+    }
+    if (size > c.hooks.MaxBulkLen()) {
+      c.Error(cmd::OpStatus::kStringTooLong);
+      return;
+    }
+  }
+  std::string prefix = c.argc() >= 4 ? std::string(c.arg(3)) : "key";
+  c.db().Reserve(static_cast<size_t>(std::min<int64_t>(count, int64_t{1} << 26)),
+                 c.db().expires_size());
+  char key[128], value[64];
+  for (int64_t j = 0; j < count; j++) {
+    int klen = snprintf(key, sizeof(key), "%s:%lld", prefix.c_str(), static_cast<long long>(j));
+    std::string_view k(key, std::min<size_t>(static_cast<size_t>(klen), sizeof(key) - 1));
+    if (c.LookupWrite(k)) continue;
+    int vlen = snprintf(value, sizeof(value), "value:%lld", static_cast<long long>(j));
+    std::string v = size == 0 ? std::string(value, static_cast<size_t>(vlen))
+                              : std::string(static_cast<size_t>(size), '\0');
+    if (size > 0) memcpy(v.data(), value, std::min<size_t>(v.size(), static_cast<size_t>(vlen)));
+    c.ks.Set(c.session.db, k, store::Value::String(v));
+    c.Notify(cmd::kNotifyNew, "new", k);
+    c.hooks.KeyModified(c.session.db, k);
+  }
+  c.out.Ok();
+}
+
+// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save, empty the dataset, load the file back. With
+// NOFLUSH a key both in memory and in the file is an error, unless MERGE (the file wins).
+void DebugReload(Context& c) {
+  bool save = true, flush = true, merge = false;
+  for (size_t i = 2; i < c.argc(); i++) {
+    std::string_view a = c.arg(i);
+    if (EqualsIgnoreCase(a, "NOSAVE")) {
+      save = false;
+    } else if (EqualsIgnoreCase(a, "NOFLUSH")) {
+      flush = false;
+    } else if (EqualsIgnoreCase(a, "MERGE")) {
+      merge = true;
+    } else {
+      c.Error("DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+      return;
+    }
+  }
+  Persistence& p = ServerOf(c).persistence();
+  if (save && !p.SaveNow().ok()) {
+    c.Error("-ERR");
+    return;
+  }
+  if (!p.Reload(flush, merge).ok()) {
+    c.Error("Error trying to load the RDB dump, check server logs.");
+    return;
+  }
+  c.out.Ok();
+}
+
+// "AFTER <bytes>" at arguments 2 and 3 of a DEBUG action: false (with the error answered) when
+// malformed.
+bool ParseAfterBytes(Context& c, uint64_t* after) {
+  int64_t n = 0;
+  if (!EqualsIgnoreCase(c.arg(2), "after")) {
+    c.Error(cmd::OpStatus::kSyntax);
+    return false;
+  }
+  if (!c.ParseInt(c.arg(3), &n)) return false;
+  if (n < 0) {
+    c.Error("byte count must be positive");
+    return false;
+  }
+  *after = static_cast<uint64_t>(n);
+  return true;
+}
+
+// DEBUG REPLICATION-BREAK-DATA-LINK [AFTER <bytes>]: fails the RDMA data links of this server
+// (both sides), now or once that many more bytes have moved over them. A link broken while it
+// streams is resumed with PSYNC; one broken mid-snapshot is rebuilt and the snapshot goes on.
+void DebugBreakDataLink(Context& c) {
+  uint64_t after = 0;
+  if (c.argc() == 3) {  // the action table allows 2 to 4 arguments
+    c.Error(cmd::OpStatus::kSyntax);
+    return;
+  }
+  if (c.argc() == 4 && !ParseAfterBytes(c, &after)) return;
+  ServerOf(c).primary().BreakDataLinks(after);
+  ServerOf(c).replica().BreakDataLink(after);
+  c.out.Ok();
+}
+
+// DEBUG REPLICATION-FAIL-SNAPSHOT AFTER <bytes>: the next diskless replication snapshot child
+// fails once it has written that many bytes of the RDB to a replica (a test hook, like the
+// above): the replicas of that sync drop it and sync again.
+void DebugFailSnapshot(Context& c) {
+  uint64_t after = 0;
+  if (!ParseAfterBytes(c, &after)) return;
+  ServerOf(c).primary().FailNextSnapshot(after);
+  c.out.Ok();
+}
+
+void DebugHelp(Context& c) {
+  static constexpr std::string_view kLines[] = {
+      "DIGEST",
+      "    Output a hex signature representing the current DB content.",
+      "DIGEST-VALUE <key> [<key> ...]",
+      "    Output a hex signature of the values of all the specified keys.",
+      "OBJECT <key>",
+      "    Show low level info about `key` and associated value.",
+      "POPULATE <count> [<prefix>] [<size>]",
+      "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+      "    it is used instead of the 'key' prefix. These are not propagated to",
+      "    replicas. Cluster slots are not respected so keys not belonging to the",
+      "    current node can be created in cluster mode.",
+      "RELOAD [option ...]",
+      "    Save the RDB on disk and reload it back to memory. Options:",
+      "    * MERGE: conflicting keys will be loaded from RDB.",
+      "    * NOFLUSH: Do not empty the current database before loading.",
+      "    * NOSAVE: the database will be loaded from an existing RDB file.",
+      "SET-ACTIVE-EXPIRE <0|1>",
+      "    Setting it to 0 disables expiring keys in background when they are not",
+      "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+      "    default.",
+      "SLEEP <seconds>",
+      "    Stop the server for <seconds>. Decimals allowed.",
+  };
+  c.ReplyHelp(kLines);
+}
+
+// DEBUG is one command in Redis (arity -2): the first argument picks the action and each action
+// checks its own argument count, answering the same syntax error for an unknown action or a
+// wrong count. Hence a table here rather than subcommands in the command table.
+struct DebugAction {
+  std::string_view name;
+  size_t min_argc, max_argc;  // counting "DEBUG" and the action
+  cmd::Handler handler;
+};
+
+constexpr DebugAction kDebugActions[] = {
+    {"help", 2, 2, DebugHelp},
+    {"sleep", 3, 3, DebugSleep},
+    {"set-active-expire", 3, 3, DebugSetActiveExpire},
+    {"digest", 2, 2, DebugDigest},
+    {"digest-value", 2, SIZE_MAX, DebugDigestValue},
+    {"object", 3, 3, DebugObject},
+    {"populate", 3, 5, DebugPopulate},
+    {"reload", 2, 5, DebugReload},
+    {"replication-break-data-link", 2, 4, DebugBreakDataLink},
+    {"replication-fail-snapshot", 4, 4, DebugFailSnapshot},
+};
+
+void Debug(Context& c) {
+  // Redis refuses it in processCommand (a "protected" command); kvstore's parameter is a bool,
+  // so there is no "local" mode.
+  if (!ServerOf(c).config().GetBool("enable-debug-command")) {
+    c.Error(kDebugDisabled);
+    return;
+  }
+  for (const DebugAction& a : kDebugActions) {
+    if (EqualsIgnoreCase(c.arg(1), a.name) && c.argc() >= a.min_argc && c.argc() <= a.max_argc) {
+      a.handler(c);
+      return;
+    }
+  }
+  c.Error(cmd::SubcommandSyntax(c.arg(1), c.arg(0)));
+}
+
+}  // namespace
+
+void RegisterDebugCommand(cmd::CommandTable& t) {
+  t.Add({.name = "debug",
+         .arity = -2,
+         .flags = cmd::kAdmin | cmd::kNoScript | cmd::kLoading | cmd::kStale,
+         .handler = Debug,
+         .group = "server",
+         .summary = "A container for debugging commands",
+         .since = "1.0.0"});
+}
+
+}  // namespace kv::server
