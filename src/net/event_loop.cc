@@ -1,8 +1,10 @@
 #include "net/event_loop.h"
 
 #include <sys/eventfd.h>
+#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cassert>
 #include <climits>
 
@@ -131,11 +133,42 @@ void EventLoop::RunTimers() {
   }
 }
 
+std::span<epoll_event> EventLoop::WaitForEvents(int timeout_ms, bool last_round_busy) {
+  int64_t poll_us = busy_poll_us_.load(std::memory_order_relaxed);
+  // After kBusyPollStreak polls in a row came up empty, only one round in kBusyPollRetry polls:
+  // a loop whose requests come further apart than the poll lasts sleeps as it would without.
+  constexpr unsigned kBusyPollStreak = 4, kBusyPollRetry = 16;
+  bool poll = poll_us > 0 && timeout_ms != 0 && last_round_busy &&
+              (busy_poll_failures_ < kBusyPollStreak ||
+               (busy_poll_failures_ - kBusyPollStreak) % kBusyPollRetry == 0);
+  if (poll) {
+    if (timeout_ms > 0) poll_us = std::min<int64_t>(poll_us, int64_t{timeout_ms} * 1000);
+    int64_t deadline = MonoUs() + poll_us;
+    do {
+      std::span<epoll_event> ready = poller_.Wait(0);
+      if (!ready.empty()) {
+        busy_poll_failures_ = 0;
+        busy_poll_hits_.fetch_add(1, std::memory_order_relaxed);
+        return ready;
+      }
+      // Let a thread that shares this CPU (a client on the same machine) run meanwhile.
+      sched_yield();
+    } while (MonoUs() < deadline);
+    busy_poll_failures_++;
+    busy_poll_misses_.fetch_add(1, std::memory_order_relaxed);
+  } else if (last_round_busy && busy_poll_failures_ >= kBusyPollStreak) {
+    busy_poll_failures_++;
+  }
+  return poller_.Wait(timeout_ms);
+}
+
 void EventLoop::Run() {
   running_here_ = this;
+  bool busy = false;
   while (!stop_) {
     // Tasks this thread posted run at the end of this round; the wait only looks for events.
-    batch_ = poller_.Wait(has_posted_.load(std::memory_order_relaxed) ? 0 : NextTimeoutMs());
+    batch_ = WaitForEvents(has_posted_.load(std::memory_order_relaxed) ? 0 : NextTimeoutMs(), busy);
+    busy = !batch_.empty();
     now_ms_ = MonoMs();
     for (batch_pos_ = 0; batch_pos_ < batch_.size(); batch_pos_++) {
       epoll_event ev = batch_[batch_pos_];

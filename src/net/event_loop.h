@@ -62,6 +62,14 @@ class EventLoop {
   bool InLoopThread() const { return running_here_ == this; }
   // Monotonic ms read once per loop iteration (after each wait): cheap, coarse timestamps.
   int64_t now_ms() const { return now_ms_; }
+  // After a round that handled events, poll without sleeping for up to `us` microseconds
+  // (yielding the CPU between polls) before the loop blocks in epoll_wait; 0 turns it off.
+  // A sleep and its wake-up cost more than a short poll when requests come back-to-back; a
+  // loop whose polls keep finding nothing polls only now and then. Thread-safe.
+  void SetBusyPollUs(int us) { busy_poll_us_.store(us, std::memory_order_relaxed); }
+  // Rounds whose busy poll found events, and those whose poll ran out (tests, INFO).
+  uint64_t busy_poll_hits() const { return busy_poll_hits_.load(std::memory_order_relaxed); }
+  uint64_t busy_poll_misses() const { return busy_poll_misses_.load(std::memory_order_relaxed); }
 
  private:
   struct Timer {
@@ -71,6 +79,8 @@ class EventLoop {
   class Waker;
 
   int NextTimeoutMs() const;
+  // The events of this round: a busy poll first, where wanted, then a wait of `timeout_ms`.
+  std::span<epoll_event> WaitForEvents(int timeout_ms, bool last_round_busy);
   void RunTimers();
   void RunPosted();
 
@@ -84,6 +94,10 @@ class EventLoop {
   std::multimap<int64_t, Timer> timers_;             // by due time (monotonic ms)
   std::unordered_map<TimerId, int64_t> timer_due_;   // for cancellation
   TimerId next_timer_id_ = 1;
+
+  std::atomic<int> busy_poll_us_{0};
+  std::atomic<uint64_t> busy_poll_hits_{0}, busy_poll_misses_{0};
+  unsigned busy_poll_failures_ = 0;  // busy polls in a row that found nothing
 
   std::span<epoll_event> batch_;  // events being dispatched; RemoveFd scrubs them
   size_t batch_pos_ = 0;

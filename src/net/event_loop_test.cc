@@ -115,6 +115,81 @@ TEST(EventLoop, FdReadiness) {
   loop.RemoveFd(b.get(), &r);
 }
 
+// Echoes a byte back to the peer (a request and its reply): one per round, so that a peer's
+// next request is always another round's event.
+struct Echo : FdHandler {
+  int fd = -1, replies = 0;
+  void OnEvents(uint32_t) override {
+    char c;
+    if (read(fd, &c, 1) == 1 && write(fd, &c, 1) == 1) replies++;
+  }
+};
+
+// A peer that sends its next request as soon as the reply to the last one arrives, `n` times,
+// waiting `gap_ms` in between, then `tail_ms` before it stops the loop.
+void PingPong(EventLoop& loop, int peer, int n, int gap_ms, int tail_ms) {
+  for (int i = 0; i < n; i++) {
+    if (gap_ms > 0) usleep(gap_ms * 1000);
+    char c = 'x';
+    ASSERT_EQ(write(peer, &c, 1), 1);
+    ASSERT_EQ(read(peer, &c, 1), 1);
+  }
+  usleep(tail_ms * 1000);
+  loop.Stop();
+}
+
+struct BusyPollRun {
+  int replies;
+  uint64_t hits, misses;
+};
+
+BusyPollRun RunPingPong(int busy_poll_us, int n, int gap_ms, int tail_ms) {
+  int sv[2];
+  EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  Fd served(sv[0]), peer(sv[1]);
+  (void)SetNonBlocking(served.get());
+  EventLoop loop;
+  loop.SetBusyPollUs(busy_poll_us);
+  Echo echo;
+  echo.fd = served.get();
+  EXPECT_TRUE(loop.AddFd(served.get(), EventLoop::kReadable, &echo).ok());
+  std::thread t([&] { PingPong(loop, peer.get(), n, gap_ms, tail_ms); });
+  loop.Run();
+  t.join();
+  loop.RemoveFd(served.get(), &echo);
+  return {echo.replies, loop.busy_poll_hits(), loop.busy_poll_misses()};
+}
+
+// Requests that follow their replies at once are found by the busy poll after each round that
+// served one, instead of by a wake-up; once the peer goes quiet the poll runs out and the loop
+// sleeps.
+TEST(EventLoop, BusyPollFindsRequestsThatFollowTheirReplies) {
+  BusyPollRun r = RunPingPong(100000, 200, 0, 300);
+  EXPECT_EQ(r.replies, 200);
+  // Every round after the first request polled; a poll that lasts 100 ms misses only when the
+  // peer's thread is kept off the CPU that long.
+  EXPECT_GE(r.hits, 190u);
+  EXPECT_GE(r.misses, 1u);  // the quiet tail
+  EXPECT_LE(r.hits + r.misses, 201u);
+}
+
+// A peer slower than the poll: after four empty polls in a row the loop polls only one busy
+// round in sixteen, so it sleeps as it would without busy polling.
+TEST(EventLoop, BusyPollBacksOffWhenRequestsComeFurtherApartThanItLasts) {
+  BusyPollRun r = RunPingPong(1000, 60, 15, 5);
+  EXPECT_EQ(r.replies, 60);
+  EXPECT_EQ(r.hits, 0u);
+  // Rounds that served a request: 60. Polled: the first four, then one in sixteen.
+  EXPECT_GE(r.misses, 4u);
+  EXPECT_LE(r.misses, 9u);
+}
+
+TEST(EventLoop, BusyPollOffByDefault) {
+  BusyPollRun r = RunPingPong(0, 50, 0, 0);
+  EXPECT_EQ(r.replies, 50);
+  EXPECT_EQ(r.hits + r.misses, 0u);
+}
+
 TEST(Socket, ListenOnFreePortAndConnect) {
   auto l = ListenTcp("127.0.0.1", 0, 16);
   ASSERT_TRUE(l.ok()) << l.status().ToString();

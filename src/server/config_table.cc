@@ -80,7 +80,9 @@ std::vector<ParamSpec> TableParams() {
       M("proto-max-bulk-len", 512LL * 1024 * 1024, 1024 * 1024),
       Multi("client-output-buffer-limit",
             "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
-      I("io-threads", 0, 0, 128),  // 0: one per core
+      I("io-threads", 0, 0, 128),  // 0: three per four cores, at least one (Server::Start)
+      // kvstore: how long a poll group polls for more requests before it sleeps (EventLoop).
+      I("io-busy-poll-us", 50, 0, 10000),
       B("io-threads-do-reads", false),
       S("unixsocket", ""),
       I("unixsocketperm", 0, 0, 0777),

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "server/server.h"
+
 namespace kv::server {
 namespace {
 
@@ -12,6 +14,17 @@ TEST(Config, DefaultsMatchRedis) {
   EXPECT_EQ(c.GetInt("proto-max-bulk-len"), 512LL * 1024 * 1024);
   EXPECT_EQ(c.GetInt("databases"), 16);
   EXPECT_EQ(c.GetString("save"), "3600 1 300 100 60 10000");
+}
+
+// io-threads 0: three poll groups per four cores, at least one.
+TEST(Config, DefaultPollGroupsLeaveACoreInFour) {
+  EXPECT_EQ(DefaultPollGroups(0), 1);
+  EXPECT_EQ(DefaultPollGroups(1), 1);
+  EXPECT_EQ(DefaultPollGroups(2), 1);
+  EXPECT_EQ(DefaultPollGroups(3), 2);
+  EXPECT_EQ(DefaultPollGroups(4), 3);
+  EXPECT_EQ(DefaultPollGroups(8), 6);
+  EXPECT_EQ(DefaultPollGroups(16), 12);
 }
 
 TEST(Config, SetManyIsAtomic) {

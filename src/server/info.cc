@@ -27,6 +27,7 @@
 #include "common/strutil.h"
 #include "server/client.h"
 #include "server/persistence.h"
+#include "server/poll_group.h"
 #include "server/repl_primary.h"
 #include "server/repl_replica.h"
 #include "server/server.h"
@@ -280,6 +281,13 @@ void StatsSection(Server& s, std::string* out) {
           "tracking_total_prefixes:0\r\n");
   Appendf(out, "unexpected_error_replies:%llu\r\ntotal_error_replies:%llu\r\n",
           u(st.unexpected_error_replies), u(st.total_error_replies));
+  // kvstore: poll groups' busy polls (io-busy-poll-us) that found requests, and that ran out.
+  uint64_t hits = 0, misses = 0;
+  for (size_t i = 0; i < s.num_groups(); i++) {
+    hits += s.group(i).loop().busy_poll_hits();
+    misses += s.group(i).loop().busy_poll_misses();
+  }
+  Appendf(out, "io_busy_poll_hits:%llu\r\nio_busy_poll_misses:%llu\r\n", u(hits), u(misses));
 }
 
 void ReplicationSection(Server& s, std::string* out) {

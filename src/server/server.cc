@@ -18,6 +18,8 @@
 
 namespace kv::server {
 
+int DefaultPollGroups(unsigned cores) { return std::max(1, static_cast<int>(cores * 3 / 4)); }
+
 // Accepts connections on one address and deals them out to the poll groups.
 class Server::Listener : public net::FdHandler {
  public:
@@ -117,6 +119,11 @@ void Server::WireConfig() {
     protected_mode_ = v == "yes";
     return Status::Ok();
   });
+  c.OnApply("io-busy-poll-us", [this](const std::string& v) {
+    busy_poll_us_ = static_cast<int>(ParseInt64(v).value_or(0));
+    for (auto& g : groups_) g->loop().SetBusyPollUs(busy_poll_us_);
+    return Status::Ok();
+  });
   c.OnApply("hz", [this](const std::string& v) {
     hz_ = std::clamp<int>(static_cast<int>(ParseInt64(v).value_or(10)), 1, 500);
     return Status::Ok();
@@ -181,8 +188,11 @@ Status Server::Start() {
   s = persistence_->LoadAtStartup();
   if (!s.ok()) return s;
   int64_t threads = config_->GetInt("io-threads");
-  if (threads <= 0) threads = std::max<unsigned>(1, std::thread::hardware_concurrency());
-  for (int i = 0; i < threads; i++) groups_.push_back(std::make_unique<PollGroup>(*this, i));
+  if (threads <= 0) threads = DefaultPollGroups(std::thread::hardware_concurrency());
+  for (int i = 0; i < threads; i++) {
+    groups_.push_back(std::make_unique<PollGroup>(*this, i));
+    groups_.back()->loop().SetBusyPollUs(busy_poll_us_);
+  }
   s = StartListeners();
   if (!s.ok()) return s;
   // A primary restarted from a snapshot that recorded its history keeps it as the secondary ID,

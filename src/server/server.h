@@ -87,6 +87,12 @@ struct OutputLimit {
   int64_t seconds = 0;
 };
 
+// Poll groups for `io-threads 0` on a machine with `cores` CPUs: three for every four cores, at
+// least one (Redis' advice for its IO threads: 2-3 on 4 cores, 6 on 8). The rest is left to the
+// kernel's network processing and to clients on the same machine; one group per core, on two
+// cores, served fewer requests than one group, at pipeline 1 and 16 alike (bench/README.md).
+int DefaultPollGroups(unsigned cores);
+
 class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
  public:
   explicit Server(std::unique_ptr<Config> config);
@@ -254,6 +260,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   bool active_expire_ = true;
   int notify_flags_ = 0;
   int hz_ = 10;
+  int busy_poll_us_ = 0;  // io-busy-poll-us
   // Mirrors of configuration read on every command.
   int64_t slowlog_slower_than_us_ = 10000;
   int64_t slowlog_max_len_ = 128;
