@@ -151,7 +151,7 @@ def main():
     ap.add_argument("--tests", default="set,get", help="redis-benchmark -t tests, comma-separated")
     ap.add_argument("--memory", default="strings", help="datasets: strings,hashes,zsets")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--io-threads", default="0", help="kvstore io-threads (0: one per core)")
+    ap.add_argument("--io-threads", default="0", help="kvstore io-threads (0: its default, three per four cores)")
     ap.add_argument("--pipelines", default="1,16", help="comma-separated pipeline depths")
     ap.add_argument("--sizes", default="16,1024", help="comma-separated value sizes in bytes")
     opts = ap.parse_args()
