@@ -57,6 +57,10 @@ void ZSkipList::Link(ZNode* x) {
     }
     update[i] = p;
   }
+  LinkAt(x, update, rank);
+}
+
+void ZSkipList::LinkAt(ZNode* x, ZNode** update, size_t* rank) {
   int height = x->height;
   if (height > level_) {
     for (int i = level_; i < height; i++) {
@@ -125,9 +129,59 @@ void ZSkipList::UpdateScore(ZNode* node, double score) {
     RefreshLinksTo(node);
     return;
   }
-  Unlink(node);
+  ZNode* from[kMaxLevel];
+  ZNode* to[kMaxLevel];
+  size_t rank[kMaxLevel];
+  FindMove(node, score, from, to, rank);
+  UnlinkWith(node, from);
   node->score = score;
-  Link(node);
+  LinkAt(node, to, rank);
+}
+
+// The two searches of a move, unlink and link, walk the list together: each step loads the
+// next node of both paths, so in a large set their cache misses overlap instead of following
+// one another. The second path walks the list as it will be once x is unlinked: it steps over
+// x, and ranks past x count one less.
+void ZSkipList::FindMove(ZNode* x, double score, ZNode** from, ZNode** to, size_t* rank) const {
+  std::string_view member = x->key();
+  const double old_score = x->score;
+  ZNode* a = header_;  // the unlink path: the last node before x
+  ZNode* b = header_;  // the link path: the last node before (score, member), x left out
+  size_t rank_a = 0, rank_b = 0;
+  for (int i = level_ - 1; i >= 0; i--) {
+    for (;;) {
+      const ZNode::Level& la = a->levels()[i];
+      bool step_a = la.Before(old_score, member);
+      const ZNode::Level& lb = b->levels()[i];
+      ZNode* next = lb.forward;
+      double next_score = lb.score;
+      size_t span = lb.span;
+      if (next == x) {
+        const ZNode::Level& lx = x->levels()[i];
+        next = lx.forward;
+        next_score = lx.score;
+        span += lx.span;
+      }
+      bool step_b = next && (next_score < score || (next_score == score && next->key() < member));
+      if (!step_a && !step_b) break;
+      if (step_a) {
+        rank_a += la.span;
+        a = la.forward;
+      }
+      if (step_b) {
+        rank_b += span;
+        b = next;
+      }
+    }
+    from[i] = a;
+    to[i] = b;
+    rank[i] = rank_b;
+  }
+  // Ranks so far count x; those of nodes after it are one less once it is gone.
+  size_t rank_x = rank_a + 1;
+  for (int i = 0; i < level_; i++) {
+    if (rank[i] > rank_x) rank[i]--;
+  }
 }
 
 void ZSkipList::RefreshLinksTo(ZNode* x) {

@@ -113,6 +113,11 @@ class ZSkipList {
   static int RandomLevel();
   // Links a node (of any height) at its place by (score, member).
   void Link(ZNode* x);
+  // Links x after update[i] at each of its levels; rank[i] is update[i]'s rank.
+  void LinkAt(ZNode* x, ZNode** update, size_t* rank);
+  // For a linked x about to move to `score`: from[] is what UnlinkWith needs, to[] and rank[]
+  // what LinkAt needs once x is unlinked, both found in one walk.
+  void FindMove(ZNode* x, double score, ZNode** from, ZNode** to, size_t* rank) const;
   // Fills update[] with the last node before (score, member) at each level.
   void FindUpdate(double score, std::string_view member, ZNode** update) const;
   void UnlinkWith(ZNode* x, ZNode** update);

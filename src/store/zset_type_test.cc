@@ -72,6 +72,41 @@ TEST(ZSkipListTest, RanksMatchAModel) {
   for (const auto& [key, node] : model) ZNode::Destroy(node);
 }
 
+// A move finds its unlink and link paths in one walk, the second one stepping over the moving
+// node: every move (forwards, backwards, onto ties, past nodes of every height, in lists of one
+// node up) must leave the links, spans and score copies as a fresh insert would.
+TEST(ZSkipListTest, MovesKeepLinksSpansAndRanks) {
+  std::mt19937 rng(11);
+  for (int size : {1, 2, 3, 5, 40, 3000}) {
+    ZSkipList list;
+    std::map<std::string, ZNode*> nodes;
+    for (int i = 0; i < size; i++) {
+      std::string m = "m" + std::to_string(i);
+      nodes[m] = list.Insert(m, static_cast<double>(rng() % 20));
+    }
+    for (int round = 0; round < 4000; round++) {
+      auto it = std::next(nodes.begin(), static_cast<long>(rng() % nodes.size()));
+      // Few distinct scores: many moves land on ties, ordered by member.
+      list.UpdateScore(it->second, static_cast<double>(rng() % 20) - 5);
+      if (size < 100 || round % 500 == 0) ASSERT_TRUE(list.CheckLinks()) << size << " " << round;
+    }
+    ASSERT_TRUE(list.CheckLinks());
+    std::vector<std::pair<double, std::string>> order;
+    for (const auto& [m, n] : nodes) order.push_back({n->score, m});
+    std::sort(order.begin(), order.end());
+    for (size_t r = 0; r < order.size(); r++) {
+      ASSERT_EQ(list.ByRank(r + 1), nodes[order[r].second]);
+      ASSERT_EQ(list.Rank(order[r].first, order[r].second), r + 1);
+    }
+    for (const auto& [m, n] : nodes) {
+      list.Unlink(n);
+      ZNode::Destroy(n);
+    }
+    EXPECT_EQ(list.size(), 0u);
+    EXPECT_TRUE(list.CheckLinks());
+  }
+}
+
 // Links keep a copy of the next node's score: in-place score changes (of nodes of every height)
 // must refresh the copies, or later descents go astray.
 TEST(ZSkipListTest, ScoreCopiesFollowInPlaceUpdates) {
