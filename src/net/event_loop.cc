@@ -133,14 +133,20 @@ void EventLoop::RunTimers() {
   }
 }
 
-std::span<epoll_event> EventLoop::WaitForEvents(int timeout_ms, bool last_round_busy) {
+int EventLoop::WaitTimeoutMs() const {
+  // Tasks this thread posted run at the end of this round; the wait only looks for events.
+  return has_posted_.load(std::memory_order_relaxed) ? 0 : NextTimeoutMs();
+}
+
+std::span<epoll_event> EventLoop::WaitForEvents(bool last_round_busy) {
+  int timeout_ms = WaitTimeoutMs();
   int64_t poll_us = busy_poll_us_.load(std::memory_order_relaxed);
-  // After kBusyPollStreak polls in a row came up empty, only one round in kBusyPollRetry polls:
+  // After kBusyPollStreak polls in a row came up empty, one busy round in kBusyPollRetry polls:
   // a loop whose requests come further apart than the poll lasts sleeps as it would without.
   constexpr unsigned kBusyPollStreak = 4, kBusyPollRetry = 16;
   bool poll = poll_us > 0 && timeout_ms != 0 && last_round_busy &&
               (busy_poll_failures_ < kBusyPollStreak ||
-               (busy_poll_failures_ - kBusyPollStreak) % kBusyPollRetry == 0);
+               (busy_poll_failures_ - kBusyPollStreak + 1) % kBusyPollRetry == 0);
   if (poll) {
     if (timeout_ms > 0) poll_us = std::min<int64_t>(poll_us, int64_t{timeout_ms} * 1000);
     int64_t deadline = MonoUs() + poll_us;
@@ -156,6 +162,7 @@ std::span<epoll_event> EventLoop::WaitForEvents(int timeout_ms, bool last_round_
     } while (MonoUs() < deadline);
     busy_poll_failures_++;
     busy_poll_misses_.fetch_add(1, std::memory_order_relaxed);
+    timeout_ms = WaitTimeoutMs();  // the poll took some of the time to the next timer
   } else if (last_round_busy && busy_poll_failures_ >= kBusyPollStreak) {
     busy_poll_failures_++;
   }
@@ -166,8 +173,7 @@ void EventLoop::Run() {
   running_here_ = this;
   bool busy = false;
   while (!stop_) {
-    // Tasks this thread posted run at the end of this round; the wait only looks for events.
-    batch_ = WaitForEvents(has_posted_.load(std::memory_order_relaxed) ? 0 : NextTimeoutMs(), busy);
+    batch_ = WaitForEvents(busy);
     busy = !batch_.empty();
     now_ms_ = MonoMs();
     for (batch_pos_ = 0; batch_pos_ < batch_.size(); batch_pos_++) {

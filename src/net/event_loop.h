@@ -63,11 +63,13 @@ class EventLoop {
   // Monotonic ms read once per loop iteration (after each wait): cheap, coarse timestamps.
   int64_t now_ms() const { return now_ms_; }
   // After a round that handled events, poll without sleeping for up to `us` microseconds
-  // (yielding the CPU between polls) before the loop blocks in epoll_wait; 0 turns it off.
-  // A sleep and its wake-up cost more than a short poll when requests come back-to-back; a
-  // loop whose polls keep finding nothing polls only now and then. Thread-safe.
+  // (yielding the CPU between polls) before the loop blocks in epoll_wait; 0 (the default)
+  // turns it off. A sleep and its wake-up cost more than a short poll when requests come
+  // back-to-back. After four empty polls in a row the loop polls one busy round in sixteen,
+  // until a poll finds events again. Thread-safe.
   void SetBusyPollUs(int us) { busy_poll_us_.store(us, std::memory_order_relaxed); }
-  // Rounds whose busy poll found events, and those whose poll ran out (tests, INFO).
+  // Polls that found events (requests, or tasks posted from other threads), and those that
+  // ran out (tests, INFO).
   uint64_t busy_poll_hits() const { return busy_poll_hits_.load(std::memory_order_relaxed); }
   uint64_t busy_poll_misses() const { return busy_poll_misses_.load(std::memory_order_relaxed); }
 
@@ -79,8 +81,11 @@ class EventLoop {
   class Waker;
 
   int NextTimeoutMs() const;
-  // The events of this round: a busy poll first, where wanted, then a wait of `timeout_ms`.
-  std::span<epoll_event> WaitForEvents(int timeout_ms, bool last_round_busy);
+  // How long the wait for events may last: until the next timer, or not at all when tasks
+  // are posted.
+  int WaitTimeoutMs() const;
+  // The events of this round: a busy poll first, where wanted, then a wait.
+  std::span<epoll_event> WaitForEvents(bool last_round_busy);
   void RunTimers();
   void RunPosted();
 

@@ -258,6 +258,13 @@ bool ZSkipList::CheckLinks() const {
     rank[x] = ++r;
   }
   if (r != length_) return false;
+  // level_ is the height of the tallest node: its top level is in use (unless the list is
+  // empty) and no link above it is.
+  if (level_ < 1 || level_ > kMaxLevel) return false;
+  if (level_ > 1 && !header_->levels()[level_ - 1].forward) return false;
+  for (int i = level_; i < kMaxLevel; i++) {
+    if (header_->levels()[i].forward) return false;
+  }
   for (int i = 0; i < kMaxLevel; i++) {
     for (const ZNode* x = header_; x; x = x->levels()[i].forward) {
       if (i >= x->height) return false;

@@ -105,8 +105,8 @@ class ZSkipList {
   size_t DeleteRangeByRank(size_t start, size_t end,
                            const std::function<void(ZNode*)>& on_unlinked);
 
-  // For tests, O(n * levels): true when the nodes are in order and every link's span and score
-  // copy agree with the nodes.
+  // For tests, O(n * levels): true when the nodes are in order, every link's span and score
+  // copy agree with the nodes, and the level count is the tallest node's height.
   bool CheckLinks() const;
 
  private:
