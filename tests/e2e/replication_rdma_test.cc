@@ -471,8 +471,8 @@ TEST(RdmaReplicationMixed, KvstoreOverRdmaAndRedisOverTcp) {
   ServerProcess redis(Kind::kRedis, {"--replicaof", "127.0.0.1 " + std::to_string(primary.port())});
   RespClient k(kv.port()), rr(redis.port());
   for (int i = 0; i < 50; i++) Writes(p, i);
-  ASSERT_TRUE(InSync(p, k));
-  ASSERT_TRUE(InSync(p, rr));
+  ASSERT_TRUE(InSync(p, k)) << primary.LogText() << kv.LogText();
+  ASSERT_TRUE(InSync(p, rr)) << primary.LogText() << redis.LogText();
   std::string digest = p.Call({"DEBUG", "DIGEST"}).str;
   EXPECT_EQ(k.Call({"DEBUG", "DIGEST"}).str, digest);
   EXPECT_EQ(rr.Call({"DEBUG", "DIGEST"}).str, digest);
