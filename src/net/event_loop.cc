@@ -142,7 +142,8 @@ std::span<epoll_event> EventLoop::WaitForEvents(bool last_round_busy) {
   int timeout_ms = WaitTimeoutMs();
   int64_t poll_us = busy_poll_us_.load(std::memory_order_relaxed);
   // After kBusyPollStreak polls in a row came up empty, one busy round in kBusyPollRetry polls:
-  // a loop whose requests come further apart than the poll lasts sleeps as it would without.
+  // a loop whose requests come further apart than the poll lasts sleeps almost as it would
+  // without.
   constexpr unsigned kBusyPollStreak = 4, kBusyPollRetry = 16;
   bool poll = poll_us > 0 && timeout_ms != 0 && last_round_busy &&
               (busy_poll_failures_ < kBusyPollStreak ||

@@ -281,7 +281,7 @@ void StatsSection(Server& s, std::string* out) {
           "tracking_total_prefixes:0\r\n");
   Appendf(out, "unexpected_error_replies:%llu\r\ntotal_error_replies:%llu\r\n",
           u(st.unexpected_error_replies), u(st.total_error_replies));
-  // kvstore: poll groups' busy polls (io-busy-poll-us) that found requests, and that ran out.
+  // kvstore: poll groups' busy polls (io-busy-poll-us) that found events, and that ran out.
   uint64_t hits = 0, misses = 0;
   for (size_t i = 0; i < s.num_groups(); i++) {
     hits += s.group(i).loop().busy_poll_hits();
