@@ -88,6 +88,8 @@ class Client:
         line, self.buf = self.buf.split(b"\r\n", 1)
         if line[:1] == b"$":
             n = int(line[1:])
+            if n < 0:
+                return None  # a nil reply
             while len(self.buf) < n + 2:
                 self.buf += self.sock.recv(65536)
             val, self.buf = self.buf[:n], self.buf[n + 2:]

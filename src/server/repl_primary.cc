@@ -307,9 +307,13 @@ void ReplPrimary::ReapChildIfDone() {
   }
 }
 
-void ReplPrimary::Cron(int64_t now_ms) {
+void ReplPrimary::OnChildExit(int64_t now_ms) {
   ReapChildIfDone();
   if (child_pid_ < 0) StartSnapshot(now_ms);
+}
+
+void ReplPrimary::Cron(int64_t now_ms) {
+  OnChildExit(now_ms);
   // A replica that stopped acknowledging for repl-timeout is cut off (it will resync).
   int64_t timeout_ms = server_.config().GetInt("repl-timeout") * 1000;
   for (auto& r : replicas_) {

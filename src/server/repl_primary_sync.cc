@@ -180,6 +180,7 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   }
   for (auto& [r, ring] : rings) r->data->SetSnapshotRing(std::move(ring));
   child_pid_ = pid;
+  server_.WatchSnapshotChild(pid);
   fail_snapshot_after_ = -1;  // the child took it
   child_file_.clear();
   if (disk) {

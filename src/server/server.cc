@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <thread>
@@ -40,6 +41,44 @@ class Server::Listener : public net::FdHandler {
   Server& server_;
   net::Fd fd_;
 };
+
+// A snapshot child's pidfd on the cron's loop: readable once the child has exited.
+class Server::ChildWatch : public net::FdHandler {
+ public:
+  ChildWatch(Server& s, net::Fd fd) : server_(s), fd_(std::move(fd)) {}
+  int fd() const { return fd_.get(); }
+  bool done() const { return done_; }
+  void OnEvents(uint32_t) override {
+    net::EventLoop& loop = server_.groups_[0]->loop();
+    loop.RemoveFd(fd_.get(), this);
+    done_ = true;
+    {
+      std::lock_guard lock(server_.mu_);
+      server_.primary_->OnChildExit(WallMs());
+      server_.EndReplicationUnit();
+    }
+    // Freed after this event, with any other watch that has fired.
+    loop.Post([s = &server_] {
+      std::erase_if(s->child_watches_, [](const auto& w) { return w->done(); });
+    });
+  }
+
+ private:
+  Server& server_;
+  net::Fd fd_;
+  bool done_ = false;
+};
+
+void Server::WatchSnapshotChild(pid_t pid) {
+  int raw = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (raw < 0) return;
+  groups_[0]->loop().Post([this, fd = std::make_shared<net::Fd>(raw)]() mutable {
+    auto w = std::make_unique<ChildWatch>(*this, std::move(*fd));
+    if (groups_[0]->loop().AddFd(w->fd(), net::EventLoop::kReadable, w.get()).ok()) {
+      child_watches_.push_back(std::move(w));
+    }
+  });
+}
 
 Server::Server(std::unique_ptr<Config> config)
     : config_(std::move(config)), start_time_ms_(WallMs()) {

@@ -121,6 +121,10 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Persistence& persistence() { return *persistence_; }
   ReplPrimary& primary() { return *primary_; }
   ReplReplica& replica() { return *replica_; }
+  // Runs the replication work that waits for a snapshot child (ReplPrimary::OnChildExit) as
+  // soon as `pid` exits, instead of at the next cron tick. Any thread; where the kernel has no
+  // pidfd (before Linux 5.3) the cron does it, as before.
+  void WatchSnapshotChild(pid_t pid);
   // client-output-buffer-limit replica. Keyspace lock held.
   const OutputLimit& replica_limits() const { return replica_limits_; }
   // The master client applied one command of the replication stream (`raw`: its bytes).
@@ -195,6 +199,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
 
  private:
   class Listener;
+  class ChildWatch;
   void WireConfig();
   Status StartListeners();
   void OnAccept(net::Fd fd);
@@ -228,6 +233,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   ServerStats stats_;
   std::vector<std::unique_ptr<PollGroup>> groups_;
   std::vector<std::unique_ptr<Listener>> listeners_;
+  std::vector<std::unique_ptr<ChildWatch>> child_watches_;  // the cron's loop thread only
   std::thread fabric_loader_;  // loads the data plane's providers after startup (Start)
   std::atomic<size_t> next_group_{0};
   std::atomic<uint64_t> next_client_id_{1};
