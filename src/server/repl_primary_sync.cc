@@ -271,6 +271,9 @@ void ReplPrimary::SnapshotDone(bool ok) {
   for (auto& r : replicas_) {
     if (r->state != State::kSendingSnapshot) continue;
     if (!ok) {
+      // What the replica got is a truncated snapshot: nothing may follow it. Redis 7.0 logs
+      // the same line.
+      LOG_WARNING("SYNC failed. BGSAVE child returned an error");
       r->client->RequestClose();
       continue;
     }
