@@ -50,6 +50,7 @@ ServerProcess::ServerProcess(Kind kind, std::vector<std::string> extra_args) {
   log_ = dir_ + "/server.log";
   for (int attempt = 0; attempt < 5; attempt++) {
     port_ = FreePort();
+    [[maybe_unused]] int rc = truncate(log_.c_str(), 0);  // a failed attempt's lines go
     std::vector<std::string> args;
     if (kind == Kind::kKvstore) {
       args = {BuildPath("kvstore-server")};
@@ -69,8 +70,12 @@ ServerProcess::ServerProcess(Kind kind, std::vector<std::string> extra_args) {
       _exit(127);
     }
     for (int i = 0; i < 200; i++) {
-      if (Answers(port_)) return;
+      // Another test's server may hold the port we picked (ours then fails to bind and exits):
+      // only our own process, having logged that it listens, counts.
       if (!Alive()) break;
+      if (Answers(port_) && LogText().find("Ready to accept connections") != std::string::npos) {
+        return;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }
     Stop(1000);
