@@ -292,10 +292,9 @@ void ReplPrimary::Psync(cmd::Context& c) {
   // The reply (+FULLRESYNC) is written when the snapshot starts. As in Redis, that is now
   // unless a diskless sync waits repl-diskless-sync-delay for more replicas or a child runs;
   // Cron starts it then.
-  // The last sync's child may have ended since the cron last looked: a sync right behind
-  // another need not wait for the next tick.
-  ReapChildIfDone();
-  if (child_pid_ < 0) StartSnapshot(WallMs());
+  // The last sync's child may have ended before its exit was handled: a sync right behind
+  // another need not wait for that.
+  OnChildExit(WallMs());
 }
 
 void ReplPrimary::ReapChildIfDone() {

@@ -79,8 +79,8 @@ class ReplPrimary {
   // Periodic work: starts waiting full syncs, reaps the snapshot child, pings replicas.
   void Cron(int64_t now_ms);
   // Reaps the snapshot child if it has ended (its replicas go online, a disk-based sync's data
-  // link sends the file) and starts the syncs that waited for it. Cron does this too; the
-  // server also calls it when the child exits (Server::WatchSnapshotChild).
+  // link sends the file) and starts the syncs that waited for it. Called when the child exits
+  // (Server::WatchSnapshotChild), and from Cron and PSYNC in case that has not been handled yet.
   void OnChildExit(int64_t now_ms);
   void OnClientClosed(Client* c);
   // Whether `c` is a replica whose snapshot and stream go over an RDMA data link.
