@@ -130,7 +130,9 @@ void ReplPrimary::OnClientClosed(Client* c) {
 void ReplPrimary::OnStream(std::string_view bytes) {
   // client-output-buffer-limit replica: a replica that cannot keep up is cut off (it resyncs).
   for (auto& r : replicas_) {
-    if (r->state == State::kOnline || (r->data && r->state == State::kSendingSnapshot)) {
+    if (r->stream_on_ack) {
+      r->held.append(bytes);
+    } else if (r->state == State::kOnline || (r->data && r->state == State::kSendingSnapshot)) {
       SendTo(*r, bytes);  // a data link sends the snapshot first, then these
     } else if (r->state == State::kSendingSnapshot) {
       r->held.append(bytes);
@@ -176,6 +178,7 @@ void ReplPrimary::Replconf(cmd::Context& c) {
       if (Replica* r = Find(&client); r && EqualsIgnoreCase(opt, "ack")) {
         r->ack_offset = ParseInt64(val).value_or(r->ack_offset);
         r->ack_ms = WallMs();
+        if (r->stream_on_ack) StartStream(*r);
         if (!waiters_.empty()) ServeWaiters(r->ack_ms);
       }
       return;

@@ -98,6 +98,9 @@ class ReplPrimary {
     State state;
     int64_t since_ms;        // when it asked for a full sync
     std::string held;        // stream bytes produced while its snapshot is being sent
+    // Online after a diskless snapshot on its socket, its stream waits for its first ACK: the
+    // RDB's end mark must be the last thing the replica reads (Redis' repl_start_cmd_stream_on_ack).
+    bool stream_on_ack = false;
     int64_t ack_offset = 0;
     int64_t ack_ms = 0;
     int listening_port = 0;
@@ -135,6 +138,8 @@ class ReplPrimary {
   int64_t CountAcked(int64_t offset) const;
   void ServeWaiters(int64_t now_ms);
   void SnapshotDone(bool ok);
+  // Sends what was held for `r` and streams to it from now on.
+  void StartStream(Replica& r);
   bool TryPartial(cmd::Context& c, Client& client, std::string_view replid, int64_t offset);
   // REPLCONF rdma <provider> <hex blob>: sets up the data link's sender; answers +RDMA <blob>.
   void ResumeDataLink(cmd::Context& c, Client& client, std::string_view hex_blob);

@@ -281,11 +281,25 @@ void ReplPrimary::SnapshotDone(bool ok) {
     if (r->data && !child_file_.empty()) r->data->SetSnapshotFile(child_file_);
     r->state = State::kOnline;
     r->ack_ms = WallMs();
-    if (!r->held.empty()) SendTo(*r, r->held);
-    r->held.clear();
-    r->held.shrink_to_fit();
     LOG_NOTICE("Synchronization with replica %s succeeded", r->client->peer().c_str());
+    if (!r->data && child_file_.empty()) {
+      // The replica finds the end of a streamed RDB by its mark, at the end of what it reads:
+      // nothing may follow the mark before the replica has read it, so the stream waits for
+      // the ACK it sends once loaded.
+      r->stream_on_ack = true;
+      LOG_NOTICE("Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF "
+                 "ACK from replica to enable streaming", r->client->peer().c_str());
+      continue;
+    }
+    StartStream(*r);
   }
+}
+
+void ReplPrimary::StartStream(Replica& r) {
+  r.stream_on_ack = false;
+  if (!r.held.empty()) SendTo(r, r.held);
+  r.held.clear();
+  r.held.shrink_to_fit();
 }
 
 }  // namespace kv::server

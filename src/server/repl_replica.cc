@@ -542,10 +542,17 @@ void ReplReplica::AdoptMaster(int fd, std::string leftover, int db) {
   SetState(State::kConnected);
   last_io_ms_ = WallMs();
   server_.stats().connected_clients++;
-  server_.group(0).Adopt(net::Fd(fd), id, [leftover = std::move(leftover), db](Client& c) {
+  // The first ACK goes at once: a primary that streamed the snapshot waits for it to start the
+  // stream (the RDB's end mark must be the last thing read).
+  std::string offset = std::to_string(server_.primary().feed().offset());
+  std::string ack = ReplCommand({"REPLCONF", "ACK", offset});
+  last_ack_ms_ = WallMs();
+  server_.group(0).Adopt(net::Fd(fd), id,
+                         [leftover = std::move(leftover), db, ack = std::move(ack)](Client& c) {
     c.set_flag(Client::kMaster, true);
     c.session().authenticated = true;
     c.session().db = db;
+    c.Push(ack);
     if (!leftover.empty()) c.InjectInput(leftover);
   });
 }
