@@ -5,7 +5,8 @@
 //
 // Replica states: kWaitSnapshot (waiting for repl-diskless-sync-delay or for another child to
 // end), kSendingSnapshot (a child writes the RDB to the socket; stream bytes are held back), and
-// kOnline (stream bytes go out as they are produced).
+// kOnline (stream bytes go out as they are produced; after a diskless snapshot on the socket,
+// only from the replica's first REPLCONF ACK on, so that the RDB's end mark ends what it reads).
 //
 // Thread safety: everything runs with the keyspace lock held.
 #pragma once
