@@ -308,8 +308,7 @@ bool Client::Push(std::string_view data, size_t hard_limit, size_t soft_limit,
   if (!over_soft) over_soft_since_ms_ = 0;
   else if (!over_soft_since_ms_) over_soft_since_ms_ = now;
   if (over_hard || (over_soft && now - over_soft_since_ms_ >= soft_seconds * 1000)) {
-    LOG_WARNING("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output "
-                "buffer limits.", static_cast<unsigned long long>(id()), peer_.c_str());
+    LogOverLimit();
     RequestCloseLocked();
     return false;
   }
@@ -322,6 +321,11 @@ bool Client::Push(std::string_view data, size_t hard_limit, size_t soft_limit,
     if (Client* c = g->Find(cid)) c->DrainPushed();
   });
   return true;
+}
+
+void Client::LogOverLimit() const {
+  LOG_WARNING("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output "
+              "buffer limits.", static_cast<unsigned long long>(id()), peer_.c_str());
 }
 
 void Client::InjectInput(std::string_view data) {

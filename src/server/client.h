@@ -55,6 +55,8 @@ class Client : public net::FdHandler {
             int64_t soft_seconds = 0);
   // Asks the owning loop to close this client (CLIENT KILL). Any thread, keyspace lock held.
   void RequestClose();
+  // Logs that this client is closed for its output buffer limit (Redis' line).
+  void LogOverLimit() const;
 
   // CLIENT LIST / CLIENT INFO line, without the trailing newline. Keyspace lock held.
   std::string Describe(int64_t now_ms) const;

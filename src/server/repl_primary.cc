@@ -131,13 +131,25 @@ void ReplPrimary::OnStream(std::string_view bytes) {
   // client-output-buffer-limit replica: a replica that cannot keep up is cut off (it resyncs).
   for (auto& r : replicas_) {
     if (r->stream_on_ack) {
-      r->held.append(bytes);
+      Hold(*r, bytes);
     } else if (r->state == State::kOnline || (r->data && r->state == State::kSendingSnapshot)) {
       SendTo(*r, bytes);  // a data link sends the snapshot first, then these
     } else if (r->state == State::kSendingSnapshot) {
-      r->held.append(bytes);
+      Hold(*r, bytes);
     }
   }
+}
+
+void ReplPrimary::Hold(Replica& r, std::string_view bytes) {
+  if (r.over_limit) return;
+  r.held.append(bytes);
+  size_t hard = server_.replica_limits().hard;
+  if (hard == 0 || r.held.size() <= hard) return;
+  r.client->LogOverLimit();
+  r.over_limit = true;
+  r.held.clear();
+  r.held.shrink_to_fit();
+  r.client->RequestClose();
 }
 
 void ReplPrimary::SendTo(Replica& r, std::string_view bytes) {
@@ -178,6 +190,7 @@ void ReplPrimary::Replconf(cmd::Context& c) {
       if (Replica* r = Find(&client); r && EqualsIgnoreCase(opt, "ack")) {
         r->ack_offset = ParseInt64(val).value_or(r->ack_offset);
         r->ack_ms = WallMs();
+        r->acked = true;
         if (r->stream_on_ack) StartStream(*r);
         if (!waiters_.empty()) ServeWaiters(r->ack_ms);
       }

@@ -102,6 +102,8 @@ class ReplPrimary {
     // Online after a diskless snapshot on its socket, its stream waits for its first ACK: the
     // RDB's end mark must be the last thing the replica reads (Redis' repl_start_cmd_stream_on_ack).
     bool stream_on_ack = false;
+    bool acked = false;       // sent an ACK (so it has read its snapshot's end)
+    bool over_limit = false;  // `held` passed the output limit: closing
     int64_t ack_offset = 0;
     int64_t ack_ms = 0;
     int listening_port = 0;
@@ -141,6 +143,9 @@ class ReplPrimary {
   void SnapshotDone(bool ok);
   // Sends what was held for `r` and streams to it from now on.
   void StartStream(Replica& r);
+  // Holds stream bytes for `r`; past client-output-buffer-limit replica's hard limit, it is
+  // closed instead (it resyncs), as the output Redis buffers for a syncing replica is.
+  void Hold(Replica& r, std::string_view bytes);
   bool TryPartial(cmd::Context& c, Client& client, std::string_view replid, int64_t offset);
   // REPLCONF rdma <provider> <hex blob>: sets up the data link's sender; answers +RDMA <blob>.
   void ResumeDataLink(cmd::Context& c, Client& client, std::string_view hex_blob);

@@ -282,10 +282,11 @@ void ReplPrimary::SnapshotDone(bool ok) {
     r->state = State::kOnline;
     r->ack_ms = WallMs();
     LOG_NOTICE("Synchronization with replica %s succeeded", r->client->peer().c_str());
-    if (!r->data && child_file_.empty()) {
+    if (!r->data && child_file_.empty() && !r->acked) {
       // The replica finds the end of a streamed RDB by its mark, at the end of what it reads:
       // nothing may follow the mark before the replica has read it, so the stream waits for
-      // the ACK it sends once loaded.
+      // the ACK it sends once loaded (which may come before the primary learns that the child
+      // has exited: then the stream starts at once).
       r->stream_on_ack = true;
       LOG_NOTICE("Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF "
                  "ACK from replica to enable streaming", r->client->peer().c_str());
