@@ -542,39 +542,35 @@ TEST(ReplicationSync, SnapshotStartsInTheSyncCommand) {
 // has exited; it learns that from the child's pidfd, not from its cron. At hz 1 with the cron
 // alone, a write made right after the replica's link came up reached it 714-997 ms later (the
 // previous binary, disk-based); now within milliseconds. Diskless and disk-based. After a
-// diskless sync the primary also waits for the replica's first ACK (redis-server does too): a
-// kvstore replica sends it as its link comes up, not at its next cron tick (up to a second
-// later at hz 1).
+// diskless sync the primary also waits for the replica's first ACK: a kvstore replica sends it
+// as its link comes up, not at its next cron tick (about 2 s later at hz 1, which the replica
+// runs at here). (A redis-server primary only counts an ACK that comes after it has learned
+// that its child exited, and the replica's next one comes a second later: Redis 7.0 behaves so
+// with its own replicas too.)
 TEST(ReplicationSync, WritesHeldDuringASyncFollowOnceTheChildExits) {
-  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
-  for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
-    for (const char* diskless : {"yes", "no"}) {
-      SCOPED_TRACE(std::string(kind == Kind::kKvstore ? "kvstore" : "redis") + " diskless " +
-                   diskless);
-      // redis-server learns of its child's exit in its cron: it keeps its default hz.
-      Cmd args = {"--repl-diskless-sync", diskless, "--repl-diskless-sync-delay", "0"};
-      if (kind == Kind::kKvstore) args.insert(args.end(), {"--hz", "1"});
-      ServerProcess primary(kind, args);
-      RespClient p(primary.port());
-      ASSERT_NO_FATAL_FAILURE(Populate(p, 100));
-      ServerProcess replica(Kind::kKvstore, {"--repl-transport", "tcp", "--hz", "1"});
-      RespClient r(replica.port());
-      std::vector<int64_t> ms;
-      for (int i = 0; i < 3; i++) {
-        ASSERT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
-        auto up = [&] { return InfoField(r, "replication", "master_link_status") == "up"; };
-        ASSERT_TRUE(WaitFor(up, 10000, 1)) << replica.LogText();
-        std::string value = "after-sync-" + std::to_string(i);
-        ASSERT_EQ(p.Call({"SET", "marker", value}).str, "OK");
-        auto start = std::chrono::steady_clock::now();
-        ASSERT_TRUE(WaitFor([&] { return r.Call({"GET", "marker"}).str == value; }, 10000, 1));
-        ms.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::steady_clock::now() - start).count());
-        ASSERT_EQ(r.Call({"REPLICAOF", "NO", "ONE"}).str, "OK");
-      }
-      std::sort(ms.begin(), ms.end());
-      EXPECT_LT(ms[1], 250) << ms[0] << " " << ms[1] << " " << ms[2];
+  for (const char* diskless : {"yes", "no"}) {
+    SCOPED_TRACE(std::string("diskless ") + diskless);
+    ServerProcess primary(Kind::kKvstore, {"--hz", "1", "--repl-diskless-sync", diskless,
+                                           "--repl-diskless-sync-delay", "0"});
+    RespClient p(primary.port());
+    ASSERT_NO_FATAL_FAILURE(Populate(p, 100));
+    ServerProcess replica(Kind::kKvstore, {"--repl-transport", "tcp", "--hz", "1"});
+    RespClient r(replica.port());
+    std::vector<int64_t> ms;
+    for (int i = 0; i < 3; i++) {
+      ASSERT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
+      auto up = [&] { return InfoField(r, "replication", "master_link_status") == "up"; };
+      ASSERT_TRUE(WaitFor(up, 10000, 1)) << replica.LogText();
+      std::string value = "after-sync-" + std::to_string(i);
+      ASSERT_EQ(p.Call({"SET", "marker", value}).str, "OK");
+      auto start = std::chrono::steady_clock::now();
+      ASSERT_TRUE(WaitFor([&] { return r.Call({"GET", "marker"}).str == value; }, 10000, 1));
+      ms.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::steady_clock::now() - start).count());
+      ASSERT_EQ(r.Call({"REPLICAOF", "NO", "ONE"}).str, "OK");
     }
+    std::sort(ms.begin(), ms.end());
+    EXPECT_LT(ms[1], 250) << ms[0] << " " << ms[1] << " " << ms[2];
   }
 }
 
