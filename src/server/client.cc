@@ -302,12 +302,8 @@ bool Client::Push(std::string_view data, size_t hard_limit, size_t soft_limit,
   std::lock_guard lock(push_mu_);
   if (close_requested_) return false;
   size_t pending = pushed_.size() + out_pending_.load(std::memory_order_relaxed) + data.size();
-  bool over_hard = hard_limit && pending > hard_limit;
-  bool over_soft = soft_limit && pending > soft_limit;
-  int64_t now = MonoMs();
-  if (!over_soft) over_soft_since_ms_ = 0;
-  else if (!over_soft_since_ms_) over_soft_since_ms_ = now;
-  if (over_hard || (over_soft && now - over_soft_since_ms_ >= soft_seconds * 1000)) {
+  OutputLimit limit{hard_limit, soft_limit, soft_seconds};
+  if (limit.Exceeded(pending, MonoMs(), &over_soft_since_ms_)) {
     LogOverLimit();
     RequestCloseLocked();
     return false;

@@ -143,20 +143,25 @@ void ReplPrimary::OnStream(std::string_view bytes) {
 void ReplPrimary::Hold(Replica& r, std::string_view bytes) {
   if (r.over_limit) return;
   r.held.append(bytes);
-  size_t hard = server_.replica_limits().hard;
-  if (hard == 0 || r.held.size() <= hard) return;
-  r.client->LogOverLimit();
-  r.over_limit = true;
+  if (!OverOutputLimit(r, r.held.size())) return;
   r.held.clear();
   r.held.shrink_to_fit();
+}
+
+bool ReplPrimary::OverOutputLimit(Replica& r, size_t pending) {
+  if (r.over_limit) return true;
+  if (!server_.replica_limits().Exceeded(pending, MonoMs(), &r.over_soft_since_ms)) return false;
+  r.client->LogOverLimit();
+  r.over_limit = true;
   r.client->RequestClose();
+  return true;
 }
 
 void ReplPrimary::SendTo(Replica& r, std::string_view bytes) {
   if (r.data) {
     if (hold_data_links_) {
       r.data_batch.append(bytes);
-    } else {
+    } else if (!OverOutputLimit(r, r.data->Unsent() + bytes.size())) {
       r.data->Enqueue(bytes);
       r.data->Kick();
     }

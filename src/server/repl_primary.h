@@ -103,7 +103,8 @@ class ReplPrimary {
     // RDB's end mark must be the last thing the replica reads (Redis' repl_start_cmd_stream_on_ack).
     bool stream_on_ack = false;
     bool acked = false;       // sent an ACK (so it has read its snapshot's end)
-    bool over_limit = false;  // `held` passed the output limit: closing
+    bool over_limit = false;  // its output passed client-output-buffer-limit replica: closing
+    int64_t over_soft_since_ms = 0;
     int64_t ack_offset = 0;
     int64_t ack_ms = 0;
     int listening_port = 0;
@@ -143,9 +144,12 @@ class ReplPrimary {
   void SnapshotDone(bool ok);
   // Sends what was held for `r` and streams to it from now on.
   void StartStream(Replica& r);
-  // Holds stream bytes for `r`; past client-output-buffer-limit replica's hard limit, it is
-  // closed instead (it resyncs), as the output Redis buffers for a syncing replica is.
+  // Holds stream bytes for `r` (see OverOutputLimit).
   void Hold(Replica& r, std::string_view bytes);
+  // client-output-buffer-limit replica on `pending` bytes held or queued for `r` and not yet
+  // sent: past the limit the replica is closed (it resyncs), as Redis closes a replica whose
+  // output buffer grows so, during its sync or after. True when it is closing.
+  bool OverOutputLimit(Replica& r, size_t pending);
   bool TryPartial(cmd::Context& c, Client& client, std::string_view replid, int64_t offset);
   // REPLCONF rdma <provider> <hex blob>: sets up the data link's sender; answers +RDMA <blob>.
   void ResumeDataLink(cmd::Context& c, Client& client, std::string_view hex_blob);

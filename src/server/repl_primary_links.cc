@@ -32,7 +32,7 @@ void ReplPrimary::HoldDataLinkBytes() { hold_data_links_ = true; }
 void ReplPrimary::FlushDataLinkBytes() {
   for (auto& r : replicas_) {
     if (r->data_batch.empty()) continue;
-    if (r->data) {
+    if (r->data && !OverOutputLimit(*r, r->data->Unsent() + r->data_batch.size())) {
       r->data->Enqueue(r->data_batch);
       if (std::find(to_kick_.begin(), to_kick_.end(), r->data) == to_kick_.end()) {
         to_kick_.push_back(r->data);

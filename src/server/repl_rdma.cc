@@ -134,6 +134,7 @@ void DataLinkSender::Enqueue(std::string_view bytes) {
   std::lock_guard lock(mu_);
   if (queue_.empty() || queue_.back().size() > (1 << 20)) queue_.emplace_back();
   queue_.back().append(bytes);
+  enqueued_ += bytes.size();
   // Until the snapshot is behind (or while the thread owns the queue's head) only the thread
   // writes; once it is, Kick() does.
   if (!Kickable()) wake_.Notify();
@@ -200,6 +201,7 @@ void DataLinkSender::WriteQueued() {
             reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
         if (n.ok()) {
           bytes_ += *n;
+          stream_sent_ += *n;
           written += *n;
           bytes.remove_prefix(*n);
         }
@@ -287,6 +289,7 @@ Status DataLinkSender::SendBytes(std::string_view data) {
     if (n > 0) {
       span = span.subspan(n);
       bytes_ += n;
+      stream_sent_ += n;
       last_progress = MonoMs();
       continue;
     }

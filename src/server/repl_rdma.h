@@ -64,6 +64,12 @@ class DataLinkSender {
   // Stream bytes. Any thread; calls are ordered by the caller (the keyspace lock). Once the
   // snapshot is behind, the thread leaves queued bytes to Kick().
   void Enqueue(std::string_view bytes);
+  // Stream bytes enqueued and not yet written to the link: the replica's output buffer, for
+  // client-output-buffer-limit replica. Any thread.
+  uint64_t Unsent() const {
+    uint64_t enqueued = enqueued_.load(), sent = stream_sent_.load();
+    return enqueued > sent ? enqueued - sent : 0;
+  }
   // Writes what is queued from the caller's thread, saving a thread hand-off per write, when
   // the link's thread is asleep; otherwise wakes it. Any thread, no lock needed: the primary
   // calls it after releasing the keyspace lock, so that the link's system calls do not hold up
@@ -166,6 +172,8 @@ class DataLinkSender {
   } file_;
   std::atomic<bool> file_unsent_{false};  // file_ holds a mapping (Resumable reads it)
   std::atomic<uint64_t> bytes_{0};
+  std::atomic<uint64_t> enqueued_{0};     // stream bytes enqueued (Unsent)
+  std::atomic<uint64_t> stream_sent_{0};  // of them, written to the link
   std::atomic<uint32_t> chunk_{0};
   std::atomic<bool> kick_requested_{false};  // a Kick() wants the queue written
   std::atomic<bool> kicking_{false};         // a Kick() holds io_mu_

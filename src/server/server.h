@@ -85,6 +85,15 @@ struct ServerStats {
 struct OutputLimit {
   size_t hard = 0, soft = 0;
   int64_t seconds = 0;
+  // Whether `pending` output bytes at `now_ms` pass the hard limit, or have been over the soft
+  // one for `seconds`; `*over_soft_since_ms` (0: under it) keeps when they went over.
+  bool Exceeded(size_t pending, int64_t now_ms, int64_t* over_soft_since_ms) const {
+    bool over_soft = soft && pending > soft;
+    if (!over_soft) *over_soft_since_ms = 0;
+    else if (!*over_soft_since_ms) *over_soft_since_ms = now_ms;
+    return (hard && pending > hard) ||
+           (over_soft && now_ms - *over_soft_since_ms >= seconds * 1000);
+  }
 };
 
 // Poll groups for `io-threads 0` on a machine with `cores` CPUs: three for every four cores, at

@@ -281,6 +281,34 @@ TEST_P(RdmaReplication, LargeStreamWritesArriveWhole) {
   EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
 }
 
+// A replica that stops reading (SIGSTOP) does not hold its primary up over the data link either:
+// the stream bytes queued for it count against client-output-buffer-limit replica as a TCP
+// replica's output buffer does, it is cut off, WAIT times out, and it resyncs once it runs
+// again.
+TEST_P(RdmaReplication, AStalledReplicaIsCutOffAtItsOutputLimit) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0",
+                                         "--client-output-buffer-limit", "replica 1mb 256kb 1"});
+  RespClient p(primary.port());
+  ServerProcess replica(Kind::kKvstore, RdmaReplica(primary, GetParam()));
+  RespClient r(replica.port());
+  ASSERT_EQ(p.Call({"SET", "k", "v"}).str, "OK");
+  ASSERT_TRUE(InSync(p, r)) << replica.LogText();
+  ASSERT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
+  kill(replica.pid(), SIGSTOP);
+  std::string big(100000, 'x');
+  for (int i = 0; i < 100; i++) {
+    ASSERT_EQ(p.Call({"SET", "big:" + std::to_string(i), big}).str, "OK");
+  }
+  EXPECT_EQ(p.Call({"WAIT", "1", "200"}).integer, 0);
+  EXPECT_TRUE(WaitFor([&] { return InfoField(p, "replication", "connected_slaves") == "0"; }));
+  EXPECT_NE(primary.LogText().find("output buffer limits"), std::string::npos)
+      << primary.LogText();
+  kill(replica.pid(), SIGCONT);
+  ASSERT_TRUE(InSync(p, r)) << replica.LogText();
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
+}
+
 // Several clients on the primary's poll groups write pipelines to the same keys at once: each
 // batch reaches the data link after the keyspace lock is released, yet the replica applies
 // the writes in the primary's order (APPENDs to shared keys come out identical).
