@@ -623,6 +623,27 @@ bool Online(RespClient& p) {
   });
 }
 
+// A diskless primary of `kind` (with `extra` options) and a raw replica; Sync() gives the
+// primary 100 keys and has the replica read its streamed snapshot, until the primary counts it
+// online.
+struct RawReplicaOf {
+  RawReplicaOf(Kind kind, Cmd extra)
+      : primary(kind, With(std::move(extra))), p(primary.port()), replica(primary.port()) {}
+  static Cmd With(Cmd extra) {
+    extra.insert(extra.end(), {"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"});
+    return extra;
+  }
+  void Sync() {
+    ASSERT_NO_FATAL_FAILURE(Populate(p, 100));
+    mark = ReadStreamedSnapshot(replica, &got);
+    ASSERT_FALSE(mark.empty()) << got.substr(0, 200);
+    ASSERT_TRUE(Online(p)) << InfoField(p, "replication", "slave0");
+  }
+  ServerProcess primary;
+  RespClient p, replica;
+  std::string got, mark;  // what the replica read; its snapshot's end mark
+};
+
 // A replica finds the end of a streamed ($EOF:) snapshot by the mark at the end of what it
 // reads, so nothing may follow the mark until the replica says it has loaded it: the stream of
 // writes made after the snapshot (and PINGs) waits for its first REPLCONF ACK, as in Redis 7.0.
@@ -632,15 +653,10 @@ bool Online(RespClient& p) {
 TEST(ReplicationSync, StreamedSnapshotStreamWaitsForTheReplicasAck) {
   for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
     SCOPED_TRACE(kind == Kind::kKvstore ? "kvstore" : "redis");
-    ServerProcess primary(kind, {"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
-                                 "--repl-ping-replica-period", "1"});
-    RespClient p(primary.port());
-    ASSERT_NO_FATAL_FAILURE(Populate(p, 100));
-    RespClient replica(primary.port());
-    std::string got;
-    std::string mark = ReadStreamedSnapshot(replica, &got);
-    ASSERT_FALSE(mark.empty()) << got.substr(0, 200);
-    ASSERT_TRUE(Online(p)) << InfoField(p, "replication", "slave0");
+    RawReplicaOf s(kind, {"--repl-ping-replica-period", "1"});
+    ASSERT_NO_FATAL_FAILURE(s.Sync());
+    RespClient &p = s.p, &replica = s.replica;
+    std::string &got = s.got, &mark = s.mark;
     ASSERT_EQ(p.Call({"SET", "after", "snapshot"}).str, "OK");
     // Longer than a PING period: the PINGs wait too.
     got += ReceiveFor(replica.fd(), 1500);
@@ -690,21 +706,16 @@ TEST(ReplicationSync, AnAckBeforeTheChildIsReapedStartsTheStream) {
 TEST(ReplicationLimits, WritesHeldForAnUnacknowledgedSnapshotHaveALimit) {
   for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
     SCOPED_TRACE(kind == Kind::kKvstore ? "kvstore" : "redis");
-    ServerProcess primary(kind, {"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
-                                 "--client-output-buffer-limit", "replica 1mb 0 0"});
-    RespClient p(primary.port());
-    ASSERT_NO_FATAL_FAILURE(Populate(p, 100));
-    RespClient replica(primary.port());
-    std::string got;
-    ASSERT_FALSE(ReadStreamedSnapshot(replica, &got).empty()) << got.substr(0, 200);
-    ASSERT_TRUE(Online(p));
+    RawReplicaOf s(kind, {"--client-output-buffer-limit", "replica 1mb 0 0"});
+    ASSERT_NO_FATAL_FAILURE(s.Sync());
+    RespClient &p = s.p, &replica = s.replica;
     std::string value(100000, 'v');
     for (int i = 0; i < 20; i++) {
       ASSERT_EQ(p.Call({"SET", "big:" + std::to_string(i), value}).str, "OK");
     }
     EXPECT_TRUE(replica.WaitClosed(10000));
     EXPECT_TRUE(WaitFor([&] { return InfoField(p, "replication", "connected_slaves") == "0"; }));
-    EXPECT_NE(primary.LogText().find("output buffer limits"), std::string::npos);
+    EXPECT_NE(s.primary.LogText().find("output buffer limits"), std::string::npos);
     EXPECT_EQ(p.Call({"GET", "big:19"}).str, value);
   }
 }
