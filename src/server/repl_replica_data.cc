@@ -3,6 +3,7 @@
 // (the live stream that follows: repl_replica_stream.cc).
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -269,9 +270,21 @@ class ReplReplica::ChannelSource : public persist::Source {
         st = Status::IoError("data link stalled");
         break;
       }
+      if (ControlClosed()) {
+        // The primary dropped this replica (a failed snapshot child, say) and may have torn
+        // the data link down before it could say so on the link.
+        *final = true;
+        return Status::Closed("the primary closed the connection");
+      }
       st = rx_->Wait(100, &wake_).status();
     }
     return st;
+  }
+
+  // Whether the primary closed the control connection (quiet while the snapshot moves).
+  bool ControlClosed() const {
+    char b;
+    return recv(control_fd_, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
   }
 
   // A copy of `span` in a new buffer whose pages are populated in one system call before the
