@@ -100,7 +100,8 @@ class ReplPrimary {
     int64_t since_ms;        // when it asked for a full sync
     std::string held;        // stream bytes produced while its snapshot is being sent
     // Online after a diskless snapshot on its socket, its stream waits for its first ACK: the
-    // RDB's end mark must be the last thing the replica reads (Redis' repl_start_cmd_stream_on_ack).
+    // RDB's end mark must be the last thing the replica reads (Redis'
+    // repl_start_cmd_stream_on_ack).
     bool stream_on_ack = false;
     bool acked = false;       // sent an ACK (so it has read its snapshot's end)
     bool over_limit = false;  // its output passed client-output-buffer-limit replica: closing
