@@ -212,8 +212,11 @@ TEST_P(RdmaReplication, APipelineMovesAsOneChunk) {
   RespClient r(replica.port());
   ASSERT_TRUE(LinkUp(r));
   ASSERT_TRUE(InSync(p, r));
-  int64_t before = DataLinkChunks(p);
-  ASSERT_GE(before, 1);  // the snapshot's
+  // The snapshot's chunks, counted once the sender has reaped their writes' completions (the
+  // replica may have loaded the snapshot before that).
+  int64_t before = 0;
+  WaitFor([&] { return (before = DataLinkChunks(p)) >= 1; }, 2000);
+  ASSERT_GE(before, 1);
   std::string pipeline;
   for (int i = 0; i < 32; i++) {
     pipeline += RespClient::Encode({"SET", "pipelined:" + std::to_string(i), std::to_string(i)});
