@@ -173,14 +173,15 @@ void DataLinkSender::WriteQueued() {
   for (int pass = 0;; pass++) {
     {
       std::lock_guard lock(mu_);
-      if (pass == kMaxKickPasses && !queue_.empty()) {
-        wake_.Notify();  // as in Kick(): the thread takes the rest
-        break;
-      }
+      // First, whatever the pass: what credits did not allow goes back to the head (ahead of
+      // what was enqueued meanwhile), and the thread waits for them.
       if (!batch.empty()) {
-        // What credits did not allow goes back to the head, and the thread waits for them.
         for (auto it = batch.rbegin(); it != batch.rend(); ++it) queue_.push_front(std::move(*it));
         wake_.Notify();
+        break;
+      }
+      if (pass == kMaxKickPasses && !queue_.empty()) {
+        wake_.Notify();  // as in Kick(): the thread takes the rest
         break;
       }
       if (queue_.empty()) break;
