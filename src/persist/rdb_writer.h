@@ -37,6 +37,12 @@ struct RdbWriteOptions {
   store::EncodingLimits limits;
   // Called after every ~8 MiB written, with the bytes written and keys written so far.
   std::function<void(uint64_t bytes, uint64_t keys)> progress;
+  // Called every 64 keys, so that even a slow walk reaches it often (the replication child
+  // keeps its waiting replicas' connections alive from it).
+  std::function<void()> tick;
+  // rdb-key-save-delay: microseconds to sleep after each key; a negative -N sleeps 1 us after
+  // one key in N on average (Redis' debugDelay). Makes a save slow on purpose, for tests.
+  int key_save_delay_us = 0;
 };
 
 class RdbWriter {

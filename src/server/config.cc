@@ -210,7 +210,10 @@ std::vector<std::pair<std::string, std::string>> Config::Get(
     if (added.insert(shown).second) out.emplace_back(shown, p.value);
   };
   for (const auto& pat : patterns) {
+    // Hidden parameters (Redis' testing knobs) answer their exact name, never a pattern.
+    bool pattern = pat.find_first_of("*?[") != std::string::npos;
     for (const auto& [name, p] : params_) {
+      if (p.spec.hidden && pattern) continue;
       if (GlobMatch(pat, name, true)) add(name, p);
     }
     for (const auto& [alias, name] : aliases_) {

@@ -32,6 +32,7 @@ struct ParamSpec {
   bool sensitive = false;                // a credential: CONFIG SET's value is redacted
   bool protected_config = false;         // CONFIG SET only when enable-protected-configs allows
   std::string alias;                     // e.g. "slaveof" for "replicaof"
+  bool hidden = false;                   // CONFIG GET shows it by exact name only (a test knob)
 };
 
 class Config {

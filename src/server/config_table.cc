@@ -48,6 +48,10 @@ ParamSpec Alias(ParamSpec p, std::string alias) {
   p.alias = std::move(alias);
   return p;
 }
+ParamSpec Hidden(ParamSpec p) {
+  p.hidden = true;
+  return p;
+}
 
 std::vector<ParamSpec> TableParams();
 
@@ -125,6 +129,9 @@ std::vector<ParamSpec> TableParams() {
       S("dir", "./"),
       B("rdb-del-sync-files", false),
       B("rdb-save-incremental-fsync", true),
+      // Microseconds to sleep after each key saved (-N: 1 us, one key in N), to make a save
+      // slow on purpose; a testing knob, hidden as in Redis.
+      Hidden(I("rdb-key-save-delay", 0, INT_MIN, INT_MAX)),
       B("sanitize-dump-payload", false),
       // Replication.
       Alias(S("replicaof", ""), "slaveof"),

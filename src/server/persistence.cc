@@ -55,6 +55,7 @@ persist::RdbWriteOptions Persistence::WriteOptions() const {
   Config& c = server_.config();
   o.compression = c.GetBool("rdbcompression");
   o.checksum = c.GetBool("rdbchecksum");
+  o.key_save_delay_us = static_cast<int>(c.GetInt("rdb-key-save-delay"));
   o.limits = server_.keyspace().limits();
   std::string policy = c.GetString("maxmemory-policy");
   if (policy.find("lru") != std::string::npos) o.access = persist::RdbWriteOptions::Access::kIdle;

@@ -1,6 +1,7 @@
 #include "server/repl_link_io.h"
 
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -90,6 +91,10 @@ Result<std::string_view> BufferedSource::Read(size_t n) {
   pos_ += n;
   offset_ += n;
   return v;
+}
+
+void SendKeepalive(int fd) {
+  [[maybe_unused]] ssize_t n = ::send(fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 std::string ReplCommand(std::initializer_list<std::string_view> argv) {

@@ -55,6 +55,11 @@ class BufferedSource : public persist::Source {
   uint64_t offset_ = 0;
 };
 
+// Sends a keepalive newline to a replica waiting for its snapshot (Redis' replicas count their
+// repl-timeout from the last byte read, and skip newlines before the payload). Never blocks: a
+// full socket already has bytes for the replica to read.
+void SendKeepalive(int fd);
+
 // A command as RESP, for the handshake.
 std::string ReplCommand(std::initializer_list<std::string_view> argv);
 // "12.3 MB", for progress lines.

@@ -13,6 +13,7 @@
 #include "common/strutil.h"
 #include "server/client.h"
 #include "server/persistence.h"
+#include "server/repl_link_io.h"
 #include "server/repl_replica.h"
 #include "server/server.h"
 
@@ -344,6 +345,15 @@ void ReplPrimary::Cron(int64_t now_ms) {
     }
   }
   if (!waiters_.empty()) ServeWaiters(now_ms);
+  // Replicas whose snapshot has not started (another child runs) hear a newline once a second,
+  // as from Redis: their repl-timeout counts from the last byte they read. Nothing else is
+  // written to them before +FULLRESYNC, so the newline cannot land inside a reply.
+  if (now_ms - last_keepalive_ms_ >= 1000) {
+    last_keepalive_ms_ = now_ms;
+    for (auto& r : replicas_) {
+      if (r->state == State::kWaitSnapshot) SendKeepalive(r->client->fd());
+    }
+  }
   // repl-backlog-ttl: a primary without replicas for that long frees its backlog (and starts a
   // new history), as Redis does. A replica keeps its backlog (its own replicas may come back).
   int64_t ttl_s = server_.config().GetInt("repl-backlog-ttl");

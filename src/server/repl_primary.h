@@ -172,6 +172,7 @@ class ReplPrimary {
   pid_t child_pid_ = -1;
   std::string child_file_;  // the snapshot file of a disk-based sync (absolute path), else empty
   int64_t last_ping_ms_ = 0;
+  int64_t last_keepalive_ms_ = 0;  // newlines to replicas waiting for their snapshot
   bool hold_data_links_ = false;
   DataLinks to_kick_;  // links given bytes by FlushDataLinkBytes, for ReleaseDataLinkBytes
   int64_t fail_snapshot_after_ = -1;  // FailNextSnapshot; the child inherits it, then it resets

@@ -20,6 +20,7 @@
 #include "persist/snapshot.h"
 #include "server/client.h"
 #include "server/persistence.h"
+#include "server/repl_link_io.h"
 #include "server/repl_primary.h"
 #include "server/repl_rdma.h"
 #include "server/server.h"
@@ -93,8 +94,10 @@ class PollingSink : public persist::Sink {
   int timeout_ms_;
 };
 
-// Sends a snapshot file as a bulk payload ("$<size>\r\n" and the bytes), with sendfile.
-Status SendFile(persist::Sink& sink, int fd, const std::string& path, int timeout_ms) {
+// Sends a snapshot file as a bulk payload ("$<size>\r\n" and the bytes), with sendfile;
+// `tick` between its steps.
+Status SendFile(persist::Sink& sink, int fd, const std::string& path, int timeout_ms,
+                const std::function<void()>& tick) {
   net::Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!file.valid()) return Status::FromErrno("open " + path, errno);
   struct stat sb;
@@ -103,6 +106,7 @@ Status SendFile(persist::Sink& sink, int fd, const std::string& path, int timeou
   KV_TRY(sink.Write(head.data(), head.size()));
   off_t off = 0;
   while (off < sb.st_size) {
+    tick();
     ssize_t n = sendfile(fd, file.get(), &off, static_cast<size_t>(sb.st_size - off));
     if (n > 0) continue;
     if (n == 0) return Status::IoError("snapshot file shrank while sending");
@@ -207,6 +211,7 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
   opts.compression = server_.config().GetBool("rdbcompression");
   opts.checksum = server_.config().GetBool("rdbchecksum");
   opts.limits = server_.keyspace().limits();
+  opts.key_save_delay_us = static_cast<int>(server_.config().GetInt("rdb-key-save-delay"));
   int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
   std::string path = server_.config().GetString("dbfilename");
   // Progress of the transfer, once a second.
@@ -222,6 +227,19 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
                static_cast<unsigned long long>(total_keys), 100 * done, bytes / 1e6 / secs,
                done > 0 ? secs / done - secs : 0.0);
   };
+  // The replicas on `fds` from `waiting_from` on have had nothing since +FULLRESYNC (the file is
+  // being saved, or others get their payload first): a newline once a second keeps their
+  // repl-timeout from running out, as Redis does for replicas waiting for a disk-based save.
+  // (A data-link replica's control connection stays quiet: it waits on its link.)
+  size_t waiting_from = 0;
+  int64_t last_keepalive = start;
+  auto keepalive = [&] {
+    int64_t now = MonoMs();
+    if (now - last_keepalive < 1000) return;
+    last_keepalive = now;
+    for (size_t i = waiting_from; i < fds.size(); i++) SendKeepalive(fds[i]);
+  };
+  opts.tick = keepalive;
   if (disk) {
     Status st = persist::SaveRdbFile(server_.keyspace(), path, opts, persist::StandardAux(info),
                                      nullptr);
@@ -247,8 +265,9 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
     }
   }
   for (int fd : fds) {
+    waiting_from++;  // this one's payload starts: no newline may come into it
     PollingSink sink(fd, timeout_ms);
-    Status st = disk ? SendFile(sink, fd, path, timeout_ms) : Status::Ok();
+    Status st = disk ? SendFile(sink, fd, path, timeout_ms, keepalive) : Status::Ok();
     if (!disk) {
       std::string head = "$EOF:" + mark + "\r\n";
       st = sink.Write(head.data(), head.size());

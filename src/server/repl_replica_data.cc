@@ -129,7 +129,7 @@ class ReplReplica::ChannelSource : public persist::Source {
   // end of the snapshot, into the stream).
   ChannelSource(ReplReplica& owner, const Target& t, int control_fd, persist::Sink* tee = nullptr)
       : owner_(owner), t_(t), control_fd_(control_fd), tee_(tee),
-        rx_(owner.data_.get()), thread_([this] { Receive(); }) {}
+        stall_ms_(ReplTimeoutMs(owner)), rx_(owner.data_.get()), thread_([this] { Receive(); }) {}
   ~ChannelSource() override { Stop(); }
 
   void Stop() {
@@ -228,8 +228,17 @@ class ReplReplica::ChannelSource : public persist::Source {
     cv_.notify_all();
   }
 
+  static int64_t ReplTimeoutMs(ReplReplica& owner) {
+    std::lock_guard lock(owner.server_.mu());
+    return owner.server_.config().GetInt("repl-timeout") * 1000;
+  }
+
   // Drains the link until it fails (the error), it ends or the source stops (OK). Failures
-  // that a rebuild cannot help (cancelled, the stream ended) set *final.
+  // that a rebuild cannot help (cancelled, the stream ended) set *final. Once bytes flow, a
+  // link that brings none for repl-timeout has stalled (as a TCP transfer times out); before
+  // the first byte nothing is expected yet (the primary saves the file of a disk-based sync,
+  // or its child fills other replicas' rings first), and only the control connection's
+  // closing ends the wait.
   Status ReceiveUntilFailure(bool* final) {
     int64_t idle_since = MonoMs();
     Status st;
@@ -254,6 +263,7 @@ class ReplReplica::ChannelSource : public persist::Source {
         crc_ = persist::Crc64(crc_, c.bytes.data(), c.bytes.size());
         owner_.data_bytes_ += span.size();
         idle_since = MonoMs();
+        flowing_ = true;
         {
           std::lock_guard lock(mu_);
           queued_ += c.bytes.size();
@@ -266,8 +276,9 @@ class ReplReplica::ChannelSource : public persist::Source {
         *final = true;
         return Status::Closed("the primary ended the data stream");
       }
-      if (MonoMs() - idle_since > 60000) {
-        st = Status::IoError("data link stalled");
+      if (flowing_ && MonoMs() - idle_since > stall_ms_) {
+        st = Status::IoError("data link stalled: no bytes for " +
+                             std::to_string(MonoMs() - idle_since) + " ms");
         break;
       }
       if (ControlClosed()) {
@@ -327,6 +338,8 @@ class ReplReplica::ChannelSource : public persist::Source {
   const Target& t_;
   int control_fd_;
   persist::Sink* tee_;
+  const int64_t stall_ms_;         // repl-timeout
+  bool flowing_ = false;           // the receive thread's: snapshot bytes have arrived
   transport::StreamReceiver* rx_;  // the receive thread's while it runs
   std::mutex mu_;
   std::condition_variable cv_;

@@ -1,0 +1,143 @@
+// End-to-end tests of replicas that wait for their snapshot longer than their repl-timeout:
+// behind another save, behind a slow disk-based save, and over the data link. A primary keeps
+// a replica that waits alive with newlines (Redis' replicas count repl-timeout from the last
+// byte they read); a data-link replica waits on its link for the first byte without a limit.
+// rdb-key-save-delay makes a save slow on purpose, as in Redis. redis-server is the oracle.
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/populate.h"
+#include "tests/support/process.h"
+#include "tests/support/resp_client.h"
+#include "tests/support/wait.h"
+
+namespace kv::test {
+namespace {
+
+using Kind = ServerProcess::Kind;
+using Cmd = std::vector<std::string>;
+
+const char* Name(Kind k) { return k == Kind::kKvstore ? "kvstore" : "redis"; }
+
+// 2,000 keys at 2 ms each: a save of about 4 s, twice a replica's repl-timeout of 2 s.
+constexpr int kKeys = 2000;
+const char* const kSlowSave = "2000";
+
+// Waits for the replica's link and checks that it took one full sync, no more, and left the
+// replica with the primary's dataset.
+void ExpectOneSync(RespClient& p, RespClient& r, const ServerProcess& primary,
+                   const ServerProcess& replica) {
+  ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; },
+                      40000))
+      << replica.LogText() << "\n---- primary:\n" << primary.LogText();
+  EXPECT_EQ(InfoField(p, "stats", "sync_full"), "1") << replica.LogText();
+  ASSERT_TRUE(InSync(p, r));
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+}
+
+// rdb-key-save-delay: microseconds after each key saved. A hidden parameter, as in Redis:
+// CONFIG GET answers it by name, never through a pattern.
+TEST(ReplicationKeepalive, SaveDelayIsAHiddenTestingKnob) {
+  for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
+    SCOPED_TRACE(Name(kind));
+    ServerProcess server(kind);
+    RespClient c(server.port());
+    Reply one = c.Call({"CONFIG", "GET", "rdb-key-save-delay"});
+    ASSERT_EQ(one.elems.size(), 2u) << one.raw;
+    EXPECT_EQ(one.elems[1].str, "0");
+    Reply all = c.Call({"CONFIG", "GET", "*"});
+    ASSERT_GT(all.elems.size(), 100u);
+    for (const Reply& e : all.elems) EXPECT_NE(e.str, "rdb-key-save-delay");
+    EXPECT_EQ(c.Call({"CONFIG", "GET", "rdb-key-*"}).elems.size(), 0u);
+    ASSERT_NO_FATAL_FAILURE(Populate(c, 200));
+    ASSERT_EQ(c.Call({"CONFIG", "SET", "rdb-key-save-delay", "5000"}).str, "OK");
+    auto start = std::chrono::steady_clock::now();
+    c.Call({"BGSAVE"});
+    ASSERT_TRUE(WaitFor([&] {
+      return InfoField(c, "persistence", "rdb_bgsave_in_progress") == "0";
+    }));
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - start).count();
+    EXPECT_GE(ms, 900) << "200 keys at 5 ms each";
+    EXPECT_EQ(InfoField(c, "persistence", "rdb_last_bgsave_status"), "ok");
+  }
+}
+
+// A disk-based sync whose save outlasts the replica's repl-timeout: the snapshot child sends
+// the replica a newline each second until the file follows, and the first sync goes through.
+// Without them a redis-server replica gave up after its timeout and asked again, for ever.
+// redis-server as the primary behaves the same.
+TEST(ReplicationKeepalive, ReplicasWaitingForADiskSaveStayConnected) {
+  struct Case {
+    Kind primary, replica;
+  };
+  for (Case c : {Case{Kind::kKvstore, Kind::kRedis}, Case{Kind::kKvstore, Kind::kKvstore},
+                 Case{Kind::kRedis, Kind::kRedis}}) {
+    SCOPED_TRACE(std::string(Name(c.primary)) + " -> " + Name(c.replica));
+    ServerProcess primary(c.primary, {"--repl-diskless-sync", "no"});
+    RespClient p(primary.port());
+    ASSERT_NO_FATAL_FAILURE(Populate(p, kKeys));
+    ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", kSlowSave}).str, "OK");
+    Cmd args = {"--repl-timeout", "2"};
+    if (c.replica == Kind::kKvstore) args.insert(args.end(), {"--repl-transport", "tcp"});
+    ServerProcess replica(c.replica, args);
+    RespClient r(replica.port());
+    ASSERT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
+    ASSERT_NO_FATAL_FAILURE(ExpectOneSync(p, r, primary, replica));
+  }
+}
+
+// A replica whose sync waits for another child (a BGSAVE) to end hears a newline each second
+// from the primary until its +FULLRESYNC comes. The replication snapshot itself is quick.
+TEST(ReplicationKeepalive, ReplicasWaitingBehindABackgroundSaveStayConnected) {
+  struct Case {
+    Kind primary, replica;
+  };
+  for (Case c : {Case{Kind::kKvstore, Kind::kRedis}, Case{Kind::kKvstore, Kind::kKvstore},
+                 Case{Kind::kRedis, Kind::kRedis}}) {
+    SCOPED_TRACE(std::string(Name(c.primary)) + " -> " + Name(c.replica));
+    ServerProcess primary(c.primary, {"--repl-diskless-sync-delay", "0"});
+    RespClient p(primary.port());
+    ASSERT_NO_FATAL_FAILURE(Populate(p, kKeys));
+    ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", kSlowSave}).str, "OK");
+    p.Call({"BGSAVE"});
+    // The child keeps the delay it was forked with; the replication snapshot goes without.
+    ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", "0"}).str, "OK");
+    Cmd args = {"--repl-timeout", "2"};
+    if (c.replica == Kind::kKvstore) args.insert(args.end(), {"--repl-transport", "tcp"});
+    ServerProcess replica(c.replica, args);
+    RespClient r(replica.port());
+    ASSERT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
+    ASSERT_NO_FATAL_FAILURE(ExpectOneSync(p, r, primary, replica));
+    EXPECT_EQ(InfoField(p, "persistence", "rdb_last_bgsave_status"), "ok");
+  }
+}
+
+class ReplicationKeepaliveDataLink : public ::testing::TestWithParam<const char*> {};
+
+// A data-link replica of a disk-based sync gets nothing on its link while the primary saves:
+// it waits for the first byte however long the save takes (the link's stall limit, its
+// repl-timeout, counts only once bytes flow), with no rebuild of the link and no second sync.
+TEST_P(ReplicationKeepaliveDataLink, ASlowDiskSaveIsWaitedFor) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync", "no"});
+  RespClient p(primary.port());
+  ASSERT_NO_FATAL_FAILURE(Populate(p, kKeys));
+  ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", kSlowSave}).str, "OK");
+  ServerProcess replica(Kind::kKvstore, {"--repl-timeout", "2", "--repl-transport", "rdma",
+                                         "--repl-rdma-provider", GetParam()});
+  RespClient r(replica.port());
+  ASSERT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
+  ASSERT_NO_FATAL_FAILURE(ExpectOneSync(p, r, primary, replica));
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
+  EXPECT_EQ(InfoField(r, "replication", "rdma_link_errors"), "0") << replica.LogText();
+  EXPECT_EQ(InfoField(r, "replication", "rdma_resumes"), "0");
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, ReplicationKeepaliveDataLink, ::testing::Values("tcp", "shm"));
+
+}  // namespace
+}  // namespace kv::test
