@@ -109,6 +109,9 @@ class DataLinkSender {
   // Waits until no write posted from a source region is in flight (the region may go then);
   // fails with the link, or when the link is stopped.
   Status DrainRegionWrites();
+  // Waits until the replica has acknowledged every byte before `end` (consumed them off its
+  // ring); fails with the link, when it is stopped or broken on purpose, or after a stall.
+  Status AwaitAcked(uint64_t end);
   // The largest piece of `part` that stops at the DEBUG failure point (FailAfter).
   std::span<const uint8_t> UpToFailurePoint(std::span<const uint8_t> part) const;
   // Resends what the new link's receiver has not got yet (after Resume).

@@ -33,6 +33,19 @@ Status DataLinkSender::DrainRegionWrites() {
   return Status::Ok();
 }
 
+Status DataLinkSender::AwaitAcked(uint64_t end) {
+  int64_t last_progress = MonoMs();
+  uint64_t acked = sender_->acked_offset();
+  while (acked < end) {
+    KV_TRY(AwaitCredit(&last_progress));
+    if (sender_->acked_offset() != acked) {
+      acked = sender_->acked_offset();
+      last_progress = MonoMs();
+    }
+  }
+  return Status::Ok();
+}
+
 Status DataLinkSender::SendRing() {
   SnapshotRing& ring = *ring_;
   int64_t start = MonoMs();
@@ -66,8 +79,11 @@ Status DataLinkSender::SendRing() {
       s = WriteFromRegion(*region, part, &last_progress);
     }
     // The region (and the ring) must outlive the writes posted from it. After a failure the
-    // ring stays as it is (mapped until the sender goes) for a rebuilt link.
+    // ring stays as it is (mapped until the sender goes) for a rebuilt link, and so it does
+    // until the replica has acknowledged the whole snapshot: the last chunks may wait in its
+    // ring, unconsumed, and go with a link that fails meanwhile.
     if (s.ok()) s = DrainRegionWrites();
+    if (s.ok() && !ring.failed()) s = AwaitAcked(bytes_);
     return s;
   }();
   if (!result.ok()) return result;
@@ -127,8 +143,10 @@ Status DataLinkSender::SendMapped() {
       s = WriteFromRegion(*region, bytes.subspan(pos), &last_progress);
     }
     // The region (and the mapping) must outlive the writes posted from it. After a failure
-    // the mapping stays for a rebuilt link.
+    // the mapping stays for a rebuilt link, and so it does until the replica has acknowledged
+    // the whole file (see SendRing).
     if (s.ok()) s = DrainRegionWrites();
+    if (s.ok()) s = AwaitAcked(bytes_);
     return s;
   }();
   if (result.ok()) {
