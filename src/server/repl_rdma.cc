@@ -373,7 +373,7 @@ void DataLinkSender::Run(std::string peer_blob) {
     auto r = sender_->Wait(quiet ? 100 : 10, &wake_, &io_mu_);
     if (!r.ok()) st = r.status();
   }
-  if (st.code() != Code::kClosed || !stop_) {
+  if (st.code() != Code::kClosed || !Stopped()) {
     LOG_WARNING("Replication data link (%s) failed: %s", describe_.c_str(), st.message().c_str());
   }
   {

@@ -165,6 +165,10 @@ class ReplReplica::ChannelSource : public persist::Source {
     return pos_ == 0 ? cur_crc_ : persist::Crc64(cur_crc_, cur_.data(), pos_);
   }
 
+  // Whether the control connection can carry the stream: false when a rebuild's request went
+  // unanswered (its answer may still come). After Stop().
+  bool ControlInStep() const { return !reply_pending_; }
+
   // Everything received past the snapshot: the start of the stream. After Stop().
   std::string Rest() {
     std::string rest = cur_.substr(pos_);
@@ -190,8 +194,12 @@ class ReplReplica::ChannelSource : public persist::Source {
                           at));
     KV_TRY_ASSIGN(blob, rx->LocalBlob());
     LinkIo io(control_fd_, 10000);
+    // Until its one-line answer is read, the control connection is out of step: an answer that
+    // came late would be taken for the start of the stream.
+    reply_pending_ = true;
     KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "rdma-resume", provider, HexEncode(blob)})));
     KV_TRY_ASSIGN(line, io.ReadLine());
+    reply_pending_ = false;
     std::string peer;
     if (line.rfind("+RDMA ", 0) != 0 || !HexDecode(std::string_view(line).substr(6), &peer)) {
       return Status::IoError("the primary did not rebuild the data link: " + line.substr(0, 120));
@@ -340,6 +348,7 @@ class ReplReplica::ChannelSource : public persist::Source {
   persist::Sink* tee_;
   const int64_t stall_ms_;         // repl-timeout
   bool flowing_ = false;           // the receive thread's: snapshot bytes have arrived
+  bool reply_pending_ = false;     // the receive thread's: a rebuild's answer is not read yet
   transport::StreamReceiver* rx_;  // the receive thread's while it runs
   std::mutex mu_;
   std::condition_variable cv_;
@@ -375,6 +384,9 @@ Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string&
   ChannelSource src(*this, t, fd);
   Status st = LoadSide(src, "over the data link", &side, &keys);
   src.Stop();
+  if (st.ok() && !src.ControlInStep()) {
+    st = Status::IoError("the primary did not answer a data-link rebuild in time");
+  }
   if (!st.ok()) {
     LOG_WARNING("Failed loading the snapshot from the data link: %s", st.message().c_str());
     DataLinkFailed(st.message());
@@ -416,6 +428,9 @@ Status ReplReplica::ReceiveFromDataLink(const Target& t, int fd, const std::stri
   persist::RdbLoadResult res;
   Status st = persist::LoadRdb(src, none, opts, &res);
   src.Stop();
+  if (st.ok() && !src.ControlInStep()) {
+    st = Status::IoError("the primary did not answer a data-link rebuild in time");
+  }
   // The file got whatever the link delivered; what followed the snapshot is the stream's.
   if (st.ok() && ::ftruncate(out.get(), static_cast<off_t>(res.bytes)) != 0) {
     st = Status::FromErrno("ftruncate " + path, errno);
