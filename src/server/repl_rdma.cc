@@ -2,7 +2,11 @@
 // side; the snapshot it sends first: repl_rdma_snapshot.cc.
 #include "server/repl_rdma.h"
 
+#include <fcntl.h>
 #include <poll.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "common/clock.h"
 #include "common/logging.h"
@@ -87,9 +91,14 @@ void DataLinkSender::ExpectSnapshotFile() {
   snapshot_file_expected_ = true;
 }
 
-void DataLinkSender::SetSnapshotFile(std::string path) {
+void DataLinkSender::SetSnapshotFile(const std::string& path) {
+  net::Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    LOG_WARNING("Can't open the snapshot file %s: %s", path.c_str(), strerror(errno));
+  }
   std::lock_guard lock(mu_);
-  snapshot_file_ = std::move(path);
+  snapshot_file_ = path;
+  snapshot_fd_ = std::move(fd);
   wake_.Notify();
 }
 
@@ -315,6 +324,7 @@ void DataLinkSender::Run(std::string peer_blob) {
     bool ring = false;
     bool streaming = false;
     std::string file;
+    net::Fd file_fd;
     bool file_pending = false;
     std::deque<std::string> batch;
     {
@@ -326,6 +336,7 @@ void DataLinkSender::Run(std::string peer_blob) {
       ring = ring_ != nullptr;
       if (snapshot_file_expected_) {
         file.swap(snapshot_file_);
+        file_fd = std::move(snapshot_fd_);
         file_pending = file.empty();
         if (!file_pending) snapshot_file_expected_ = false;
       }
@@ -341,7 +352,7 @@ void DataLinkSender::Run(std::string peer_blob) {
       }
       streaming = streaming_;
     }
-    if (!file.empty()) st = MapFile(file);
+    if (!file.empty()) st = MapFile(file, std::move(file_fd));
     if (file_.data) {
       if (st.ok()) st = SendMapped();
       continue;

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "common/status.h"
+#include "net/socket.h"
 #include "server/snapshot_ring.h"
 #include "transport/channel.h"
 
@@ -59,8 +60,10 @@ class DataLinkSender {
   // A disk-based sync: a snapshot file will follow (SetSnapshotFile) once it is saved; stream
   // bytes enqueued meanwhile wait behind it. Before any Enqueue of such bytes.
   void ExpectSnapshotFile();
-  // The saved snapshot: the thread maps it and writes it straight from the mapping.
-  void SetSnapshotFile(std::string path);
+  // The saved snapshot: opened here, at once (a later save may rename another file over its
+  // name before the thread gets to it), then mapped by the thread and written straight from
+  // the mapping.
+  void SetSnapshotFile(const std::string& path);
   // Stream bytes. Any thread; calls are ordered by the caller (the keyspace lock). Once the
   // snapshot is behind, the thread leaves queued bytes to Kick().
   void Enqueue(std::string_view bytes);
@@ -119,7 +122,7 @@ class DataLinkSender {
   // A disk-based sync's snapshot file: MapFile maps it (at the current stream offset);
   // SendMapped writes what of it the replica has not got, straight from the mapping, and
   // unmaps it once it is all sent. A failure keeps the mapping for a rebuilt link.
-  Status MapFile(const std::string& path);
+  Status MapFile(const std::string& path, net::Fd fd);
   Status SendMapped();
   void UnmapFile();
   // Closed once the DEBUG failure point (FailAfter) is reached.
@@ -161,6 +164,7 @@ class DataLinkSender {
   uint64_t ring_base_ = 0;  // the stream offset of the ring's first byte (thread only)
   bool snapshot_file_expected_ = false;  // guarded by mu_
   std::string snapshot_file_;            // guarded by mu_
+  net::Fd snapshot_fd_;                  // guarded by mu_: snapshot_file_, opened
   bool stop_ = false;              // guarded by mu_
   std::string error_;              // guarded by mu_
   std::atomic<bool> failed_{false};

@@ -102,17 +102,15 @@ Status DataLinkSender::SendRing() {
   return result;
 }
 
-Status DataLinkSender::MapFile(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::FromErrno("open " + path, errno);
+Status DataLinkSender::MapFile(const std::string& path, net::Fd fd) {
+  if (!fd.valid()) return Status::IoError("snapshot file " + path + " could not be opened");
   struct stat st;
-  if (fstat(fd, &st) != 0 || st.st_size <= 0) {
-    close(fd);
+  if (fstat(fd.get(), &st) != 0 || st.st_size <= 0) {
     return Status::IoError("snapshot file " + path + " is empty or unreadable");
   }
   size_t size = static_cast<size_t>(st.st_size);
-  void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-  close(fd);  // the mapping keeps the file (even once a later save renames over it)
+  void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd.get(), 0);
+  fd.Reset();  // the mapping keeps the file (even once a later save renames over it)
   if (map == MAP_FAILED) return Status::FromErrno("mmap " + path, errno);
   madvise(map, size, MADV_SEQUENTIAL);
   file_ = {static_cast<const uint8_t*>(map), size, bytes_.load()};
