@@ -121,6 +121,27 @@ class ReplPrimary {
     bool capa_eof = false;
     std::shared_ptr<DataLinkSender> data;
   };
+  // What the snapshot child did for each replica of its batch, in memory it shares with the
+  // primary: one replica's failed transfer (it went away, say) does not fail the others'.
+  // Byte 0: the snapshot was made (a disk-based sync's file saved); then one byte per target
+  // (the data links' rings in order, then the sockets): 1 sent whole, 2 failed, 0 unknown.
+  class ChildReport {
+   public:
+    // nullptr when shared memory is not to be had (then the exit status decides for all).
+    static std::unique_ptr<ChildReport> Create(std::vector<uint64_t> targets);
+    ~ChildReport();
+    uint8_t* bytes() const { return bytes_; }
+    // Whether the child says it delivered the snapshot to client `id`; a replica with no
+    // target of its own (a data link of a disk-based sync) gets the saved file.
+    bool Delivered(uint64_t id) const;
+
+   private:
+    ChildReport(std::vector<uint64_t> targets, uint8_t* bytes, size_t size)
+        : targets_(std::move(targets)), bytes_(bytes), size_(size) {}
+    std::vector<uint64_t> targets_;  // client ids
+    uint8_t* bytes_;
+    size_t size_;
+  };
   // A client blocked in WAIT.
   struct Waiter {
     Client* client;
@@ -139,7 +160,7 @@ class ReplPrimary {
   // The snapshot child: diskless (the RDB streamed to the sockets `fds`, and written into the
   // data links' `rings`) or disk-based (the RDB saved to dbfilename, then sent from the file).
   void RunChild(const std::vector<int>& fds, const std::vector<SnapshotRing*>& rings,
-                int64_t offset, bool disk);
+                int64_t offset, bool disk, uint8_t* report);
   int64_t CountAcked(int64_t offset) const;
   void ServeWaiters(int64_t now_ms);
   void SnapshotDone(bool ok);
@@ -171,6 +192,7 @@ class ReplPrimary {
   std::vector<Waiter> waiters_;
   pid_t child_pid_ = -1;
   std::string child_file_;  // the snapshot file of a disk-based sync (absolute path), else empty
+  std::unique_ptr<ChildReport> child_report_;  // of the running snapshot child
   int64_t last_ping_ms_ = 0;
   int64_t last_keepalive_ms_ = 0;  // newlines to replicas waiting for their snapshot
   bool hold_data_links_ = false;

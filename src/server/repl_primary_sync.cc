@@ -5,6 +5,7 @@
 // handled here too.
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -120,6 +121,24 @@ Status SendFile(persist::Sink& sink, int fd, const std::string& path, int timeou
 
 }  // namespace
 
+std::unique_ptr<ReplPrimary::ChildReport> ReplPrimary::ChildReport::Create(
+    std::vector<uint64_t> targets) {
+  size_t size = targets.size() + 1;
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;  // zero-filled otherwise
+  return std::unique_ptr<ChildReport>(
+      new ChildReport(std::move(targets), static_cast<uint8_t*>(p), size));
+}
+
+ReplPrimary::ChildReport::~ChildReport() { munmap(bytes_, size_); }
+
+bool ReplPrimary::ChildReport::Delivered(uint64_t id) const {
+  for (size_t i = 0; i < targets_.size(); i++) {
+    if (targets_[i] == id) return bytes_[1 + i] == 1;
+  }
+  return bytes_[0] == 1;
+}
+
 void ReplPrimary::StartSnapshot(int64_t now_ms) {
   std::vector<Replica*> batch;
   int64_t delay_ms = server_.config().GetInt("repl-diskless-sync-delay") * 1000;
@@ -141,6 +160,7 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   // The stream restarts with a SELECT for whoever joins now.
   feed_.ForgetSelectedDb();
   std::vector<int> fds;
+  std::vector<uint64_t> fd_ids;  // their clients
   // Data-link replicas and their rings (the child fills them, in this order).
   std::vector<std::pair<Replica*, std::unique_ptr<SnapshotRing>>> rings;
   std::string reply = "+FULLRESYNC " + replid_ + " " + std::to_string(offset) + "\r\n";
@@ -168,7 +188,12 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
       continue;
     }
     fds.push_back(r->client->fd());
+    fd_ids.push_back(r->client->id());
   }
+  std::vector<uint64_t> targets;
+  for (auto& [r, ring] : rings) targets.push_back(r->client->id());
+  targets.insert(targets.end(), fd_ids.begin(), fd_ids.end());
+  auto report = ChildReport::Create(std::move(targets));
   pid_t pid = fork();
   if (pid < 0) {
     LOG_WARNING("Can't start the replication snapshot: fork: %s", strerror(errno));
@@ -180,8 +205,9 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     std::vector<SnapshotRing*> child_rings;
     for (auto& [r, ring] : rings) child_rings.push_back(ring.get());
-    RunChild(fds, child_rings, offset, disk);
+    RunChild(fds, child_rings, offset, disk, report ? report->bytes() : nullptr);
   }
+  child_report_ = std::move(report);
   for (auto& [r, ring] : rings) r->data->SetSnapshotRing(std::move(ring));
   child_pid_ = pid;
   server_.WatchSnapshotChild(pid);
@@ -198,7 +224,10 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
 }
 
 void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<SnapshotRing*>& rings,
-                           int64_t offset, bool disk) {
+                           int64_t offset, bool disk, uint8_t* report) {
+  auto tell = [&](size_t i, bool ok) {
+    if (report) report[i] = ok ? 1 : 2;
+  };
   SetLogRole('C');
   server_.CloseListenersInChild();
   std::string mark = RandomHex40();
@@ -249,9 +278,11 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
     }
     LOG_NOTICE("DB saved on disk");
   }
+  tell(0, true);  // the snapshot is made (saved, or about to be streamed)
   bool ok = true;
   // One replica after the other: each gets the whole snapshot from the same (copy-on-write)
   // memory image, or the same file.
+  size_t target = 1;
   for (SnapshotRing* ring : rings) {
     // A data link's ring: the raw RDB, the data link carries no framing.
     RingSink ring_sink(*ring);
@@ -259,6 +290,7 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
     Status st = persist::WriteRdb(server_.keyspace(), sink, opts, persist::StandardAux(info),
                                   nullptr);
     ring->Finish(st.ok());
+    tell(target++, st.ok());
     if (!st.ok()) {
       LOG_WARNING("Snapshot transfer to a replica's data link failed: %s", st.message().c_str());
       ok = false;
@@ -278,6 +310,7 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
       }
       if (st.ok()) st = sink.Write(mark.data(), mark.size());
     }
+    tell(target++, st.ok());
     if (!st.ok()) {
       LOG_WARNING("Snapshot transfer to a replica failed: %s", st.message().c_str());
       ok = false;
@@ -287,9 +320,12 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
 }
 
 void ReplPrimary::SnapshotDone(bool ok) {
+  std::unique_ptr<ChildReport> report = std::move(child_report_);
   for (auto& r : replicas_) {
     if (r->state != State::kSendingSnapshot) continue;
-    if (!ok) {
+    // A child that failed some transfers (a replica went away mid-way) still delivered the
+    // others: those go on.
+    if (!ok && !(report && report->Delivered(r->client->id()))) {
       // What the replica got is a truncated snapshot: nothing may follow it. Redis 7.0 logs
       // the same line.
       LOG_WARNING("SYNC failed. BGSAVE child returned an error");

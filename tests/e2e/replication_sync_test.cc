@@ -1,9 +1,10 @@
 // End-to-end tests of how a full sync starts and how the live stream follows it over TCP: the
 // snapshot starts in the SYNC command, writes held during the sync follow once the child exits,
 // a streamed snapshot's end mark is the last thing its replica reads before it acknowledges,
-// what is held is bounded by the replica output limit, and a replica connection that would get
-// replies is cut off. kvstore, with redis-server held to the same where Redis behaves alike.
+// what is held is bounded by the replica output limit, a replica connection that would get
+// replies is cut off, and a replica lost mid-transfer does not fail the others of its batch. kvstore, with redis-server held to the same where Redis behaves alike.
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -309,6 +310,42 @@ TEST(ReplicationSync, ReplicaThatBlocksOrResumesWithoutADataLinkIsDisconnected) 
     }));
   }
   EXPECT_EQ(p.Call({"DBSIZE"}).integer, keys);
+}
+
+// Two replicas share one snapshot child; one dies while the child serves it. The other gets its
+// whole snapshot and goes online, and stays connected: before, the child's failed transfer
+// dropped every replica of its batch once the child exited (a survivor that had loaded its
+// snapshot came back with a partial resync, one still loading had to sync again).
+// redis-server, whose primary feeds its replicas from the child through a pipe, behaves so.
+TEST(ReplicationSync, AReplicaLostMidTransferDoesNotFailTheOthers) {
+  for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
+    SCOPED_TRACE(kind == Kind::kKvstore ? "kvstore" : "redis");
+    // The snapshot starts once both replicas wait, and takes a second or more per replica.
+    ServerProcess primary(kind, {"--repl-diskless-sync-max-replicas", "2",
+                                 "--repl-diskless-sync-delay", "20"});
+    RespClient p(primary.port());
+    ASSERT_NO_FATAL_FAILURE(Populate(p, 1000));
+    ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", "1000"}).str, "OK");
+    ServerProcess doomed(Kind::kRedis);
+    ServerProcess survivor(Kind::kRedis);
+    RespClient d(doomed.port()), r(survivor.port());
+    ASSERT_EQ(d.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
+    ASSERT_TRUE(WaitFor([&] { return InfoField(p, "replication", "connected_slaves") == "1"; }));
+    ASSERT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
+    ASSERT_TRUE(WaitFor([&] {
+      return InfoField(p, "persistence", "rdb_bgsave_in_progress") == "1";
+    })) << primary.LogText();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_EQ(kill(doomed.pid(), SIGKILL), 0);
+    ASSERT_TRUE(WaitFor([&] {
+      return InfoField(r, "replication", "master_link_status") == "up";
+    }, 30000)) << survivor.LogText() << "\n---- primary:\n" << primary.LogText();
+    ASSERT_TRUE(InSync(p, r));
+    EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+    EXPECT_EQ(InfoField(p, "stats", "sync_full"), "2") << primary.LogText();
+    // Nor was the survivor dropped once loaded (it would have come back with a partial resync).
+    EXPECT_EQ(InfoField(p, "stats", "sync_partial_ok"), "0") << primary.LogText();
+  }
 }
 
 }  // namespace
