@@ -2,7 +2,8 @@
 // snapshot starts in the SYNC command, writes held during the sync follow once the child exits,
 // a streamed snapshot's end mark is the last thing its replica reads before it acknowledges,
 // what is held is bounded by the replica output limit, a replica connection that would get
-// replies is cut off, and a replica lost mid-transfer does not fail the others of its batch. kvstore, with redis-server held to the same where Redis behaves alike.
+// replies is cut off, and a replica lost mid-transfer does not fail the others of its batch.
+// kvstore, with redis-server held to the same where Redis behaves alike.
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
