@@ -62,6 +62,48 @@ class FailingSink : public persist::Sink {
   int64_t budget_;  // -1: no failure
 };
 
+// The snapshot child's sink for the replicas it serves at once: each byte goes to every target
+// still in the transfer. A target that fails (its replica went away, or stopped reading) drops
+// out and the others go on; the sink fails once none is left. A lone target is written in
+// place through its windows (a data link's ring); several get copies.
+class FanOutSink : public persist::Sink {
+ public:
+  explicit FanOutSink(std::vector<persist::Sink*> targets)
+      : targets_(std::move(targets)), status_(targets_.size()) {}
+
+  Status Write(const void* data, size_t len) override {
+    for (size_t i = 0; i < targets_.size(); i++) {
+      if (status_[i].ok()) status_[i] = targets_[i]->Write(data, len);
+    }
+    return Left();
+  }
+  Result<std::span<uint8_t>> Window(size_t max) override {
+    if (targets_.size() != 1) return std::span<uint8_t>();
+    auto w = targets_[0]->Window(max);
+    if (!w.ok()) status_[0] = w.status();
+    return w;
+  }
+  Status Commit(size_t n) override {
+    status_[0] = targets_[0]->Commit(n);
+    return status_[0];
+  }
+  // Marks a target failed before any byte (its header could not be sent).
+  void Fail(size_t i, Status why) { status_[i] = std::move(why); }
+  const Status& status(size_t i) const { return status_[i]; }
+
+ private:
+  // OK while a target is left, else the first target's failure.
+  Status Left() const {
+    for (const Status& s : status_) {
+      if (s.ok()) return Status::Ok();
+    }
+    return status_.empty() ? Status::Ok() : status_[0];
+  }
+
+  std::vector<persist::Sink*> targets_;
+  std::vector<Status> status_;
+};
+
 // The shared ring between the snapshot child and a data link: room for the link's chunks in
 // flight and what the replica has yet to acknowledge, with slack for the child to run ahead.
 constexpr size_t kSnapshotRingBytes = 32 << 20;
@@ -161,7 +203,7 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   feed_.ForgetSelectedDb();
   std::vector<int> fds;
   std::vector<uint64_t> fd_ids;  // their clients
-  // Data-link replicas and their rings (the child fills them, in this order).
+  // Data-link replicas and their rings (the child fills them all at once).
   std::vector<std::pair<Replica*, std::unique_ptr<SnapshotRing>>> rings;
   std::string reply = "+FULLRESYNC " + replid_ + " " + std::to_string(offset) + "\r\n";
   for (Replica* r : batch) {
@@ -280,39 +322,55 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
   }
   tell(0, true);  // the snapshot is made (saved, or about to be streamed)
   bool ok = true;
-  // One replica after the other: each gets the whole snapshot from the same (copy-on-write)
-  // memory image, or the same file.
-  size_t target = 1;
-  for (SnapshotRing* ring : rings) {
-    // A data link's ring: the raw RDB, the data link carries no framing.
-    RingSink ring_sink(*ring);
-    FailingSink sink(ring_sink, fail_snapshot_after_);
-    Status st = persist::WriteRdb(server_.keyspace(), sink, opts, persist::StandardAux(info),
-                                  nullptr);
-    ring->Finish(st.ok());
-    tell(target++, st.ok());
-    if (!st.ok()) {
-      LOG_WARNING("Snapshot transfer to a replica's data link failed: %s", st.message().c_str());
-      ok = false;
-    }
-  }
-  for (int fd : fds) {
-    waiting_from++;  // this one's payload starts: no newline may come into it
-    PollingSink sink(fd, timeout_ms);
-    Status st = disk ? SendFile(sink, fd, path, timeout_ms, keepalive) : Status::Ok();
-    if (!disk) {
-      std::string head = "$EOF:" + mark + "\r\n";
-      st = sink.Write(head.data(), head.size());
-      FailingSink rdb_sink(sink, fail_snapshot_after_);
-      if (st.ok()) {
-        st = persist::WriteRdb(server_.keyspace(), rdb_sink, opts, persist::StandardAux(info),
-                               nullptr);
+  if (disk) {
+    // The saved file, to one socket after the other (the data links map it themselves).
+    for (size_t i = 0; i < fds.size(); i++) {
+      waiting_from++;  // this one's payload starts: no newline may come into it
+      PollingSink sink(fds[i], timeout_ms);
+      Status st = SendFile(sink, fds[i], path, timeout_ms, keepalive);
+      tell(1 + i, st.ok());
+      if (!st.ok()) {
+        LOG_WARNING("Snapshot transfer to a replica failed: %s", st.message().c_str());
+        ok = false;
       }
-      if (st.ok()) st = sink.Write(mark.data(), mark.size());
     }
-    tell(target++, st.ok());
+    _exit(ok ? 0 : 1);
+  }
+  // Diskless: one walk of the dataset feeds every replica of the batch at once, the data
+  // links' rings (the raw RDB: the data link carries no framing) and the sockets (framed by
+  // $EOF: and the mark).
+  std::vector<std::unique_ptr<persist::Sink>> owned;
+  std::vector<persist::Sink*> targets;
+  auto add = [&](std::unique_ptr<persist::Sink> inner) {
+    owned.push_back(std::move(inner));
+    owned.push_back(std::make_unique<FailingSink>(*owned.back(), fail_snapshot_after_));
+    targets.push_back(owned.back().get());
+  };
+  for (SnapshotRing* ring : rings) add(std::make_unique<RingSink>(*ring));
+  for (int fd : fds) add(std::make_unique<PollingSink>(fd, timeout_ms));
+  waiting_from = fds.size();
+  FanOutSink fan(targets);
+  std::string head = "$EOF:" + mark + "\r\n";
+  for (size_t i = 0; i < fds.size(); i++) {
+    PollingSink sink(fds[i], timeout_ms);
+    if (Status st = sink.Write(head.data(), head.size()); !st.ok()) fan.Fail(rings.size() + i, st);
+  }
+  Status walk = targets.empty() ? Status::Ok()
+                                : persist::WriteRdb(server_.keyspace(), fan, opts,
+                                                    persist::StandardAux(info), nullptr);
+  for (size_t i = 0; i < targets.size(); i++) {
+    Status st = walk.ok() ? fan.status(i) : walk;
+    bool ring = i < rings.size();
+    if (ring) {
+      rings[i]->Finish(st.ok());
+    } else if (st.ok()) {
+      PollingSink sink(fds[i - rings.size()], timeout_ms);
+      st = sink.Write(mark.data(), mark.size());
+    }
+    tell(1 + i, st.ok());
     if (!st.ok()) {
-      LOG_WARNING("Snapshot transfer to a replica failed: %s", st.message().c_str());
+      LOG_WARNING("Snapshot transfer to a replica%s failed: %s",
+                  ring ? "'s data link" : "", st.message().c_str());
       ok = false;
     }
   }

@@ -244,9 +244,8 @@ class ReplReplica::ChannelSource : public persist::Source {
   // Drains the link until it fails (the error), it ends or the source stops (OK). Failures
   // that a rebuild cannot help (cancelled, the stream ended) set *final. Once bytes flow, a
   // link that brings none for repl-timeout has stalled (as a TCP transfer times out); before
-  // the first byte nothing is expected yet (the primary saves the file of a disk-based sync,
-  // or its child fills other replicas' rings first), and only the control connection's
-  // closing ends the wait.
+  // the first byte nothing is expected yet (the primary saves the file of a disk-based sync),
+  // and only the control connection's closing ends the wait.
   Status ReceiveUntilFailure(bool* final) {
     int64_t idle_since = MonoMs();
     Status st;

@@ -2,7 +2,8 @@
 // snapshot starts in the SYNC command, writes held during the sync follow once the child exits,
 // a streamed snapshot's end mark is the last thing its replica reads before it acknowledges,
 // what is held is bounded by the replica output limit, a replica connection that would get
-// replies is cut off, and a replica lost mid-transfer does not fail the others of its batch.
+// replies is cut off, and the replicas of one snapshot get it at once, a replica lost
+// mid-transfer failing none of the others.
 // kvstore, with redis-server held to the same where Redis behaves alike.
 #include <poll.h>
 #include <signal.h>
@@ -346,6 +347,52 @@ TEST(ReplicationSync, AReplicaLostMidTransferDoesNotFailTheOthers) {
     EXPECT_EQ(InfoField(p, "stats", "sync_full"), "2") << primary.LogText();
     // Nor was the survivor dropped once loaded (it would have come back with a partial resync).
     EXPECT_EQ(InfoField(p, "stats", "sync_partial_ok"), "0") << primary.LogText();
+  }
+}
+
+// One snapshot child feeds all the replicas of its batch at once, as Redis' does: both are part
+// way through their transfer at the same moment (before, the child served one replica after
+// the other, so the second started once the first had its whole snapshot). TCP replicas and,
+// for kvstore, data-link replicas.
+TEST(ReplicationSync, OneSnapshotFeedsItsReplicasAtOnce) {
+  struct Case {
+    Kind primary;
+    Cmd replica_args;  // empty: redis-server replicas
+  };
+  for (const Case& c : {Case{Kind::kKvstore, {}}, Case{Kind::kRedis, {}},
+                        Case{Kind::kKvstore, {"--repl-transport", "rdma", "--repl-rdma-provider",
+                                              "shm", "--repl-diskless-load", "swapdb"}}}) {
+    SCOPED_TRACE(std::string(c.primary == Kind::kKvstore ? "kvstore" : "redis") +
+                 (c.replica_args.empty() ? " -> redis" : " -> kvstore over the data link"));
+    ServerProcess primary(c.primary, {"--repl-diskless-sync-max-replicas", "2",
+                                      "--repl-diskless-sync-delay", "20", "--rdbcompression",
+                                      "no"});
+    RespClient p(primary.port());
+    // 3 MB in 3,000 keys at 1 ms each: about 3 s of snapshot.
+    ASSERT_EQ(p.Call({"DEBUG", "POPULATE", "3000", "key", "1000"}).str, "OK");
+    ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", "1000"}).str, "OK");
+    Kind replica_kind = c.replica_args.empty() ? Kind::kRedis : Kind::kKvstore;
+    ServerProcess a(replica_kind, c.replica_args), b(replica_kind, c.replica_args);
+    RespClient ra(a.port()), rb(b.port());
+    for (RespClient* r : {&ra, &rb}) {
+      ASSERT_EQ(r->Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
+    }
+    auto reading = [](RespClient& r) {
+      std::string n = InfoField(r, "replication", "master_sync_read_bytes");
+      return InfoField(r, "replication", "master_sync_in_progress") == "1" && !n.empty() &&
+             n != "0";
+    };
+    auto up = [](RespClient& r) {
+      return InfoField(r, "replication", "master_link_status") == "up";
+    };
+    bool both = false;
+    ASSERT_TRUE(WaitFor([&] {
+      both = both || (reading(ra) && reading(rb));
+      return up(ra) || up(rb);
+    }, 30000)) << primary.LogText();
+    EXPECT_TRUE(both) << "the replicas' transfers did not overlap\n" << primary.LogText();
+    ASSERT_TRUE(WaitFor([&] { return up(ra) && up(rb); }, 30000)) << primary.LogText();
+    EXPECT_EQ(InfoField(p, "stats", "sync_full"), "2");
   }
 }
 
