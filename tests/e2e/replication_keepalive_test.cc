@@ -4,6 +4,7 @@
 // byte they read); a data-link replica waits on its link for the first byte without a limit.
 // rdb-key-save-delay makes a save slow on purpose, as in Redis. redis-server is the oracle.
 #include <chrono>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,53 +68,50 @@ TEST(ReplicationKeepalive, SaveDelayIsAHiddenTestingKnob) {
   }
 }
 
+struct Pair {
+  Kind primary, replica;
+};
+// kvstore primaries with either replica, and redis-server alone as the oracle.
+constexpr Pair kPairs[] = {{Kind::kKvstore, Kind::kRedis}, {Kind::kKvstore, Kind::kKvstore},
+                           {Kind::kRedis, Kind::kRedis}};
+
+// A primary started with `primary_args`, kKeys keys and a slow save; `before` runs on it; then
+// a TCP replica with a repl-timeout of 2 s attaches, and must get there with one sync.
+void SyncPastTheReplicasTimeout(Pair pair, const Cmd& primary_args,
+                                const std::function<void(RespClient&)>& before) {
+  SCOPED_TRACE(std::string(Name(pair.primary)) + " -> " + Name(pair.replica));
+  ServerProcess primary(pair.primary, primary_args);
+  RespClient p(primary.port());
+  ASSERT_NO_FATAL_FAILURE(Populate(p, kKeys));
+  ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", kSlowSave}).str, "OK");
+  ASSERT_NO_FATAL_FAILURE(before(p));
+  Cmd args = {"--repl-timeout", "2"};
+  if (pair.replica == Kind::kKvstore) args.insert(args.end(), {"--repl-transport", "tcp"});
+  ServerProcess replica(pair.replica, args);
+  RespClient r(replica.port());
+  ASSERT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
+  ASSERT_NO_FATAL_FAILURE(ExpectOneSync(p, r, primary, replica));
+}
+
 // A disk-based sync whose save outlasts the replica's repl-timeout: the snapshot child sends
 // the replica a newline each second until the file follows, and the first sync goes through.
 // Without them a redis-server replica gave up after its timeout and asked again, for ever.
 // redis-server as the primary behaves the same.
 TEST(ReplicationKeepalive, ReplicasWaitingForADiskSaveStayConnected) {
-  struct Case {
-    Kind primary, replica;
-  };
-  for (Case c : {Case{Kind::kKvstore, Kind::kRedis}, Case{Kind::kKvstore, Kind::kKvstore},
-                 Case{Kind::kRedis, Kind::kRedis}}) {
-    SCOPED_TRACE(std::string(Name(c.primary)) + " -> " + Name(c.replica));
-    ServerProcess primary(c.primary, {"--repl-diskless-sync", "no"});
-    RespClient p(primary.port());
-    ASSERT_NO_FATAL_FAILURE(Populate(p, kKeys));
-    ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", kSlowSave}).str, "OK");
-    Cmd args = {"--repl-timeout", "2"};
-    if (c.replica == Kind::kKvstore) args.insert(args.end(), {"--repl-transport", "tcp"});
-    ServerProcess replica(c.replica, args);
-    RespClient r(replica.port());
-    ASSERT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
-    ASSERT_NO_FATAL_FAILURE(ExpectOneSync(p, r, primary, replica));
+  for (Pair pair : kPairs) {
+    SyncPastTheReplicasTimeout(pair, {"--repl-diskless-sync", "no"}, [](RespClient&) {});
   }
 }
 
 // A replica whose sync waits for another child (a BGSAVE) to end hears a newline each second
 // from the primary until its +FULLRESYNC comes. The replication snapshot itself is quick.
 TEST(ReplicationKeepalive, ReplicasWaitingBehindABackgroundSaveStayConnected) {
-  struct Case {
-    Kind primary, replica;
-  };
-  for (Case c : {Case{Kind::kKvstore, Kind::kRedis}, Case{Kind::kKvstore, Kind::kKvstore},
-                 Case{Kind::kRedis, Kind::kRedis}}) {
-    SCOPED_TRACE(std::string(Name(c.primary)) + " -> " + Name(c.replica));
-    ServerProcess primary(c.primary, {"--repl-diskless-sync-delay", "0"});
-    RespClient p(primary.port());
-    ASSERT_NO_FATAL_FAILURE(Populate(p, kKeys));
-    ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", kSlowSave}).str, "OK");
-    p.Call({"BGSAVE"});
-    // The child keeps the delay it was forked with; the replication snapshot goes without.
-    ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", "0"}).str, "OK");
-    Cmd args = {"--repl-timeout", "2"};
-    if (c.replica == Kind::kKvstore) args.insert(args.end(), {"--repl-transport", "tcp"});
-    ServerProcess replica(c.replica, args);
-    RespClient r(replica.port());
-    ASSERT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
-    ASSERT_NO_FATAL_FAILURE(ExpectOneSync(p, r, primary, replica));
-    EXPECT_EQ(InfoField(p, "persistence", "rdb_last_bgsave_status"), "ok");
+  for (Pair pair : kPairs) {
+    SyncPastTheReplicasTimeout(pair, {"--repl-diskless-sync-delay", "0"}, [](RespClient& p) {
+      p.Call({"BGSAVE"});
+      // The child keeps the delay it was forked with; the replication snapshot goes without.
+      ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", "0"}).str, "OK");
+    });
   }
 }
 
