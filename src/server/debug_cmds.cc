@@ -178,6 +178,11 @@ void DebugReload(Context& c) {
     }
   }
   Persistence& p = ServerOf(c).persistence();
+  if (save && p.AnyRdbChild()) {
+    // The file may be what a disk-based sync is sending.
+    c.Error("Background save already in progress");
+    return;
+  }
   if (save && !p.SaveNow().ok()) {
     c.Error("-ERR");
     return;

@@ -187,8 +187,12 @@ void Persistence::RunChild(int progress_fd) {
   _exit(0);
 }
 
+bool Persistence::AnyRdbChild() const {
+  return child_running() || server_.primary().child_running();
+}
+
 Status Persistence::StartBackgroundSave() {
-  if (child_running() || server_.primary().child_running()) return Status::Invalid("Background save already in progress");
+  if (AnyRdbChild()) return Status::Invalid("Background save already in progress");
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return Status::FromErrno("pipe", errno);
   fcntl(fds[0], F_SETFL, O_NONBLOCK);
@@ -269,11 +273,6 @@ void Persistence::Cron(int64_t now_ms) {
     ReadChildProgress();
     int status = 0;
     if (waitpid(child_pid_, &status, WNOHANG) == child_pid_) ReapChild(status);
-    return;
-  }
-  if (scheduled_) {
-    scheduled_ = false;
-    (void)StartBackgroundSave();
     return;
   }
   int64_t now_s = now_ms / 1000;

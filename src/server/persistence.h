@@ -36,8 +36,9 @@ class Persistence {
   // BGSAVE: forks a child that writes the snapshot. Fails if a child already runs.
   Status StartBackgroundSave();
   bool child_running() const { return child_pid_ > 0; }
-  // BGSAVE SCHEDULE while a child runs: start one when it ends.
-  void ScheduleBackgroundSave() { scheduled_ = true; }
+  // This one's child or the replication snapshot's (which may be sending dbfilename): SAVE and
+  // BGSAVE wait for both, as Redis' wait for any RDB child.
+  bool AnyRdbChild() const;
 
   // Periodic work: reaps the child, reads its progress, triggers save points.
   void Cron(int64_t now_ms);
@@ -91,7 +92,6 @@ class Persistence {
   uint64_t dirty_at_fork_ = 0;
   uint64_t child_keys_total_ = 0, child_keys_done_ = 0;
   int progress_fd_ = -1;  // read end of the child's progress pipe
-  bool scheduled_ = false;
   uint64_t total_forks_ = 0;
   int64_t latest_fork_us_ = 0;
   std::optional<History> startup_history_;

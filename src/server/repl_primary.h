@@ -131,9 +131,10 @@ class ReplPrimary {
     static std::unique_ptr<ChildReport> Create(std::vector<uint64_t> targets);
     ~ChildReport();
     uint8_t* bytes() const { return bytes_; }
-    // Whether the child says it delivered the snapshot to client `id`; a replica with no
-    // target of its own (a data link of a disk-based sync) gets the saved file.
-    bool Delivered(uint64_t id) const;
+    // Whether the child says it delivered the snapshot to client `id`. A replica with no
+    // target of its own gets it if `gets_file` (a data link of a disk-based sync: the saved
+    // file, once made); any other was never served (its setup failed).
+    bool Delivered(uint64_t id, bool gets_file) const;
 
    private:
     ChildReport(std::vector<uint64_t> targets, uint8_t* bytes, size_t size)

@@ -138,7 +138,8 @@ class PollingSink : public persist::Sink {
 };
 
 // Sends a snapshot file as a bulk payload ("$<size>\r\n" and the bytes), with sendfile;
-// `tick` between its steps.
+// `tick` between its steps, at least once a second while the replica does not read (the
+// replicas waiting behind this one keep hearing their newlines).
 Status SendFile(persist::Sink& sink, int fd, const std::string& path, int timeout_ms,
                 const std::function<void()>& tick) {
   net::Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -148,15 +149,22 @@ Status SendFile(persist::Sink& sink, int fd, const std::string& path, int timeou
   std::string head = "$" + std::to_string(sb.st_size) + "\r\n";
   KV_TRY(sink.Write(head.data(), head.size()));
   off_t off = 0;
+  int64_t stalled_since = MonoMs();
   while (off < sb.st_size) {
     tick();
     ssize_t n = sendfile(fd, file.get(), &off, static_cast<size_t>(sb.st_size - off));
-    if (n > 0) continue;
+    if (n > 0) {
+      stalled_since = MonoMs();
+      continue;
+    }
     if (n == 0) return Status::IoError("snapshot file shrank while sending");
     if (errno == EINTR) continue;
     if (errno != EAGAIN) return Status::FromErrno("sendfile", errno);
+    if (MonoMs() - stalled_since >= timeout_ms) {
+      return Status::IoError("replica did not read for too long");
+    }
     pollfd pfd{fd, POLLOUT, 0};
-    if (poll(&pfd, 1, timeout_ms) == 0) return Status::IoError("replica did not read for too long");
+    (void)poll(&pfd, 1, std::min(timeout_ms, 1000));
   }
   return Status::Ok();
 }
@@ -174,11 +182,11 @@ std::unique_ptr<ReplPrimary::ChildReport> ReplPrimary::ChildReport::Create(
 
 ReplPrimary::ChildReport::~ChildReport() { munmap(bytes_, size_); }
 
-bool ReplPrimary::ChildReport::Delivered(uint64_t id) const {
+bool ReplPrimary::ChildReport::Delivered(uint64_t id, bool gets_file) const {
   for (size_t i = 0; i < targets_.size(); i++) {
     if (targets_[i] == id) return bytes_[1 + i] == 1;
   }
-  return bytes_[0] == 1;
+  return gets_file && bytes_[0] == 1;
 }
 
 void ReplPrimary::StartSnapshot(int64_t now_ms) {
@@ -239,7 +247,10 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   pid_t pid = fork();
   if (pid < 0) {
     LOG_WARNING("Can't start the replication snapshot: fork: %s", strerror(errno));
-    for (Replica* r : batch) r->client->RequestClose();
+    for (Replica* r : batch) {
+      r->client->RequestClose();
+      r->state = State::kSendingSnapshot;  // closing: no second +FULLRESYNC for it meanwhile
+    }
     return;
   }
   if (pid == 0) {
@@ -347,7 +358,11 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
     targets.push_back(owned.back().get());
   };
   for (SnapshotRing* ring : rings) add(std::make_unique<RingSink>(*ring));
-  for (int fd : fds) add(std::make_unique<PollingSink>(fd, timeout_ms));
+  // A socket that stops taking bytes holds the others up: with company, it drops out at half
+  // its repl-timeout, before the others' replicas time out waiting.
+  int socket_timeout_ms =
+      rings.size() + fds.size() > 1 ? std::max(timeout_ms / 2, 1000) : timeout_ms;
+  for (int fd : fds) add(std::make_unique<PollingSink>(fd, socket_timeout_ms));
   waiting_from = fds.size();
   FanOutSink fan(targets);
   std::string head = "$EOF:" + mark + "\r\n";
@@ -383,7 +398,8 @@ void ReplPrimary::SnapshotDone(bool ok) {
     if (r->state != State::kSendingSnapshot) continue;
     // A child that failed some transfers (a replica went away mid-way) still delivered the
     // others: those go on.
-    if (!ok && !(report && report->Delivered(r->client->id()))) {
+    bool gets_file = r->data && !child_file_.empty();
+    if (!ok && !(report && report->Delivered(r->client->id(), gets_file))) {
       // What the replica got is a truncated snapshot: nothing may follow it. Redis 7.0 logs
       // the same line.
       LOG_WARNING("SYNC failed. BGSAVE child returned an error");

@@ -162,6 +162,9 @@ Status ReplReplica::Attempt(const Target& t) {
   auto fd_r = net::ConnectTcp(t.host, t.port, kConnectTimeoutMs);
   if (!fd_r.ok()) return fd_r.status();
   net::Fd fd = std::move(*fd_r);
+  if (int64_t ka = server_.tcp_keepalive_s(); ka > 0) {
+    net::SetKeepAlive(fd.get(), static_cast<int>(ka));
+  }
   link_fd_ = fd.get();
   struct Clear {
     std::atomic<int>& f;

@@ -299,10 +299,12 @@ class ReplReplica::ChannelSource : public persist::Source {
     return st;
   }
 
-  // Whether the primary closed the control connection (quiet while the snapshot moves).
+  // Whether the primary closed the control connection (quiet while the snapshot moves), or
+  // it failed (tcp-keepalive found the primary's host gone).
   bool ControlClosed() const {
     char b;
-    return recv(control_fd_, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+    ssize_t n = recv(control_fd_, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
   }
 
   // A copy of `span` in a new buffer whose pages are populated in one system call before the

@@ -106,6 +106,7 @@ void Server::WireConfig() {
   int_atomic("proto-max-bulk-len", &max_bulk_len_);
   int_atomic("client-query-buffer-limit", &query_buf_limit_);
   int_atomic("maxclients", &maxclients_);
+  int_atomic("tcp-keepalive", &tcp_keepalive_s_);
   auto int_field = [&](const char* name, int64_t* target) {
     c.OnApply(name, [target](const std::string& v) {
       *target = ParseInt64(v).value_or(0);
@@ -313,6 +314,11 @@ void Server::OnAccept(net::Fd fd) {
     return;
   }
   stats_.connected_clients++;
+  // tcp-keepalive, as Redis: a peer that vanished without closing is found (the replicas'
+  // links among them).
+  if (int64_t ka = tcp_keepalive_s_.load(); ka > 0) {
+    net::SetKeepAlive(fd.get(), static_cast<int>(ka));
+  }
   size_t g = next_group_.fetch_add(1) % groups_.size();
   groups_[g]->Adopt(std::move(fd), NextClientId());
 }

@@ -123,6 +123,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Config& config() { return *config_; }
   ServerStats& stats() { return stats_; }
   int port() const { return port_; }
+  // tcp-keepalive (seconds; 0: off), for sockets that do not come through the listeners.
+  int64_t tcp_keepalive_s() const { return tcp_keepalive_s_.load(); }
   int64_t start_time_ms() const { return start_time_ms_; }
   const std::string& run_id() const { return run_id_; }
   size_t num_groups() const { return groups_.size(); }
@@ -255,6 +257,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::atomic<int64_t> query_buf_limit_{1024LL * 1024 * 1024};
   std::atomic<bool> auth_required_{false};
   std::atomic<int64_t> maxclients_{10000};
+  std::atomic<int64_t> tcp_keepalive_s_{300};
   std::atomic<bool> protected_mode_{true};
 
   // Guarded by mu_:

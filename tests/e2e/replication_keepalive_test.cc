@@ -2,7 +2,8 @@
 // behind another save, behind a slow disk-based save, and over the data link. A primary keeps
 // a replica that waits alive with newlines (Redis' replicas count repl-timeout from the last
 // byte they read); a data-link replica waits on its link for the first byte without a limit.
-// rdb-key-save-delay makes a save slow on purpose, as in Redis. redis-server is the oracle.
+// Meanwhile no other save may replace the file a sync sends. rdb-key-save-delay makes a save
+// slow on purpose, as in Redis. redis-server is the oracle.
 #include <chrono>
 #include <functional>
 #include <string>
@@ -80,14 +81,19 @@ constexpr Pair kPairs[] = {{Kind::kKvstore, Kind::kRedis}, {Kind::kKvstore, Kind
 void SyncPastTheReplicasTimeout(Pair pair, const Cmd& primary_args,
                                 const std::function<void(RespClient&)>& before) {
   SCOPED_TRACE(std::string(Name(pair.primary)) + " -> " + Name(pair.replica));
-  ServerProcess primary(pair.primary, primary_args);
+  // The replica's repl-timeout is short: the primary PINGs it once a second once it is online.
+  Cmd args = primary_args;
+  args.insert(args.end(), {"--repl-ping-replica-period", "1"});
+  ServerProcess primary(pair.primary, args);
   RespClient p(primary.port());
   ASSERT_NO_FATAL_FAILURE(Populate(p, kKeys));
   ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", kSlowSave}).str, "OK");
   ASSERT_NO_FATAL_FAILURE(before(p));
-  Cmd args = {"--repl-timeout", "2"};
-  if (pair.replica == Kind::kKvstore) args.insert(args.end(), {"--repl-transport", "tcp"});
-  ServerProcess replica(pair.replica, args);
+  Cmd replica_args = {"--repl-timeout", "2"};
+  if (pair.replica == Kind::kKvstore) {
+    replica_args.insert(replica_args.end(), {"--repl-transport", "tcp"});
+  }
+  ServerProcess replica(pair.replica, replica_args);
   RespClient r(replica.port());
   ASSERT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
   ASSERT_NO_FATAL_FAILURE(ExpectOneSync(p, r, primary, replica));
@@ -111,7 +117,37 @@ TEST(ReplicationKeepalive, ReplicasWaitingBehindABackgroundSaveStayConnected) {
       p.Call({"BGSAVE"});
       // The child keeps the delay it was forked with; the replication snapshot goes without.
       ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", "0"}).str, "OK");
+      // About 4 s of it left: the replica attaches behind it.
+      ASSERT_EQ(InfoField(p, "persistence", "rdb_bgsave_in_progress"), "1");
     });
+  }
+}
+
+// While a replication snapshot child runs (a disk-based sync's slow save here), SAVE, BGSAVE
+// and BGSAVE SCHEDULE answer that a background save is in progress, as Redis' do for any RDB
+// child: a SAVE would rename another file over the one the sync is about to send.
+TEST(ReplicationKeepalive, SavesWaitForTheReplicationChild) {
+  for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
+    SCOPED_TRACE(Name(kind));
+    ServerProcess primary(kind, {"--repl-diskless-sync", "no"});
+    RespClient p(primary.port());
+    ASSERT_NO_FATAL_FAILURE(Populate(p, kKeys));
+    ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", kSlowSave}).str, "OK");
+    ServerProcess replica(Kind::kRedis);
+    RespClient r(replica.port());
+    ASSERT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
+    ASSERT_TRUE(WaitFor([&] {
+      return InfoField(p, "persistence", "rdb_bgsave_in_progress") == "1";
+    }));
+    for (const Cmd& save : {Cmd{"SAVE"}, Cmd{"BGSAVE"}, Cmd{"BGSAVE", "SCHEDULE"}}) {
+      EXPECT_EQ(p.Call(save).raw, "-ERR Background save already in progress\r\n") << save[0];
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectOneSync(p, r, primary, replica));
+    ASSERT_TRUE(WaitFor([&] {
+      return InfoField(p, "persistence", "rdb_bgsave_in_progress") == "0";
+    }));
+    ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", "0"}).str, "OK");
+    EXPECT_EQ(p.Call({"SAVE"}).str, "OK");
   }
 }
 
@@ -121,7 +157,8 @@ class ReplicationKeepaliveDataLink : public ::testing::TestWithParam<const char*
 // it waits for the first byte however long the save takes (the link's stall limit, its
 // repl-timeout, counts only once bytes flow), with no rebuild of the link and no second sync.
 TEST_P(ReplicationKeepaliveDataLink, ASlowDiskSaveIsWaitedFor) {
-  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync", "no"});
+  ServerProcess primary(Kind::kKvstore,
+                        {"--repl-diskless-sync", "no", "--repl-ping-replica-period", "1"});
   RespClient p(primary.port());
   ASSERT_NO_FATAL_FAILURE(Populate(p, kKeys));
   ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", kSlowSave}).str, "OK");
