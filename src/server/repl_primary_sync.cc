@@ -3,12 +3,8 @@
 // ($<len>), or into a shared ring per data-link replica (snapshot_ring.h), from which the
 // data link's thread writes it to the replica; +FULLRESYNC and the end of the child are
 // handled here too.
-#include <fcntl.h>
-#include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/sendfile.h>
-#include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -17,157 +13,21 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
-#include "net/socket.h"
 #include "persist/snapshot.h"
 #include "server/client.h"
 #include "server/persistence.h"
 #include "server/repl_link_io.h"
 #include "server/repl_primary.h"
 #include "server/repl_rdma.h"
+#include "server/repl_snapshot_sinks.h"
 #include "server/server.h"
 
 namespace kv::server {
 namespace {
 
-// DEBUG REPLICATION-FAIL-SNAPSHOT: passes the first `budget` bytes on, then fails.
-class FailingSink : public persist::Sink {
- public:
-  FailingSink(persist::Sink& inner, int64_t budget) : inner_(inner), budget_(budget) {}
-  Status Write(const void* data, size_t len) override {
-    if (budget_ < 0) return inner_.Write(data, len);
-    size_t n = std::min(len, static_cast<size_t>(budget_));
-    if (n > 0) KV_TRY(inner_.Write(data, n));
-    budget_ -= static_cast<int64_t>(n);
-    if (n < len) return Failed();
-    return Status::Ok();
-  }
-  // The inner sink's windows, cut to the bytes still allowed.
-  Result<std::span<uint8_t>> Window(size_t max) override {
-    if (budget_ < 0) return inner_.Window(max);
-    if (budget_ == 0) return Failed();
-    KV_TRY_ASSIGN(w, inner_.Window(std::min(max, static_cast<size_t>(budget_))));
-    return w.first(std::min(w.size(), static_cast<size_t>(budget_)));
-  }
-  Status Commit(size_t n) override {
-    if (budget_ >= 0) budget_ -= static_cast<int64_t>(n);
-    return inner_.Commit(n);
-  }
-
- private:
-  static Status Failed() {
-    return Status::IoError("snapshot failed (DEBUG REPLICATION-FAIL-SNAPSHOT)");
-  }
-
-  persist::Sink& inner_;
-  int64_t budget_;  // -1: no failure
-};
-
-// The snapshot child's sink for the replicas it serves at once: each byte goes to every target
-// still in the transfer. A target that fails (its replica went away, or stopped reading) drops
-// out and the others go on; the sink fails once none is left. A lone target is written in
-// place through its windows (a data link's ring); several get copies.
-class FanOutSink : public persist::Sink {
- public:
-  explicit FanOutSink(std::vector<persist::Sink*> targets)
-      : targets_(std::move(targets)), status_(targets_.size()) {}
-
-  Status Write(const void* data, size_t len) override {
-    for (size_t i = 0; i < targets_.size(); i++) {
-      if (status_[i].ok()) status_[i] = targets_[i]->Write(data, len);
-    }
-    return Left();
-  }
-  Result<std::span<uint8_t>> Window(size_t max) override {
-    if (targets_.size() != 1) return std::span<uint8_t>();
-    auto w = targets_[0]->Window(max);
-    if (!w.ok()) status_[0] = w.status();
-    return w;
-  }
-  Status Commit(size_t n) override {
-    status_[0] = targets_[0]->Commit(n);
-    return status_[0];
-  }
-  // Marks a target failed before any byte (its header could not be sent).
-  void Fail(size_t i, Status why) { status_[i] = std::move(why); }
-  const Status& status(size_t i) const { return status_[i]; }
-
- private:
-  // OK while a target is left, else the first target's failure.
-  Status Left() const {
-    for (const Status& s : status_) {
-      if (s.ok()) return Status::Ok();
-    }
-    return status_.empty() ? Status::Ok() : status_[0];
-  }
-
-  std::vector<persist::Sink*> targets_;
-  std::vector<Status> status_;
-};
-
 // The shared ring between the snapshot child and a data link: room for the link's chunks in
 // flight and what the replica has yet to acknowledge, with slack for the child to run ahead.
 constexpr size_t kSnapshotRingBytes = 32 << 20;
-
-// Writes all of `data` to a non-blocking socket, waiting for room with poll (a snapshot child,
-// or the few bytes of +FULLRESYNC). Gives up after `timeout_ms` without progress.
-class PollingSink : public persist::Sink {
- public:
-  PollingSink(int fd, int timeout_ms) : fd_(fd), timeout_ms_(timeout_ms) {}
-  Status Write(const void* data, size_t len) override {
-    const char* p = static_cast<const char*>(data);
-    while (len > 0) {
-      ssize_t n = ::write(fd_, p, len);
-      if (n > 0) {
-        p += n;
-        len -= static_cast<size_t>(n);
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno != EAGAIN) return Status::FromErrno("write to replica", errno);
-      pollfd pfd{fd_, POLLOUT, 0};
-      int r = poll(&pfd, 1, timeout_ms_);
-      if (r == 0) return Status::IoError("replica did not read for too long");
-      if (r < 0 && errno != EINTR) return Status::FromErrno("poll", errno);
-    }
-    return Status::Ok();
-  }
-
- private:
-  int fd_;
-  int timeout_ms_;
-};
-
-// Sends a snapshot file as a bulk payload ("$<size>\r\n" and the bytes), with sendfile;
-// `tick` between its steps, at least once a second while the replica does not read (the
-// replicas waiting behind this one keep hearing their newlines).
-Status SendFile(persist::Sink& sink, int fd, const std::string& path, int timeout_ms,
-                const std::function<void()>& tick) {
-  net::Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!file.valid()) return Status::FromErrno("open " + path, errno);
-  struct stat sb;
-  if (fstat(file.get(), &sb) != 0) return Status::FromErrno("fstat " + path, errno);
-  std::string head = "$" + std::to_string(sb.st_size) + "\r\n";
-  KV_TRY(sink.Write(head.data(), head.size()));
-  off_t off = 0;
-  int64_t stalled_since = MonoMs();
-  while (off < sb.st_size) {
-    tick();
-    ssize_t n = sendfile(fd, file.get(), &off, static_cast<size_t>(sb.st_size - off));
-    if (n > 0) {
-      stalled_since = MonoMs();
-      continue;
-    }
-    if (n == 0) return Status::IoError("snapshot file shrank while sending");
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN) return Status::FromErrno("sendfile", errno);
-    if (MonoMs() - stalled_since >= timeout_ms) {
-      return Status::IoError("replica did not read for too long");
-    }
-    pollfd pfd{fd, POLLOUT, 0};
-    (void)poll(&pfd, 1, std::min(timeout_ms, 1000));
-  }
-  return Status::Ok();
-}
 
 }  // namespace
 
