@@ -22,6 +22,7 @@ namespace kv::transport::fabric {
 // write just past the ring must fault rather than land in a neighbour.
 class AlignedBuffer {
  public:
+  static constexpr size_t kHugePage = 2 << 20;
   AlignedBuffer() = default;
   static Result<AlignedBuffer> Allocate(size_t size, bool guard = false);
   ~AlignedBuffer();
