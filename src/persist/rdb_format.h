@@ -2,7 +2,10 @@
 // RDB files embed. The numbers are the file format: never renumber.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdlib>
 
 namespace kv::persist {
 
@@ -72,5 +75,13 @@ constexpr uint64_t kModuleOpUint = 2;
 constexpr uint64_t kModuleOpFloat = 3;
 constexpr uint64_t kModuleOpDouble = 4;
 constexpr uint64_t kModuleOpString = 5;
+
+// rdb-key-save-delay and key-load-delay (Redis' debugDelay): sleeps `us` microseconds after a
+// key; a negative -N sleeps 1 us after one key in N on average. Makes a save or a load slow on
+// purpose, for tests.
+inline void DebugKeyDelay(int us) {
+  if (us < 0) us = random() % -static_cast<int64_t>(us) == 0 ? 1 : 0;
+  if (us > 0) usleep(static_cast<useconds_t>(us));
+}
 
 }  // namespace kv::persist

@@ -13,7 +13,9 @@
 namespace kv::persist {
 namespace {
 
-constexpr uint64_t kProgressEvery = 8 << 20;
+// As Redis' loading-process-events-interval-bytes: a replica's keepalive newlines to its primary
+// come from the progress callback.
+constexpr uint64_t kProgressEvery = 2 << 20;
 constexpr int kMaxVersion = 11;
 
 // Reads a stream with a ValueReader, keeping the checksum of what it consumed when the source
@@ -263,6 +265,7 @@ Status Loader::ReadBody() {
       default:
         st = ReadKey(op, expire_ms, idle, freq);
         if (!st.ok()) return Fail(st, key_at_);
+        if (opts_.key_load_delay_us != 0) DebugKeyDelay(opts_.key_load_delay_us);
         expire_ms = idle = -1;
         freq = -1;
     }

@@ -35,8 +35,10 @@ struct RdbLoadOptions {
   // Walk the stream without building anything (keys are counted, not added): checks its
   // structure and checksum and finds where it ends (RdbLoadResult::bytes).
   bool skim = false;
-  // Called every ~8 MiB with the offset reached.
+  // Called every ~2 MiB with the offset reached.
   std::function<void(uint64_t offset)> progress;
+  // key-load-delay: microseconds to sleep after each key (DebugKeyDelay).
+  int key_load_delay_us = 0;
   // Receives warnings (skipped module data, functions).
   std::function<void(const std::string&)> warn;
 };

@@ -25,12 +25,6 @@ constexpr size_t kCommitEvery = 256 << 10;
 constexpr uint64_t kProgressEvery = 8 << 20;
 constexpr uint32_t kMaxSkipStretch = 256;
 
-// rdb-key-save-delay after one key (see RdbWriteOptions::key_save_delay_us).
-void KeySaveDelay(int us) {
-  if (us < 0) us = random() % -static_cast<int64_t>(us) == 0 ? 1 : 0;
-  if (us > 0) usleep(static_cast<useconds_t>(us));
-}
-
 // Bytes a quicklist node may hold for list-max-listpack-size `fill` (Redis' optimization_level
 // for negative values, its 8 KiB safety limit for element counts).
 size_t NodeByteLimit(int64_t fill) {
@@ -354,7 +348,7 @@ Status RdbWriter::WriteDb(int index, store::Db& db, const store::Keyspace& ks) {
     PutValue(e->value);
     keys_++;
     st = FlushIfFull();
-    if (opts_.key_save_delay_us != 0) KeySaveDelay(opts_.key_save_delay_us);
+    if (opts_.key_save_delay_us != 0) DebugKeyDelay(opts_.key_save_delay_us);
     if (opts_.tick && keys_ % 64 == 0) opts_.tick();
   });
   return st.ok() ? FlushIfFull() : st;

@@ -40,8 +40,7 @@ struct RdbWriteOptions {
   // Called every 64 keys, so that even a slow walk reaches it often (the replication child
   // keeps its waiting replicas' connections alive from it).
   std::function<void()> tick;
-  // rdb-key-save-delay: microseconds to sleep after each key; a negative -N sleeps 1 us after
-  // one key in N on average (Redis' debugDelay). Makes a save slow on purpose, for tests.
+  // rdb-key-save-delay: microseconds to sleep after each key (DebugKeyDelay).
   int key_save_delay_us = 0;
 };
 

@@ -211,6 +211,8 @@ void Client::ProcessInput() {
         if (replica && (out_.size() != replied || blocked()) && !IsDataLinkResume(args)) {
           DropReplicaThatGotAReply(args, replied);
         }
+      } else if (flags_ & kReplica) {
+        server_.primary().ReplicaNewline(*this);  // a loading replica's sign of life
       }
       // The primary's stream: what was applied counts toward the replication offset.
       if (flags_ & kMaster) server_.OnMasterCommand(*this, std::string_view(in_.data(), req.size));

@@ -132,6 +132,8 @@ std::vector<ParamSpec> TableParams() {
       // Microseconds to sleep after each key saved (-N: 1 us, one key in N), to make a save
       // slow on purpose; a testing knob, hidden as in Redis.
       Hidden(I("rdb-key-save-delay", 0, INT_MIN, INT_MAX)),
+      // The same after each key loaded.
+      Hidden(I("key-load-delay", 0, INT_MIN, INT_MAX)),
       B("sanitize-dump-payload", false),
       // Replication.
       Alias(S("replicaof", ""), "slaveof"),

@@ -94,6 +94,7 @@ Status Persistence::Load(const std::string& path, bool merge, persist::RdbLoadRe
   opts.now_ms = WallMs();
   opts.verify_checksum = server_.config().GetBool("rdbchecksum");
   opts.replace_existing = merge;
+  opts.key_load_delay_us = static_cast<int>(server_.config().GetInt("key-load-delay"));
   int64_t start = MonoMs(), last_log = start;
   opts.progress = [&](uint64_t offset) {
     int64_t now = MonoMs();

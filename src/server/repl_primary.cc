@@ -24,11 +24,6 @@ namespace {
 // connection is dropped (and the replica resyncs).
 constexpr int64_t kDataLinkResumeGraceMs = 5000;
 
-const char* StateName(int s) {
-  static const char* kNames[] = {"wait_bgsave", "send_bulk", "online"};
-  return kNames[s];
-}
-
 }  // namespace
 
 std::string RandomHex40() {
@@ -176,6 +171,10 @@ void ReplPrimary::ResizeBacklog(size_t bytes) {
   if (feed_.backlog()) feed_.backlog()->Resize(bytes);
 }
 
+void ReplPrimary::ReplicaNewline(Client& client) {
+  if (Replica* r = Find(&client)) r->ack_ms = WallMs();
+}
+
 void ReplPrimary::Replconf(cmd::Context& c) {
   bool two_values = c.argc() == 4 && (EqualsIgnoreCase(c.arg(1), "rdma") ||
                                       EqualsIgnoreCase(c.arg(1), "rdma-resume"));
@@ -194,6 +193,7 @@ void ReplPrimary::Replconf(cmd::Context& c) {
     } else if (EqualsIgnoreCase(opt, "ack") || EqualsIgnoreCase(opt, "fack")) {
       // ACKs get no reply; they only count for a replica.
       if (Replica* r = Find(&client); r && EqualsIgnoreCase(opt, "ack")) {
+        if (r->file_on_link) PutOnline(*r);  // it loaded the file: it was delivered
         r->ack_offset = ParseInt64(val).value_or(r->ack_offset);
         r->ack_ms = WallMs();
         r->acked = true;
@@ -338,6 +338,7 @@ void ReplPrimary::Cron(int64_t now_ms) {
   // A replica that stopped acknowledging for repl-timeout is cut off (it will resync).
   int64_t timeout_ms = server_.config().GetInt("repl-timeout") * 1000;
   for (auto& r : replicas_) {
+    if (r->file_on_link && r->data && r->data->SnapshotFileDelivered()) PutOnline(*r);
     if (r->state == State::kOnline && now_ms - r->ack_ms > timeout_ms) {
       LOG_WARNING("Disconnecting timedout replica: %s", r->client->peer().c_str());
       r->client->RequestClose();
@@ -449,6 +450,15 @@ void ReplPrimary::ServeWaiters(int64_t now_ms) {
   }
 }
 
+// Redis' names: wait_bgsave until the snapshot is made (a diskless one is made as it is sent,
+// so all along), send_bulk while a saved file goes to the replica, then online.
+const char* ReplPrimary::StateName(const Replica& r) const {
+  if (r.state == State::kOnline) return "online";
+  if (r.state == State::kWaitSnapshot) return "wait_bgsave";
+  bool saved = !child_file_.empty() && child_report_ && child_report_->bytes()[0] == 1;
+  return r.file_on_link || saved ? "send_bulk" : "wait_bgsave";
+}
+
 void ReplPrimary::AppendInfo(std::string* out, int64_t now_ms, bool role) const {
   char buf[512];
   if (role) out->append("role:master\r\n");
@@ -457,7 +467,7 @@ void ReplPrimary::AppendInfo(std::string* out, int64_t now_ms, bool role) const 
   for (size_t i = 0; i < replicas_.size(); i++) {
     const Replica& r = *replicas_[i];
     snprintf(buf, sizeof(buf), "slave%zu:ip=%s,port=%d,state=%s,offset=%lld,lag=%lld", i,
-             r.ip.c_str(), r.listening_port, StateName(static_cast<int>(r.state)),
+             r.ip.c_str(), r.listening_port, StateName(r),
              static_cast<long long>(r.ack_offset),
              static_cast<long long>((now_ms - r.ack_ms) / 1000));
     out->append(buf);

@@ -72,6 +72,10 @@ class ReplPrimary {
   static void KickDataLinks(DataLinks* links);
 
   void Replconf(cmd::Context& c);
+  // An empty line from a replica: it is alive (a replica sends one a second while it loads a
+  // snapshot, and has no ACK to send until it is loaded). Counts as its ACK for repl-timeout,
+  // as in Redis.
+  void ReplicaNewline(Client& client);
   // WAIT numreplicas timeout.
   void Wait(cmd::Context& c);
   // min-replicas-to-write: false when too few replicas are connected with a small enough lag.
@@ -104,6 +108,11 @@ class ReplPrimary {
     // repl_start_cmd_stream_on_ack).
     bool stream_on_ack = false;
     bool acked = false;       // sent an ACK (so it has read its snapshot's end)
+    // A disk-based sync over a data link: the child saved the file, which the link is
+    // sending; the replica goes online once it is delivered (Redis keeps a replica that gets
+    // its file in send_bulk, out of repl-timeout's reach and of WAIT's and
+    // min-replicas-to-write's count).
+    bool file_on_link = false;
     bool over_limit = false;  // its output passed client-output-buffer-limit replica: closing
     int64_t over_soft_since_ms = 0;
     int64_t ack_offset = 0;
@@ -165,6 +174,11 @@ class ReplPrimary {
   int64_t CountAcked(int64_t offset) const;
   void ServeWaiters(int64_t now_ms);
   void SnapshotDone(bool ok);
+  // A replica whose snapshot is delivered: it counts for WAIT, min-replicas-to-write and
+  // repl-timeout from now on.
+  void PutOnline(Replica& r);
+  // The replica's state in INFO.
+  const char* StateName(const Replica& r) const;
   // Sends what was held for `r` and streams to it from now on.
   void StartStream(Replica& r);
   // Holds stream bytes for `r` (see OverOutputLimit).

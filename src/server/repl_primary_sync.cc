@@ -217,12 +217,17 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
     owned.push_back(std::make_unique<FailingSink>(*owned.back(), fail_snapshot_after_));
     targets.push_back(owned.back().get());
   };
-  for (SnapshotRing* ring : rings) add(std::make_unique<RingSink>(*ring));
-  // A socket that stops taking bytes holds the others up: with company, it drops out at half
-  // its repl-timeout, before the others' replicas time out waiting.
-  int socket_timeout_ms =
-      rings.size() + fds.size() > 1 ? std::max(timeout_ms / 2, 1000) : timeout_ms;
-  for (int fd : fds) add(std::make_unique<PollingSink>(fd, socket_timeout_ms));
+  // A target that stops taking bytes (a socket not read, a ring not emptied) holds the others
+  // up: with company, it drops out at half the repl-timeout, before the others' replicas time
+  // out waiting. (A lone ring waits: its link's own timeouts, and rebuilds, decide.)
+  bool company = rings.size() + fds.size() > 1;
+  int shared_timeout_ms = std::max(timeout_ms / 2, 1000);
+  for (SnapshotRing* ring : rings) {
+    add(std::make_unique<RingSink>(*ring, company ? shared_timeout_ms : -1));
+  }
+  for (int fd : fds) {
+    add(std::make_unique<PollingSink>(fd, company ? shared_timeout_ms : timeout_ms));
+  }
   waiting_from = fds.size();
   FanOutSink fan(targets);
   std::string head = "$EOF:" + mark + "\r\n";
@@ -255,7 +260,7 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
 void ReplPrimary::SnapshotDone(bool ok) {
   std::unique_ptr<ChildReport> report = std::move(child_report_);
   for (auto& r : replicas_) {
-    if (r->state != State::kSendingSnapshot) continue;
+    if (r->state != State::kSendingSnapshot || r->file_on_link) continue;
     // A child that failed some transfers (a replica went away mid-way) still delivered the
     // others: those go on.
     bool gets_file = r->data && !child_file_.empty();
@@ -266,11 +271,14 @@ void ReplPrimary::SnapshotDone(bool ok) {
       r->client->RequestClose();
       continue;
     }
-    // A data link of a disk-based sync sends the file now, ahead of the stream it queued.
-    if (r->data && !child_file_.empty()) r->data->SetSnapshotFile(child_file_);
-    r->state = State::kOnline;
-    r->ack_ms = WallMs();
-    LOG_NOTICE("Synchronization with replica %s succeeded", r->client->peer().c_str());
+    // A data link of a disk-based sync sends the file now, ahead of the stream it queued; the
+    // replica goes online once the file is delivered (Cron, or its first ACK).
+    if (r->data && !child_file_.empty()) {
+      r->data->SetSnapshotFile(child_file_);
+      r->file_on_link = true;
+      continue;
+    }
+    PutOnline(*r);
     if (!r->data && child_file_.empty() && !r->acked) {
       // The replica finds the end of a streamed RDB by its mark, at the end of what it reads:
       // nothing may follow the mark before the replica has read it, so the stream waits for
@@ -283,6 +291,13 @@ void ReplPrimary::SnapshotDone(bool ok) {
     }
     StartStream(*r);
   }
+}
+
+void ReplPrimary::PutOnline(Replica& r) {
+  r.state = State::kOnline;
+  r.file_on_link = false;
+  r.ack_ms = WallMs();
+  LOG_NOTICE("Synchronization with replica %s succeeded", r.client->peer().c_str());
 }
 
 void ReplPrimary::StartStream(Replica& r) {

@@ -93,6 +93,8 @@ class DataLinkSender {
   Status Resume(std::string peer_blob, std::string* local_blob);
 
   bool failed() const { return failed_.load(); }
+  // A disk-based sync's file is all sent and acknowledged by the replica. Any thread.
+  bool SnapshotFileDelivered() const { return file_delivered_.load(); }
   std::string error() const;
   // "provider=...,poll=...,chunk=...,chunks=...,credits=...,bytes=..." for INFO.
   std::string Describe() const;
@@ -178,6 +180,7 @@ class DataLinkSender {
     uint64_t base = 0;  // the stream offset of its first byte
   } file_;
   std::atomic<bool> file_unsent_{false};  // file_ holds a mapping (Resumable reads it)
+  std::atomic<bool> file_delivered_{false};
   std::atomic<uint64_t> bytes_{0};
   std::atomic<uint64_t> enqueued_{0};     // stream bytes enqueued (Unsent)
   std::atomic<uint64_t> stream_sent_{0};  // of them, written to the link

@@ -27,6 +27,7 @@ Status DataLinkSender::WriteFromRegion(const transport::SourceRegion& region,
 Status DataLinkSender::DrainRegionWrites() {
   while (sender_->WritesInFlight()) {
     if (Stopped()) return Status::Closed("data link closed");
+    KV_TRY(DebugFailure());  // also Resume()'s: the replica gave this link up
     KV_TRY(sender_->Wait(100, nullptr, &io_mu_).status());
   }
   NoteStats();
@@ -151,6 +152,7 @@ Status DataLinkSender::SendMapped() {
     LOG_NOTICE("Sent the %.1f MB snapshot file to the replica's data link from its mapping in "
                "%.3f s", static_cast<double>(bytes.size()) / 1e6, (MonoMs() - start) / 1000.0);
     UnmapFile();
+    file_delivered_ = true;
   }
   return result;
 }

@@ -228,7 +228,7 @@ Status ReplReplica::Attempt(const Target& t) {
     unlink(path.c_str());
     return Status::Ok();
   }
-  KV_TRY(LoadSnapshot(path, words[1], *ParseInt64(words[2])));
+  KV_TRY(LoadSnapshot(fd.get(), path, words[1], *ParseInt64(words[2])));
   AdoptMaster(fd.Release(), std::move(leftover), 0);
   return Status::Ok();
 }
@@ -421,27 +421,40 @@ std::string ReplReplica::TempSnapshotPath() {
   return "temp-" + std::to_string(WallMs() / 1000) + "." + std::to_string(getpid()) + ".rdb";
 }
 
-std::function<void(uint64_t)> ReplReplica::ProgressLog(const char* done, const char* from) {
+persist::RdbLoadOptions ReplReplica::SyncLoadOptions(int fd, const char* done, const char* from,
+                                                     int key_load_delay_us) {
+  persist::RdbLoadOptions opts;
+  opts.drop_expired = false;
+  opts.now_ms = WallMs();
+  opts.key_load_delay_us = key_load_delay_us;
   int64_t start = MonoMs();
   auto last_log = std::make_shared<int64_t>(start);
-  return [=](uint64_t off) {
+  auto last_newline = std::make_shared<int64_t>(0);
+  opts.progress = [=](uint64_t off) {
     int64_t now = MonoMs();
+    if (now - *last_newline >= 1000) {
+      *last_newline = now;
+      SendKeepalive(fd);
+    }
     if (now - *last_log < 1000) return;
     *last_log = now;
     LOG_NOTICE("MASTER <-> REPLICA sync: %s %s %s, %.1f MB/s", HumanMB(off).c_str(), done, from,
                off / 1e6 / ((now - start) / 1000.0));
   };
+  return opts;
 }
 
-Status ReplReplica::LoadSide(persist::Source& src, const char* from,
+int ReplReplica::KeyLoadDelay() {
+  std::lock_guard lock(server_.mu());
+  return static_cast<int>(server_.config().GetInt("key-load-delay"));
+}
+
+Status ReplReplica::LoadSide(int fd, persist::Source& src, const char* from,
                              std::unique_ptr<store::Keyspace>* side, uint64_t* keys) {
   *side = std::make_unique<store::Keyspace>(server_.keyspace().num_dbs());
   (*side)->limits() = server_.keyspace().limits();
   (*side)->set_expire_deletes(false);
-  persist::RdbLoadOptions opts;
-  opts.drop_expired = false;  // the primary decides when keys expire
-  opts.now_ms = WallMs();
-  opts.progress = ProgressLog("loaded", from);
+  persist::RdbLoadOptions opts = SyncLoadOptions(fd, "loaded", from, KeyLoadDelay());
   persist::RdbLoadResult res;
   KV_TRY(persist::LoadRdb(src, **side, opts, &res));
   *keys = res.keys_loaded;
@@ -471,7 +484,7 @@ Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& r
   std::unique_ptr<store::Keyspace> side;
   uint64_t keys = 0;
   SocketSource src(*this, fd, timeout_ms, std::move(io.pending()), total);
-  Status st = LoadSide(src, "from the socket", &side, &keys);
+  Status st = LoadSide(fd, src, "from the socket", &side, &keys);
   if (st.ok() && !mark.empty()) {
     auto m = src.Read(mark.size());
     if (!m.ok() || *m != mark) st = Status::Corruption("snapshot not followed by its $EOF: mark");
@@ -496,7 +509,7 @@ Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& r
   return Status::Ok();  // `side` (the old dataset now) is freed here, outside the lock
 }
 
-Status ReplReplica::LoadSnapshot(const std::string& path, const std::string& replid,
+Status ReplReplica::LoadSnapshot(int fd, const std::string& path, const std::string& replid,
                                  int64_t offset) {
   std::string dbfile = server_.config().GetString("dbfilename");
   if (::rename(path.c_str(), dbfile.c_str()) != 0) {
@@ -507,9 +520,8 @@ Status ReplReplica::LoadSnapshot(const std::string& path, const std::string& rep
   LOG_NOTICE("MASTER <-> REPLICA sync: Flushing old data");
   server_.keyspace().FlushAll();
   LOG_NOTICE("MASTER <-> REPLICA sync: Loading DB in memory");
-  persist::RdbLoadOptions opts;
-  opts.drop_expired = false;  // the primary decides when keys expire
-  opts.now_ms = WallMs();
+  persist::RdbLoadOptions opts = SyncLoadOptions(
+      fd, "loaded", "from disk", static_cast<int>(server_.config().GetInt("key-load-delay")));
   persist::RdbLoadResult res;
   int64_t start = MonoMs();
   Status st = persist::LoadRdbFile(dbfile, server_.keyspace(), opts, &res);

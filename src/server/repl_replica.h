@@ -26,6 +26,7 @@
 
 #include "cmd/context.h"
 #include "common/status.h"
+#include "persist/rdb_loader.h"
 #include "persist/sink.h"
 #include "transport/channel.h"
 #include "store/keyspace.h"
@@ -89,11 +90,14 @@ class ReplReplica {
   Status Attempt(const Target& t);
   Status Handshake(int fd, const Target& t, std::string* reply);
   Status ReceiveSnapshot(int fd, const Target& t, std::string* leftover, std::string* path);
-  Status LoadSnapshot(const std::string& path, const std::string& replid, int64_t offset);
+  // Keyspace lock held. `fd`: the connection to the primary, for the load's keepalives.
+  Status LoadSnapshot(int fd, const std::string& path, const std::string& replid,
+                      int64_t offset);
   // Loads a snapshot from `src` into a new dataset with the live one's settings (no lock held;
-  // clients keep reading the live one). `from` says where, for progress lines.
-  Status LoadSide(persist::Source& src, const char* from, std::unique_ptr<store::Keyspace>* side,
-                  uint64_t* keys);
+  // clients keep reading the live one). `from` says where, for progress lines; `fd` is the
+  // connection to the primary, for the load's keepalives.
+  Status LoadSide(int fd, persist::Source& src, const char* from,
+                  std::unique_ptr<store::Keyspace>* side, uint64_t* keys);
   // Keyspace lock held: the loaded dataset replaces the live one (which `side` now holds, to be
   // freed outside the lock) and this server takes the primary's history.
   void InstallSide(store::Keyspace& side, const std::string& replid, int64_t offset);
@@ -121,8 +125,15 @@ class ReplReplica {
   // Whether repl-diskless-load says to load as the snapshot arrives (else it goes to disk).
   bool DisklessLoad() const;
   static std::string TempSnapshotPath();
-  // A loader progress callback that logs once a second: "<n MB> <done> <from>, <rate>".
-  static std::function<void(uint64_t)> ProgressLog(const char* done, const char* from);
+  // The options of a sync's load: expired keys stay (the primary decides when keys expire),
+  // key-load-delay, and progress once a second: a log line ("<n MB> <done> <from>, <rate>")
+  // and a newline to the primary on `fd`, as Redis' replicas send while they load (the
+  // primary takes it as a sign of life: a load longer than its repl-timeout does not get the
+  // replica cut off).
+  static persist::RdbLoadOptions SyncLoadOptions(int fd, const char* done, const char* from,
+                                                 int key_load_delay_us);
+  // key-load-delay (takes the keyspace lock).
+  int KeyLoadDelay();
   void DataLinkFailed(const std::string& why);
   // The data link delivered its first bytes: it no longer counts as failing.
   void DataLinkDelivered();

@@ -383,7 +383,7 @@ Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string&
   std::unique_ptr<store::Keyspace> side;
   uint64_t keys = 0;
   ChannelSource src(*this, t, fd);
-  Status st = LoadSide(src, "over the data link", &side, &keys);
+  Status st = LoadSide(fd, src, "over the data link", &side, &keys);
   src.Stop();
   if (st.ok() && !src.ControlInStep()) {
     st = Status::IoError("the primary did not answer a data-link rebuild in time");
@@ -394,18 +394,25 @@ Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string&
     data_.reset();
     return st;
   }
-  uint64_t id;
+  uint64_t id = 0;
+  bool cancelled;
   {
     std::lock_guard lock(server_.mu());
-    if (Cancelled(t)) return Status::Ok();
-    InstallSide(*side, replid, offset);
-    LOG_NOTICE("MASTER <-> REPLICA sync: Finished with success (%llu keys, loaded from the RDMA "
-               "data link in %.3f s)", static_cast<unsigned long long>(keys),
-               (MonoMs() - start) / 1000.0);
-    AdoptMaster(fd, "", 0);
-    id = master_id_;
+    cancelled = Cancelled(t);
+    if (!cancelled) {
+      InstallSide(*side, replid, offset);
+      LOG_NOTICE("MASTER <-> REPLICA sync: Finished with success (%llu keys, loaded from the "
+                 "RDMA data link in %.3f s)", static_cast<unsigned long long>(keys),
+                 (MonoMs() - start) / 1000.0);
+      AdoptMaster(fd, "", 0);
+      id = master_id_;
+    }
   }
   side.reset();  // the old dataset, freed outside the lock
+  if (cancelled) {
+    data_.reset();  // the link goes with its sync (REPLICAOF changed meanwhile)
+    return Status::Ok();
+  }
   PumpDataLink(t, id, src.Rest());
   return Status::Ok();
 }
@@ -423,9 +430,8 @@ Status ReplReplica::ReceiveFromDataLink(const Target& t, int fd, const std::stri
   ChannelSource src(*this, t, fd, &sink);
   // The walk needs the db count and encoding limits only; nothing is added to this dataset.
   store::Keyspace none(server_.keyspace().num_dbs());
-  persist::RdbLoadOptions opts;
+  persist::RdbLoadOptions opts = SyncLoadOptions(fd, "received", "over the data link", 0);
   opts.skim = true;
-  opts.progress = ProgressLog("received", "over the data link");
   persist::RdbLoadResult res;
   Status st = persist::LoadRdb(src, none, opts, &res);
   src.Stop();
@@ -446,12 +452,13 @@ Status ReplReplica::ReceiveFromDataLink(const Target& t, int fd, const std::stri
     std::lock_guard lock(server_.mu());
     if (Cancelled(t)) {
       unlink(path.c_str());
-      return Status::Ok();
-    }
-    st = LoadSnapshot(path, replid, offset);  // takes the file over, even when it fails
-    if (st.ok()) {
-      AdoptMaster(fd, "", 0);
-      id = master_id_;
+      st = Status::Closed("cancelled");
+    } else {
+      st = LoadSnapshot(fd, path, replid, offset);  // takes the file over, even when it fails
+      if (st.ok()) {
+        AdoptMaster(fd, "", 0);
+        id = master_id_;
+      }
     }
   } else {
     unlink(path.c_str());
@@ -459,8 +466,8 @@ Status ReplReplica::ReceiveFromDataLink(const Target& t, int fd, const std::stri
     DataLinkFailed(st.message());
   }
   if (!st.ok()) {
-    data_.reset();
-    return st;
+    data_.reset();  // outside the lock: closing a link may wait on its provider
+    return st.code() == Code::kClosed && Cancelled(t) ? Status::Ok() : st;
   }
   PumpDataLink(t, id, src.Rest());
   return Status::Ok();

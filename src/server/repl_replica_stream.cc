@@ -2,9 +2,12 @@
 // into the master client (see repl_replica.h and docs/replication-rdma.md).
 #include <poll.h>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -89,15 +92,33 @@ std::string ReplReplica::DriveDataLink(const Target& t, PollGroup* g, uint64_t c
 }
 
 std::string ReplReplica::PumpFromThread(const Target& t, PollGroup* g, uint64_t client_id) {
+  // Bytes posted to the loop that it has not handed to the master client yet (its thread may
+  // wait for the keyspace lock): past kMaxPosted this thread leaves the link's bytes where they
+  // are, and the link's credits hold the primary back, where this replica's output-buffer limit
+  // applies, as a socket that is not read pushes back over TCP.
+  static constexpr size_t kMaxPosted = 4 << 20;
+  auto posted = std::make_shared<std::atomic<size_t>>(0);
   uint64_t epoch = master_epoch_.load();
   bool delivered = false;
   while (true) {
     if (Cancelled(t) || master_epoch_.load() != epoch) return "";  // the connection went away
     if (ShouldBreakDataLink()) return kDataLinkBrokenByDebug;
+    if (posted->load() >= kMaxPosted) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
     auto span = data_->Peek();
     if (!span.empty()) {
-      PostToMaster(g, client_id, std::string(reinterpret_cast<const char*>(span.data()),
-                                             span.size()));
+      *posted += span.size();
+      g->loop().Post([g, client_id, posted,
+                      bytes = std::string(reinterpret_cast<const char*>(span.data()),
+                                          span.size())] {
+        if (Client* c = g->Find(client_id)) {
+          c->InjectInput(bytes);
+          c->ResumeInput();
+        }
+        *posted -= bytes.size();
+      });
       data_bytes_ += span.size();
       if (Status st = data_->Consume(span.size()); !st.ok()) return st.message();
       if (!std::exchange(delivered, true)) DataLinkDelivered();

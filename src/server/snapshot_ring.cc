@@ -11,6 +11,9 @@
 #include <cstring>
 #include <ctime>
 #include <new>
+#include <string>
+
+#include "common/clock.h"
 
 namespace kv::server {
 
@@ -84,8 +87,9 @@ SnapshotRing::~SnapshotRing() {
   munmap(shared_, mapped_);
 }
 
-Result<std::span<uint8_t>> SnapshotRing::Reserve(size_t max) {
+Result<std::span<uint8_t>> SnapshotRing::Reserve(size_t max, int stall_ms) {
   Shared& s = *shared_;
+  int64_t waiting_since = -1;
   for (;;) {
     if (s.abandoned.load()) return Status::Closed("the data link no longer takes the snapshot");
     uint64_t head = s.head.load(std::memory_order_relaxed);
@@ -97,6 +101,14 @@ Result<std::span<uint8_t>> SnapshotRing::Reserve(size_t max) {
     }
     // A primary that died before the child asked for its death signal frees nothing.
     if (getppid() != s.owner) return Status::Closed("the primary is gone");
+    if (stall_ms >= 0) {
+      int64_t now = MonoMs();
+      if (waiting_since < 0) waiting_since = now;
+      if (now - waiting_since >= stall_ms) {
+        return Status::IoError("the replica's data link took no snapshot bytes for " +
+                               std::to_string(now - waiting_since) + " ms");
+      }
+    }
     Await(s.space_seq, s.producer_waiting, kProducerWaitMs, [&] {
       return s.tail.load() != head - capacity_ || s.abandoned.load();
     });
@@ -109,10 +121,10 @@ void SnapshotRing::Commit(size_t n) {
   Signal(s.bytes_seq, s.consumer_waiting);
 }
 
-Status SnapshotRing::Write(const void* data, size_t len) {
+Status SnapshotRing::Write(const void* data, size_t len, int stall_ms) {
   const auto* p = static_cast<const uint8_t*>(data);
   while (len > 0) {
-    KV_TRY_ASSIGN(space, Reserve(len));
+    KV_TRY_ASSIGN(space, Reserve(len, stall_ms));
     memcpy(space.data(), p, space.size());
     Commit(space.size());
     p += space.size();

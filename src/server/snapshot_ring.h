@@ -34,10 +34,12 @@ class SnapshotRing {
   SnapshotRing& operator=(const SnapshotRing&) = delete;
 
   // Child: appends all `len` bytes, waiting for space; Closed once the primary abandoned it.
-  Status Write(const void* data, size_t len);
+  // With `stall_ms` >= 0, a wait for space longer than that fails (IoError): the replica's
+  // link stopped taking bytes.
+  Status Write(const void* data, size_t len, int stall_ms = -1);
   // Child, writing in place: the free space at the head, at most `max` bytes (at least one:
-  // waits for space as Write does), to fill and then Commit.
-  Result<std::span<uint8_t>> Reserve(size_t max);
+  // waits for space as Write does, `stall_ms` likewise), to fill and then Commit.
+  Result<std::span<uint8_t>> Reserve(size_t max, int stall_ms = -1);
   // Child: the first n bytes of the last Reserve's space are produced.
   void Commit(size_t n);
   // Child: the snapshot is complete (ok) or failed; nothing follows.
@@ -73,12 +75,14 @@ class SnapshotRing {
 };
 
 // The child's sink into a ring; its windows are the ring's free space, so the RDB writer
-// serializes straight into the ring.
+// serializes straight into the ring. `stall_ms`: see SnapshotRing::Write.
 class RingSink : public persist::Sink {
  public:
-  explicit RingSink(SnapshotRing& ring) : ring_(ring) {}
-  Status Write(const void* data, size_t len) override { return ring_.Write(data, len); }
-  Result<std::span<uint8_t>> Window(size_t max) override { return ring_.Reserve(max); }
+  explicit RingSink(SnapshotRing& ring, int stall_ms = -1) : ring_(ring), stall_ms_(stall_ms) {}
+  Status Write(const void* data, size_t len) override {
+    return ring_.Write(data, len, stall_ms_);
+  }
+  Result<std::span<uint8_t>> Window(size_t max) override { return ring_.Reserve(max, stall_ms_); }
   Status Commit(size_t n) override {
     ring_.Commit(n);
     return Status::Ok();
@@ -86,6 +90,7 @@ class RingSink : public persist::Sink {
 
  private:
   SnapshotRing& ring_;
+  int stall_ms_;
 };
 
 }  // namespace kv::server

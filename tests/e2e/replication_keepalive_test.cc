@@ -2,8 +2,10 @@
 // behind another save, behind a slow disk-based save, and over the data link. A primary keeps
 // a replica that waits alive with newlines (Redis' replicas count repl-timeout from the last
 // byte they read); a data-link replica waits on its link for the first byte without a limit.
-// Meanwhile no other save may replace the file a sync sends. rdb-key-save-delay makes a save
-// slow on purpose, as in Redis. redis-server is the oracle.
+// Meanwhile no other save may replace the file a sync sends. And replicas whose load outlasts
+// their primary's repl-timeout: they send the primary a newline a second while they load, which
+// counts as their ACK. rdb-key-save-delay and key-load-delay make a save or a load slow on
+// purpose, as in Redis. redis-server is the oracle.
 #include <chrono>
 #include <functional>
 #include <string>
@@ -41,20 +43,23 @@ void ExpectOneSync(RespClient& p, RespClient& r, const ServerProcess& primary,
   EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
 }
 
-// rdb-key-save-delay: microseconds after each key saved. A hidden parameter, as in Redis:
-// CONFIG GET answers it by name, never through a pattern.
+// rdb-key-save-delay and key-load-delay: microseconds after each key saved or loaded. Hidden
+// parameters, as in Redis: CONFIG GET answers them by name, never through a pattern.
 TEST(ReplicationKeepalive, SaveDelayIsAHiddenTestingKnob) {
   for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
     SCOPED_TRACE(Name(kind));
     ServerProcess server(kind);
     RespClient c(server.port());
-    Reply one = c.Call({"CONFIG", "GET", "rdb-key-save-delay"});
-    ASSERT_EQ(one.elems.size(), 2u) << one.raw;
-    EXPECT_EQ(one.elems[1].str, "0");
     Reply all = c.Call({"CONFIG", "GET", "*"});
     ASSERT_GT(all.elems.size(), 100u);
-    for (const Reply& e : all.elems) EXPECT_NE(e.str, "rdb-key-save-delay");
+    for (const char* knob : {"rdb-key-save-delay", "key-load-delay"}) {
+      Reply one = c.Call({"CONFIG", "GET", knob});
+      ASSERT_EQ(one.elems.size(), 2u) << one.raw;
+      EXPECT_EQ(one.elems[1].str, "0");
+      for (const Reply& e : all.elems) EXPECT_NE(e.str, knob);
+    }
     EXPECT_EQ(c.Call({"CONFIG", "GET", "rdb-key-*"}).elems.size(), 0u);
+    EXPECT_EQ(c.Call({"CONFIG", "GET", "key-load-*"}).elems.size(), 0u);
     ASSERT_NO_FATAL_FAILURE(Populate(c, 200));
     ASSERT_EQ(c.Call({"CONFIG", "SET", "rdb-key-save-delay", "5000"}).str, "OK");
     auto start = std::chrono::steady_clock::now();
@@ -151,7 +156,85 @@ TEST(ReplicationKeepalive, SavesWaitForTheReplicationChild) {
   }
 }
 
+// 2,000 values of 10 KB (20 MB, saved without compression): a loader's progress, and a
+// replica's newline, comes every 2 MB of it, about 0.4 s apart at the load delay below.
+void PopulateLarge(RespClient& c) {
+  for (int batch = 0; batch < 10; batch++) {
+    Cmd mset = {"MSET"};
+    for (int i = batch * 200; i < (batch + 1) * 200; i++) {
+      mset.push_back("big:" + std::to_string(i));
+      mset.push_back(std::string(10000, static_cast<char>('a' + i % 26)));
+    }
+    ASSERT_EQ(c.Call(mset).str, "OK");
+  }
+}
+// key-load-delay: 2 ms a key, 4 s for the 2,000 keys, twice the primary's repl-timeout.
+const char* const kSlowLoad = "2000";
+
+// The primary (repl-timeout 2 s) with the large dataset, and a replica whose load takes 4 s;
+// the replica sends the primary a newline a second while it loads, which the primary counts
+// as an ACK: the replica is not cut off as timed out, and the first sync is the only one.
+void LoadPastThePrimarysTimeout(Kind primary_kind, Kind replica_kind, Cmd primary_args,
+                                Cmd replica_args) {
+  SCOPED_TRACE(std::string(Name(primary_kind)) + " -> " + Name(replica_kind));
+  primary_args.insert(primary_args.end(), {"--repl-timeout", "2", "--repl-diskless-sync-delay",
+                                           "0", "--rdbcompression", "no"});
+  ServerProcess primary(primary_kind, primary_args);
+  RespClient p(primary.port());
+  ASSERT_NO_FATAL_FAILURE(PopulateLarge(p));
+  replica_args.insert(replica_args.end(), {"--key-load-delay", kSlowLoad});
+  ServerProcess replica(replica_kind, replica_args);
+  RespClient r(replica.port());
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
+  ASSERT_NO_FATAL_FAILURE(ExpectOneSync(p, r, primary, replica));
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(ms, 3000) << "the load was not slow: the test proves nothing";
+  // A replica cut off mid-load comes back once loaded, with a partial resync.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(InfoField(p, "stats", "sync_partial_ok"), "0") << primary.LogText();
+  EXPECT_EQ(InfoField(p, "stats", "sync_full"), "1");
+  EXPECT_EQ(InfoField(r, "replication", "master_link_status"), "up");
+  // Online on the primary's side too: it counts for WAIT.
+  EXPECT_NE(InfoField(p, "replication", "slave0").find("state=online"), std::string::npos)
+      << InfoField(p, "replication", "slave0");
+  ASSERT_EQ(p.Call({"SET", "after", "load"}).str, "OK");
+  EXPECT_EQ(p.Call({"WAIT", "1", "5000"}).integer, 1);
+}
+
+// A replica that loads its snapshot from disk (repl-diskless-load disabled) for longer than
+// its primary's repl-timeout stays connected, in every pairing of kvstore and redis-server:
+// kvstore's replicas send the newlines, kvstore's primaries count them.
+TEST(ReplicationKeepalive, ReplicasLoadingLongerThanThePrimarysTimeoutStayConnected) {
+  const Cmd disk_load = {"--repl-diskless-load", "disabled"};
+  for (Kind primary : {Kind::kKvstore, Kind::kRedis}) {
+    for (Kind replica : {Kind::kKvstore, Kind::kRedis}) {
+      Cmd replica_args = disk_load;
+      if (replica == Kind::kKvstore) {
+        replica_args.insert(replica_args.end(), {"--repl-transport", "tcp"});
+      }
+      LoadPastThePrimarysTimeout(primary, replica, {}, replica_args);
+    }
+  }
+}
+
 class ReplicationKeepaliveDataLink : public ::testing::TestWithParam<const char*> {};
+
+// The same over the data link: the newlines go on the control connection while the snapshot
+// comes over the link, whether the replica loads as it receives (swapdb) or from the file it
+// received (disabled), and whether the primary streams the snapshot or sends its saved file
+// (a replica that gets a file over the link goes online once it is delivered).
+TEST_P(ReplicationKeepaliveDataLink, ReplicasLoadingLongerThanThePrimarysTimeoutStayConnected) {
+  for (const char* sync : {"yes", "no"}) {
+    for (const char* load : {"swapdb", "disabled"}) {
+      SCOPED_TRACE(std::string("repl-diskless-sync ") + sync + ", repl-diskless-load " + load);
+      LoadPastThePrimarysTimeout(Kind::kKvstore, Kind::kKvstore, {"--repl-diskless-sync", sync},
+                                 {"--repl-diskless-load", load, "--repl-transport", "rdma",
+                                  "--repl-rdma-provider", GetParam()});
+    }
+  }
+}
 
 // A data-link replica of a disk-based sync gets nothing on its link while the primary saves:
 // it waits for the first byte however long the save takes (the link's stall limit, its

@@ -204,13 +204,16 @@ TEST(ReplicationSync, AnAckBeforeTheChildIsReapedStartsTheStream) {
   RespClient replica(primary.port());
   ASSERT_EQ(replica.Call({"REPLCONF", "capa", "eof", "capa", "psync2"}).str, "OK");
   replica.Send({"PSYNC", "?", "-1"});
-  ASSERT_TRUE(WaitFor([&] {
-    return InfoField(p, "replication", "slave0").find("state=send_bulk") != std::string::npos;
-  })) << InfoField(p, "replication", "slave0");
+  // The snapshot child runs (Redis' state for the replica: wait_bgsave, all along a diskless
+  // snapshot).
+  auto child_runs = [&] {
+    return InfoField(p, "persistence", "rdb_bgsave_in_progress") == "1" &&
+           InfoField(p, "replication", "slave0").find("state=wait_bgsave") != std::string::npos;
+  };
+  ASSERT_TRUE(WaitFor(child_runs)) << InfoField(p, "replication", "slave0");
   replica.Send({"REPLCONF", "ACK", "0"});
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  ASSERT_NE(InfoField(p, "replication", "slave0").find("state=send_bulk"), std::string::npos)
-      << "the child ended before the ACK came: the test proves nothing";
+  ASSERT_TRUE(child_runs()) << "the child ended before the ACK came: the test proves nothing";
   std::string got;
   std::string mark = ReceiveSnapshot(replica, &got);
   ASSERT_FALSE(mark.empty()) << got.substr(0, 200);
@@ -401,6 +404,48 @@ TEST(ReplicationSync, OneSnapshotFeedsItsReplicasAtOnce) {
     ASSERT_TRUE(WaitFor([&] { return up(ra) && up(rb); }, 30000)) << primary.LogText();
     EXPECT_EQ(InfoField(p, "stats", "sync_full"), "2");
   }
+}
+
+// One snapshot child feeds a data-link replica and a TCP replica. The data-link replica stops
+// (SIGSTOP) before the snapshot: its link takes no bytes, its ring fills, and the child would
+// wait on it, starving the other replica, until the link's own 60 s timeout. With company, a
+// ring that takes nothing for half the primary's repl-timeout drops out, as a socket does: the
+// TCP replica gets its snapshot, and the stopped one resyncs once it runs again.
+TEST(ReplicationSync, AStalledDataLinkDropsOutOfASharedSnapshot) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-max-replicas", "2",
+                                         "--repl-diskless-sync-delay", "20", "--rdbcompression",
+                                         "no", "--repl-timeout", "4"});
+  RespClient p(primary.port());
+  // 48 MB: more than the data link's ring (32 MiB) and what its credits let through.
+  ASSERT_EQ(p.Call({"DEBUG", "POPULATE", "48000", "key", "1000"}).str, "OK");
+  ServerProcess stalled(Kind::kKvstore, {"--repl-transport", "rdma", "--repl-rdma-provider",
+                                         "shm", "--repl-diskless-load", "swapdb"});
+  RespClient rs(stalled.port());
+  ASSERT_EQ(rs.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
+  // Its PSYNC came (after the data link's setup): it waits for the second replica.
+  ASSERT_TRUE(WaitFor([&] { return InfoField(p, "replication", "connected_slaves") == "1"; }))
+      << stalled.LogText();
+  ASSERT_NE(p.Call({"INFO", "replication"}).str.find("transport=rdma"), std::string::npos);
+  kill(stalled.pid(), SIGSTOP);
+  ServerProcess tcp(Kind::kRedis);
+  RespClient rt(tcp.port());
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(rt.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
+  bool up = WaitFor([&] { return InfoField(rt, "replication", "master_link_status") == "up"; },
+                    20000);
+  auto secs = std::chrono::duration_cast<std::chrono::seconds>(
+                  std::chrono::steady_clock::now() - start).count();
+  kill(stalled.pid(), SIGCONT);
+  ASSERT_TRUE(up) << "the TCP replica waited on the stalled data link\n" << primary.LogText();
+  EXPECT_LE(secs, 15);
+  EXPECT_NE(primary.LogText().find("took no snapshot bytes"), std::string::npos)
+      << primary.LogText();
+  EXPECT_EQ(rt.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  // The stopped replica runs again and gets a snapshot of its own.
+  ASSERT_TRUE(WaitFor([&] { return InfoField(rs, "replication", "master_link_status") == "up"; },
+                      30000)) << stalled.LogText();
+  ASSERT_TRUE(InSync(p, rs));
+  EXPECT_EQ(rs.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
 }
 
 }  // namespace
