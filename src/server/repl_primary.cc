@@ -374,6 +374,12 @@ void ReplPrimary::Cron(int64_t now_ms) {
   // A failed data link ends the connection; the replica comes back with PSYNC and resumes.
   // One that failed mid-snapshot gets a few seconds for the replica to rebuild it.
   for (auto& r : replicas_) {
+    // A link that failed because its snapshot child did is left to SnapshotDone, which hears
+    // of the child's exit next and says why (Redis' "SYNC failed" line).
+    if (r->data && r->state == State::kSendingSnapshot && child_running() &&
+        r->data->RingFinished()) {
+      continue;
+    }
     if (r->data && r->data->failed() && !r->data->Resumable(kDataLinkResumeGraceMs)) {
       LOG_WARNING("Data link to replica %s failed (%s); closing the connection, it will resume "
                   "with PSYNC", r->client->peer().c_str(), r->data->error().c_str());

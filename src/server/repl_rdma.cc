@@ -107,6 +107,11 @@ void DataLinkSender::FailAfter(uint64_t after) {
   wake_.Notify();
 }
 
+bool DataLinkSender::RingFinished() const {
+  std::lock_guard lock(mu_);
+  return ring_ && ring_->finished();
+}
+
 bool DataLinkSender::Resumable(int64_t grace_ms) const {
   if (!failed_) return false;
   std::lock_guard lock(mu_);

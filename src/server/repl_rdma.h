@@ -93,6 +93,9 @@ class DataLinkSender {
   Status Resume(std::string peer_blob, std::string* local_blob);
 
   bool failed() const { return failed_.load(); }
+  // The snapshot child is done with this link's ring (wrote all of it, or failed): it is about
+  // to exit. Any thread.
+  bool RingFinished() const;
   // A disk-based sync's file is all sent and acknowledged by the replica. Any thread.
   bool SnapshotFileDelivered() const { return file_delivered_.load(); }
   std::string error() const;
