@@ -20,6 +20,7 @@
 
 #include "server/repl_rdma.h"
 #include "tests/support/background_writes.h"
+#include "tests/support/incompressible.h"
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
 #include "tests/support/wait.h"
@@ -43,21 +44,6 @@ void Populate(RespClient& c, int keys) {
   c.Call({"ZADD", "zset", "1", "a"});
   c.Call({"HSET", "hash", "f", "v"});
   c.Call({"SADD", "set", "1", "x"});
-}
-
-// `megabytes` MB of values that do not compress, 1000 bytes each, under big:<n>.
-void PopulateIncompressible(RespClient& c, int megabytes) {
-  std::mt19937_64 rng(7);
-  for (int batch = 0; batch < megabytes; batch++) {
-    Cmd mset = {"MSET"};
-    for (int i = 0; i < 1000; i++) {
-      std::string v(1000, '\0');
-      for (char& ch : v) ch = static_cast<char>(rng());
-      mset.push_back("big:" + std::to_string(batch * 1000 + i));
-      mset.push_back(std::move(v));
-    }
-    ASSERT_EQ(c.Call(mset).str, "OK");
-  }
 }
 
 void Writes(RespClient& c, int round) {

@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/incompressible.h"
 #include "tests/support/populate.h"
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
@@ -446,6 +447,52 @@ TEST(ReplicationSync, AStalledDataLinkDropsOutOfASharedSnapshot) {
                       30000)) << stalled.LogText();
   ASSERT_TRUE(InSync(p, rs));
   EXPECT_EQ(rs.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+}
+
+// A disk-based sync sends the replica its saved file: from the moment the file is saved until
+// it is delivered the replica is send_bulk, not online (Redis' states), so ROLE (and WAIT,
+// min-replicas-to-write and repl-timeout) leave it out. Over a data link the primary keeps it
+// so until the link has delivered the whole file; the replica here loads slowly as it
+// receives (key-load-delay), so that takes seconds. redis-server is the oracle.
+TEST(ReplicationSync, AReplicaIsSendBulkUntilItsFileIsDelivered) {
+  struct Case {
+    Kind kind;
+    Cmd replica_args;
+  };
+  for (const Case& c : {Case{Kind::kKvstore, {"--repl-transport", "rdma", "--repl-rdma-provider",
+                                              "shm"}},
+                        Case{Kind::kRedis, {}}}) {
+    SCOPED_TRACE(c.kind == Kind::kKvstore ? "kvstore over the data link" : "redis");
+    ServerProcess primary(c.kind, {"--repl-diskless-sync", "no", "--repl-diskless-sync-delay",
+                                   "0", "--rdbcompression", "no"});
+    RespClient p(primary.port());
+    // 60 MB: more than the data link's ring and the replica's receive queue hold (36 MiB).
+    ASSERT_NO_FATAL_FAILURE(PopulateIncompressible(p, 60));
+    Cmd args = c.replica_args;
+    args.insert(args.end(), {"--repl-diskless-load", "swapdb", "--key-load-delay", "50"});
+    ServerProcess replica(c.kind, args);
+    RespClient r(replica.port());
+    ASSERT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
+    // The full sync began, and its child has saved the file and exited.
+    ASSERT_TRUE(WaitFor([&] {
+      return InfoField(p, "stats", "sync_full") == "1" &&
+             InfoField(p, "persistence", "rdb_bgsave_in_progress") == "0";
+    }, 20000)) << primary.LogText();
+    std::string slave = InfoField(p, "replication", "slave0");
+    EXPECT_NE(slave.find("state=send_bulk"), std::string::npos) << slave;
+    Reply role = p.Call({"ROLE"});
+    ASSERT_EQ(role.elems.size(), 3u) << role.raw;
+    EXPECT_EQ(role.elems[2].elems.size(), 0u) << role.raw;
+    ASSERT_TRUE(WaitFor([&] {
+      return InfoField(r, "replication", "master_link_status") == "up";
+    }, 60000)) << replica.LogText();
+    ASSERT_TRUE(WaitFor([&] {
+      return InfoField(p, "replication", "slave0").find("state=online") != std::string::npos;
+    })) << InfoField(p, "replication", "slave0");
+    EXPECT_EQ(p.Call({"ROLE"}).elems[2].elems.size(), 1u);
+    ASSERT_TRUE(InSync(p, r));
+    EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  }
 }
 
 }  // namespace
