@@ -444,9 +444,9 @@ persist::RdbLoadOptions ReplReplica::SyncLoadOptions(int fd, const char* done, c
   return opts;
 }
 
-int ReplReplica::KeyLoadDelay() {
+int64_t ReplReplica::ConfigInt(const char* name) {
   std::lock_guard lock(server_.mu());
-  return static_cast<int>(server_.config().GetInt("key-load-delay"));
+  return server_.config().GetInt(name);
 }
 
 Status ReplReplica::LoadSide(int fd, persist::Source& src, const char* from,
@@ -454,7 +454,8 @@ Status ReplReplica::LoadSide(int fd, persist::Source& src, const char* from,
   *side = std::make_unique<store::Keyspace>(server_.keyspace().num_dbs());
   (*side)->limits() = server_.keyspace().limits();
   (*side)->set_expire_deletes(false);
-  persist::RdbLoadOptions opts = SyncLoadOptions(fd, "loaded", from, KeyLoadDelay());
+  persist::RdbLoadOptions opts =
+      SyncLoadOptions(fd, "loaded", from, static_cast<int>(ConfigInt("key-load-delay")));
   persist::RdbLoadResult res;
   KV_TRY(persist::LoadRdb(src, **side, opts, &res));
   *keys = res.keys_loaded;

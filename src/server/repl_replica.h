@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -120,7 +121,9 @@ class ReplReplica {
   // The two ways PumpDataLink drives the link (see there); both return why the link ended.
   std::string DriveDataLink(const Target& t, PollGroup* g, uint64_t client_id);
   std::string PumpFromThread(const Target& t, PollGroup* g, uint64_t client_id);
-  static void PostToMaster(PollGroup* g, uint64_t client_id, std::string bytes);
+  // Hands `bytes` to the master client on its loop; `posted` (optional) counts them until then.
+  static void PostToMaster(PollGroup* g, uint64_t client_id, std::string bytes,
+                           std::shared_ptr<std::atomic<size_t>> posted = nullptr);
   bool UseDataLink() const;
   // Whether repl-diskless-load says to load as the snapshot arrives (else it goes to disk).
   bool DisklessLoad() const;
@@ -132,8 +135,8 @@ class ReplReplica {
   // replica cut off).
   static persist::RdbLoadOptions SyncLoadOptions(int fd, const char* done, const char* from,
                                                  int key_load_delay_us);
-  // key-load-delay (takes the keyspace lock).
-  int KeyLoadDelay();
+  // A numeric config parameter, read under the keyspace lock (from the sync's threads).
+  int64_t ConfigInt(const char* name);
   void DataLinkFailed(const std::string& why);
   // The data link delivered its first bytes: it no longer counts as failing.
   void DataLinkDelivered();

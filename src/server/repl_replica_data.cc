@@ -129,7 +129,8 @@ class ReplReplica::ChannelSource : public persist::Source {
   // end of the snapshot, into the stream).
   ChannelSource(ReplReplica& owner, const Target& t, int control_fd, persist::Sink* tee = nullptr)
       : owner_(owner), t_(t), control_fd_(control_fd), tee_(tee),
-        stall_ms_(ReplTimeoutMs(owner)), rx_(owner.data_.get()), thread_([this] { Receive(); }) {}
+        stall_ms_(owner.ConfigInt("repl-timeout") * 1000), rx_(owner.data_.get()),
+        thread_([this] { Receive(); }) {}
   ~ChannelSource() override { Stop(); }
 
   void Stop() {
@@ -234,11 +235,6 @@ class ReplReplica::ChannelSource : public persist::Source {
       error_ = st;
     }
     cv_.notify_all();
-  }
-
-  static int64_t ReplTimeoutMs(ReplReplica& owner) {
-    std::lock_guard lock(owner.server_.mu());
-    return owner.server_.config().GetInt("repl-timeout") * 1000;
   }
 
   // Drains the link until it fails (the error), it ends or the source stops (OK). Failures

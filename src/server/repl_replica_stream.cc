@@ -110,15 +110,8 @@ std::string ReplReplica::PumpFromThread(const Target& t, PollGroup* g, uint64_t 
     auto span = data_->Peek();
     if (!span.empty()) {
       *posted += span.size();
-      g->loop().Post([g, client_id, posted,
-                      bytes = std::string(reinterpret_cast<const char*>(span.data()),
-                                          span.size())] {
-        if (Client* c = g->Find(client_id)) {
-          c->InjectInput(bytes);
-          c->ResumeInput();
-        }
-        *posted -= bytes.size();
-      });
+      PostToMaster(g, client_id,
+                   std::string(reinterpret_cast<const char*>(span.data()), span.size()), posted);
       data_bytes_ += span.size();
       if (Status st = data_->Consume(span.size()); !st.ok()) return st.message();
       if (!std::exchange(delivered, true)) DataLinkDelivered();
@@ -129,12 +122,14 @@ std::string ReplReplica::PumpFromThread(const Target& t, PollGroup* g, uint64_t 
   }
 }
 
-void ReplReplica::PostToMaster(PollGroup* g, uint64_t client_id, std::string bytes) {
-  g->loop().Post([g, client_id, bytes = std::move(bytes)] {
+void ReplReplica::PostToMaster(PollGroup* g, uint64_t client_id, std::string bytes,
+                               std::shared_ptr<std::atomic<size_t>> posted) {
+  g->loop().Post([g, client_id, bytes = std::move(bytes), posted = std::move(posted)] {
     if (Client* c = g->Find(client_id)) {
       c->InjectInput(bytes);
       c->ResumeInput();
     }
+    if (posted) *posted -= bytes.size();
   });
 }
 
