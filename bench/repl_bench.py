@@ -11,9 +11,12 @@ throughput (file size over that time). Then, unless --probes 0, the p99 replicat
 each transport under a steady write load (bench/repl_latency.py; --rate N for a fixed-rate one). Prints medians and the speedup over Redis' best
 configuration, and draws the replica's sync progress over time (bytes of the snapshot received,
 sampled every 10 ms, from the last run of each configuration) into --plot (an SVG file).
-Configurations: redis and kvstore with diskless and disk-based syncs over TCP, and kvstore over
-the RDMA data plane with libfabric's tcp and shm providers (--configs picks some). All use
-repl-diskless-sync-delay 0 (Redis' default waits 5 s).
+Configurations: redis (with rdbcompression yes and no) and kvstore with diskless and disk-based
+syncs over TCP, and kvstore over the RDMA data plane with libfabric's tcp and shm providers
+(--configs picks some). All use repl-diskless-sync-delay 0 (Redis' default waits 5 s). "vs best
+Redis" compares with the fastest Redis configuration of the run, named above the table. Each row
+also has the CPU seconds per GB of snapshot on each side and in all, and the replica's page
+faults (minor and major, the process and its reaped children) during the sync.
 
 Usage: python3 bench/repl_bench.py [--keys N] [--size BYTES] [--runs R] [--build DIR]
                                    [--probes N] [--rate N] [--plot FILE]
@@ -39,6 +42,8 @@ CLK = os.sysconf("SC_CLK_TCK")
 LATENCY_CONFIG = {
     "redis/diskless": "redis/tcp",
     "redis/disk": "redis/tcp",
+    "redis/diskless/nocomp": "redis/tcp",
+    "redis/disk/nocomp": "redis/tcp",
     "kvstore/tcp/diskless": "kvstore/tcp",
     "kvstore/tcp/disk": "kvstore/tcp",
     "kvstore/rdma-tcp": "kvstore/rdma-tcp",
@@ -47,11 +52,21 @@ LATENCY_CONFIG = {
 }
 
 
+def proc_stat(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
 def cpu_seconds(pid):
     """utime + stime of the process and of its reaped children (the snapshot child)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
+    fields = proc_stat(pid)
     return sum(int(fields[i]) for i in (11, 12, 13, 14)) / CLK
+
+
+def page_faults(pid):
+    """Minor + major page faults of the process and of its reaped children."""
+    fields = proc_stat(pid)
+    return sum(int(fields[i]) for i in (7, 8, 9, 10))
 
 
 def start(kind, build, d, extra):
@@ -80,15 +95,20 @@ def start(kind, build, d, extra):
     raise RuntimeError(f"{kind} did not start")
 
 
-# (server, sync mode, replica arguments). "diskless" is diskless on both ends: the primary
-# streams the snapshot (repl-diskless-sync yes) and the replica loads it as it arrives
-# (repl-diskless-load swapdb); "disk" saves a file on the primary and receives one on the
-# replica (repl-diskless-sync no, repl-diskless-load disabled).
+# (server, sync mode, replica arguments[, primary arguments]). "diskless" is diskless on both
+# ends: the primary streams the snapshot (repl-diskless-sync yes) and the replica loads it as it
+# arrives (repl-diskless-load swapdb); "disk" saves a file on the primary and receives one on the
+# replica (repl-diskless-sync no, repl-diskless-load disabled). Redis runs with and without
+# rdbcompression: on random data LZF finds nothing to compress and only costs time, so "nocomp"
+# is usually Redis at its best; the table names whichever of its configurations won.
 SWAPDB = ["--repl-diskless-load", "swapdb"]
 DISK_LOAD = ["--repl-diskless-load", "disabled"]
+NOCOMP = ["--rdbcompression", "no"]
 CONFIGS = {
     "redis/diskless": ("redis", "diskless", SWAPDB),
     "redis/disk": ("redis", "disk", DISK_LOAD),
+    "redis/diskless/nocomp": ("redis", "diskless", SWAPDB, NOCOMP),
+    "redis/disk/nocomp": ("redis", "disk", DISK_LOAD, NOCOMP),
     "kvstore/tcp/diskless": ("kvstore", "diskless", ["--repl-transport", "tcp"] + SWAPDB),
     "kvstore/tcp/disk": ("kvstore", "disk", ["--repl-transport", "tcp"] + DISK_LOAD),
     "kvstore/rdma-tcp": ("kvstore", "diskless",
@@ -114,15 +134,17 @@ def stop(clients, procs, dirs):
         shutil.rmtree(d)
 
 
-def one_sync(kind, build, dataset, mode, workdir, replica_args):
+def one_sync(kind, build, dataset, mode, workdir, replica_args, primary_args=()):
     pd = tempfile.mkdtemp(dir=workdir, prefix=kind + "-primary-")
     rd = tempfile.mkdtemp(dir=workdir, prefix=kind + "-replica-")
     shutil.copyfile(dataset, os.path.join(pd, "dump.rdb"))
     diskless = "yes" if mode == "diskless" else "no"
-    pproc, pc, pport = start(kind, build, pd, ["--repl-diskless-sync", diskless])
+    pproc, pc, pport = start(kind, build, pd, ["--repl-diskless-sync", diskless] +
+                             list(primary_args))
     rproc, rc, _ = start(kind, build, rd, replica_args)
     keys = int(pc.call("DBSIZE"))
     pcpu0, rcpu0 = cpu_seconds(pproc.pid), cpu_seconds(rproc.pid)
+    rflt0 = page_faults(rproc.pid)
     t0 = time.monotonic()
     rc.call("REPLICAOF", "127.0.0.1", str(pport))
     last = t0
@@ -152,12 +174,13 @@ def one_sync(kind, build, dataset, mode, workdir, replica_args):
         time.sleep(0.01)
     pcpu = cpu_seconds(pproc.pid) - pcpu0
     rcpu = cpu_seconds(rproc.pid) - rcpu0
+    rflt = page_faults(rproc.pid) - rflt0
     progress.append((elapsed, max(progress[-1][1], os.path.getsize(dataset))))
     rkeys = int(rc.call("DBSIZE"))
     if rkeys != keys:
         raise RuntimeError(f"{kind} replica has {rkeys} keys, primary {keys}")
     stop([rc, pc], [rproc, pproc], [pd, rd])
-    return elapsed, pcpu, rcpu, progress
+    return elapsed, pcpu, rcpu, rflt, progress
 
 
 def repl_latency_load(rate):
@@ -191,18 +214,22 @@ def main():
         for run in range(args.runs):
             order = names[run % len(names):] + names[:run % len(names)]
             for name in order:
-                kind, mode, extra = CONFIGS[name]
-                t, pcpu, rcpu, progress = one_sync(kind, args.build, dataset, mode, workdir, extra)
+                kind, mode, extra, *primary = CONFIGS[name]
+                t, pcpu, rcpu, rflt, progress = one_sync(kind, args.build, dataset, mode, workdir,
+                                                         extra, *primary)
                 rdb_bench.log(f"  run {run + 1}/{args.runs} {name:22s}: {t:.3f} s to link up, "
-                              f"CPU s primary {pcpu:.2f} replica {rcpu:.2f}")
+                              f"CPU s primary {pcpu:.2f} replica {rcpu:.2f}, replica page "
+                              f"faults {rflt}")
                 r = res.setdefault(name, {"t": [], "pcpu": [], "rcpu": []})
                 r["t"].append(t)
                 r["pcpu"].append(100 * pcpu / t)
                 r["rcpu"].append(100 * rcpu / t)
                 r.setdefault("pcpus", []).append(pcpu)
                 r.setdefault("rcpus", []).append(rcpu)
+                r.setdefault("rflt", []).append(rflt)
                 r["progress"] = progress
-        med = {n: {k: statistics.median(res[n][k]) for k in ("t", "pcpu", "rcpu", "pcpus", "rcpus")}
+        med = {n: {k: statistics.median(res[n][k])
+                   for k in ("t", "pcpu", "rcpu", "pcpus", "rcpus", "rflt")}
                for n in names}
         p99 = {}
         if args.probes > 0:
@@ -211,14 +238,21 @@ def main():
                 rdb_bench.log(f"  latency {lat}: {args.probes} probes under a steady write load")
                 p99[lat] = repl_latency.measure(lat, args.build, 100000, args.probes, workdir,
                                                 args.rate)[1]
-        redis_best = min((med[n]["t"] for n in names if n.startswith("redis")), default=None)
+        redis_names = [n for n in names if n.startswith("redis")]
+        best_name = min(redis_names, key=lambda n: med[n]["t"], default=None)
+        redis_best = med[best_name]["t"] if best_name else None
+        gb = size / 1e9
         print(f"\nFull sync, REPLICAOF to master_link_status:up: {args.keys} keys x {args.size} "
               f"random bytes ({size / 1e9:.2f} GB RDB), medians of {args.runs}; CPU in % of the "
               f"sync time and in CPU seconds (primary incl. its snapshot child); p99 latency: a "
               f"write on the primary until readable on the replica under "
               f"{repl_latency_load(args.rate)}, {args.probes} probes")
+        if best_name:
+            print(f"Redis' best configuration in this run: {best_name} ({redis_best:.3f} s); "
+                  f"'vs best Redis' divides its time by each row's")
         print(f"{'configuration':>22} {'seconds':>8} {'Gbit/s':>7} {'prim CPU%':>9} "
-              f"{'repl CPU%':>9} {'prim CPU s':>10} {'repl CPU s':>10} {'p99 us':>7} "
+              f"{'repl CPU%':>9} {'prim CPU s':>10} {'repl CPU s':>10} {'prim s/GB':>9} "
+              f"{'repl s/GB':>9} {'all s/GB':>8} {'repl faults':>11} {'p99 us':>7} "
               f"{'vs best Redis':>14}")
         for n in names:
             m = med[n]
@@ -226,7 +260,9 @@ def main():
             lat = p99.get(LATENCY_CONFIG[n])
             lat = f"{lat:7.0f}" if lat is not None else f"{'-':>7}"
             print(f"{n:>22} {m['t']:8.3f} {size * 8 / m['t'] / 1e9:7.2f} {m['pcpu']:9.0f} "
-                  f"{m['rcpu']:9.0f} {m['pcpus']:10.2f} {m['rcpus']:10.2f} {lat} {vs}")
+                  f"{m['rcpu']:9.0f} {m['pcpus']:10.2f} {m['rcpus']:10.2f} "
+                  f"{m['pcpus'] / gb:9.2f} {m['rcpus'] / gb:9.2f} "
+                  f"{(m['pcpus'] + m['rcpus']) / gb:8.2f} {m['rflt']:11.0f} {lat} {vs}")
         if args.plot:
             series = [(n, [(t, min(100.0, 100 * b / size)) for t, b in res[n]["progress"]])
                       for n in names]

@@ -9,6 +9,9 @@ PACKAGES=(
   libfabric-dev                                  # RDMA data plane (transport/)
   redis-server redis-tools                       # oracle, interop peer, benchmark baseline
   python3                                        # benchmark drivers under bench/
+  # The verbs suite (tests/softroce/): Debian's kernel booted under QEMU runs Soft-RoCE.
+  qemu-system-x86 linux-image-amd64 busybox-static kmod iproute2 bc
+  rdma-core ibverbs-providers libfabric-bin
 )
 
 missing=()
@@ -27,7 +30,9 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo -n"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# INITRD=No: the kernel is only booted by QEMU with the suite's own initramfs, so initramfs-tools
+# need not build /boot/initrd.img (about 20 s, twice).
+$SUDO env INITRD=No apt-get install -y -qq --no-install-recommends "${missing[@]}"
 # The Debian package may start a system redis-server on 6379; kvstore's tests never use that
 # port, but `make run` does, so stop it when the package installed one.
 if command -v service >/dev/null 2>&1; then $SUDO service redis-server stop >/dev/null 2>&1 || true; fi

@@ -154,6 +154,11 @@ std::string SockName(int fd) {
   return FormatAddr(ss);
 }
 
+std::string LocalIp(int fd) {
+  std::string n = SockName(fd);
+  return n.substr(0, n.rfind(':'));
+}
+
 int LocalPort(int fd) {
   std::string n = SockName(fd);
   return std::stoi(n.substr(n.rfind(':') + 1));

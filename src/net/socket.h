@@ -49,5 +49,7 @@ void SetKeepAlive(int fd, int interval_s);
 std::string PeerName(int fd);
 std::string SockName(int fd);
 int LocalPort(int fd);
+// The local end's IP address alone ("10.0.0.2", "::1").
+std::string LocalIp(int fd);
 
 }  // namespace kv::net

@@ -24,6 +24,7 @@ class LinkIo {
   // A line without its CRLF; bytes after it stay in pending().
   Result<std::string> ReadLine();
   std::string& pending() { return pending_; }
+  int fd() const { return fd_; }
 
  private:
   Status Wait(short events);

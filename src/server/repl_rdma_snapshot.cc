@@ -110,7 +110,9 @@ Status DataLinkSender::MapFile(const std::string& path, net::Fd fd) {
     return Status::IoError("snapshot file " + path + " is empty or unreadable");
   }
   size_t size = static_cast<size_t>(st.st_size);
-  void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd.get(), 0);
+  // MAP_PRIVATE: the file's own page-cache pages all the same (nothing writes them), and
+  // verbs can register them; the kernel pins no page of a read-only MAP_SHARED mapping.
+  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
   fd.Reset();  // the mapping keeps the file (even once a later save renames over it)
   if (map == MAP_FAILED) return Status::FromErrno("mmap " + path, errno);
   madvise(map, size, MADV_SEQUENTIAL);

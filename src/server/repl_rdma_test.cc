@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "transport/channel.h"
+#include "transport/test_providers.h"
 
 namespace kv::server {
 namespace {
@@ -101,7 +102,9 @@ TEST_P(DataLinkSenderTest, ConcurrentKicksLoseNoStreamBytes) {
   sender->reset();  // closes the link before the receiver goes (on shm both share its queues)
 }
 
-INSTANTIATE_TEST_SUITE_P(Providers, DataLinkSenderTest, ::testing::Values("tcp", "shm"));
+INSTANTIATE_TEST_SUITE_P(Providers, DataLinkSenderTest,
+                         ::testing::ValuesIn(transport::test::WithVerbs({"tcp", "shm"}, {"verbs"})),
+                         transport::test::ConfigNamer());
 
 }  // namespace
 }  // namespace kv::server

@@ -178,6 +178,11 @@ class ReplReplica {
   std::string data_provider_;   // the provider the data link was set up with (link thread)
   std::string data_poll_mode_;  // and its poll mode
   bool data_doorbell_ = true;   // and repl-rdma-doorbell
+  // and the address its listener binds to: the one the control connection leaves from, which
+  // is where the primary reaches this replica (on verbs, an RDMA interface's IP)
+  std::string data_bind_addr_;
+  // The data link's options from the four above. Link thread.
+  transport::ChannelOptions DataLinkOptionsHere() const;
   std::atomic<uint64_t> data_bytes_{0};
   std::string data_describe_;    // keyspace lock
   int data_failures_ = 0;        // consecutive; keyspace lock

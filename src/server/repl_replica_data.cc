@@ -46,6 +46,12 @@ void ReplReplica::DataLinkFailed(const std::string& why) {
   }
 }
 
+transport::ChannelOptions ReplReplica::DataLinkOptionsHere() const {
+  transport::ChannelOptions o = DataLinkOptions(data_provider_, data_poll_mode_, data_doorbell_);
+  if (!data_bind_addr_.empty()) o.bind_addr = data_bind_addr_;
+  return o;
+}
+
 Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
   std::string provider, mode;
   {
@@ -55,6 +61,7 @@ Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
     data_poll_mode_ = server_.config().GetString("repl-rdma-poll-mode");
     data_doorbell_ = server_.config().GetBool("repl-rdma-doorbell");
   }
+  data_bind_addr_ = net::LocalIp(io.fd());
   // `auto` uses the data plane only where it pays: on an RDMA NIC (verbs), unless a provider is
   // named. Without one the link simply stays on TCP.
   bool automatic = mode == "auto";
@@ -64,8 +71,8 @@ Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
   std::unique_ptr<transport::StreamReceiver> receiver;
   std::string blob;
   Status local = [&]() -> Status {
-    KV_TRY_ASSIGN(rx, transport::CreateReceiver(
-                          DataLinkOptions(provider, data_poll_mode_, data_doorbell_), 0));
+    data_provider_ = provider;
+    KV_TRY_ASSIGN(rx, transport::CreateReceiver(DataLinkOptionsHere(), 0));
     receiver = std::move(rx);
     KV_TRY_ASSIGN(b, receiver->LocalBlob());
     blob = std::move(b);
@@ -86,7 +93,6 @@ Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
     return false;
   }
   KV_TRY(receiver->Connect(peer));
-  data_provider_ = provider;
   std::string describe = receiver->Describe();
   {
     std::lock_guard lock(server_.mu());
@@ -94,7 +100,9 @@ Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
   }
   std::vector<pollfd> fds;
   receiver->WaitFds(&fds);
-  LOG_NOTICE("RDMA data link to the primary is up (%s, %s)", describe.c_str(),
+  // shm meets its peer in shared memory; the others listen on (or send from) the address.
+  std::string at = provider == "shm" ? "" : " at " + data_bind_addr_;
+  LOG_NOTICE("RDMA data link to the primary is up (%s%s, %s)", describe.c_str(), at.c_str(),
              fds.empty() ? "polling: no wait fd" : "sleeping on its wait fd");
   data_ = std::move(receiver);
   return true;
@@ -190,9 +198,7 @@ class ReplReplica::ChannelSource : public persist::Source {
     }
     rx_->Close();
     const std::string& provider = owner_.data_provider_;
-    KV_TRY_ASSIGN(rx, transport::CreateReceiver(
-                          DataLinkOptions(provider, owner_.data_poll_mode_, owner_.data_doorbell_),
-                          at));
+    KV_TRY_ASSIGN(rx, transport::CreateReceiver(owner_.DataLinkOptionsHere(), at));
     KV_TRY_ASSIGN(blob, rx->LocalBlob());
     LinkIo io(control_fd_, 10000);
     // Until its one-line answer is read, the control connection is out of step: an answer that

@@ -177,6 +177,10 @@ class SourceRegion {
   explicit SourceRegion(std::span<const uint8_t> bytes) : bytes_(bytes) {}
   virtual ~SourceRegion() = default;
   std::span<const uint8_t> bytes() const { return bytes_; }
+  // True when writes go straight from this memory (registered with the provider); false when
+  // they are copied through staging buffers (the socket channel, or memory the provider could
+  // not register).
+  virtual bool zero_copy() const { return false; }
 
  private:
   std::span<const uint8_t> bytes_;
@@ -194,8 +198,10 @@ class StreamSender : public Link {
   virtual Status Finish() = 0;
 
   // Registers `bytes` (which must stay valid and unchanged while the region lives) as a source
-  // for WriteFrom(). Fabric links register it with the provider for reads by the NIC; the
-  // socket channel has nothing to register.
+  // for WriteFrom(). Fabric links register it with the provider for reads by the NIC, or, where
+  // the provider refuses the memory (verbs pins pages, and the kernel refuses to pin a
+  // read-only MAP_SHARED file mapping), copy it through staging buffers; the socket channel has
+  // nothing to register.
   virtual Result<std::unique_ptr<SourceRegion>> RegisterSource(std::span<const uint8_t> bytes) {
     return std::make_unique<SourceRegion>(bytes);
   }

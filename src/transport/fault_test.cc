@@ -205,14 +205,8 @@ TEST_P(FaultTest, SenderKilledThenNewLinkResumesIdentically) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Transport, FaultTest,
-                         ::testing::Values("fabric/tcp", "fabric/shm", "tcp"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n) {
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return n;
-                         });
+                         ::testing::ValuesIn(test::Configs({"fabric/tcp", "fabric/shm", "tcp"})),
+                         [](const auto& info) { return test::ConfigName(info.param); });
 
 }  // namespace
 }  // namespace kv::transport

@@ -116,6 +116,7 @@ class HostileFabricPeer : public fabric::ControlPlane::Handler {
     return Status::Ok();
   }
 
+  const FabricContext& ctx() const { return *ctx_; }
   uint64_t ring_bytes() const { return ring_bytes_; }
   uint64_t slot_size() const { return slot_size_; }
   int done() const { return done_; }
@@ -177,6 +178,12 @@ TEST_P(HostileFabricTest, LengthBeyondTheSlot) {
 }
 
 TEST_P(HostileFabricTest, MalformedImmediateData) {
+  if (peer_.ctx().cq_data_size() < 8) {
+    // verbs carries 4 bytes of immediate data: the bits this test sets cannot reach the
+    // receiver, which reads the 32 bits that arrive like any other chunk description.
+    GTEST_SKIP() << "provider " << peer_.ctx().provider() << " carries "
+                 << peer_.ctx().cq_data_size() << " bytes of CQ data";
+  }
   peer_.WriteChunk(*receiver_, uint64_t{1} << 40 | 10);
   ExpectRejected("malformed immediate");
 }
@@ -246,8 +253,9 @@ TEST_P(HostileFabricTest, WritePastTheRingNeverLands) {
   EXPECT_TRUE(receiver_->Peek().empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(TransportHostile, HostileFabricTest, ::testing::Values("fabric/tcp", "fabric/shm"),
-                         [](const auto& info) { return info.param.substr(7); });
+INSTANTIATE_TEST_SUITE_P(TransportHostile, HostileFabricTest,
+                         ::testing::ValuesIn(test::Configs({"fabric/tcp", "fabric/shm"})),
+                         [](const auto& info) { return test::ConfigName(info.param.substr(7)); });
 
 // The socket channel, lied to over a raw socket.
 class TransportHostileTcp : public ::testing::Test {

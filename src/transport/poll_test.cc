@@ -65,7 +65,7 @@ TEST_P(PollModeTest, StreamArrivesIntact) {
 
 INSTANTIATE_TEST_SUITE_P(
     TransportModes, PollModeTest,
-    ::testing::Combine(::testing::Values("fabric/tcp", "fabric/shm", "tcp"),
+    ::testing::Combine(::testing::ValuesIn(test::Configs({"fabric/tcp", "fabric/shm", "tcp"})),
                        ::testing::Values(PollMode::kPerformance, PollMode::kEconomy,
                                          PollMode::kAuto)),
     [](const auto& info) {
@@ -103,7 +103,7 @@ TEST_P(IdleTest, EconomyModeUsesAlmostNoCpuWhenIdle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Transport, IdleTest,
-                         ::testing::Values("fabric/tcp", "fabric/shm", "tcp"),
+                         ::testing::ValuesIn(test::Configs({"fabric/tcp", "fabric/shm", "tcp"})),
                          [](const auto& info) { return Name(info.param); });
 
 // Auto mode on a link whose polls are memory reads (shm; verbs on a NIC): spins while a stream
@@ -137,7 +137,8 @@ TEST_P(AutoSpinTest, AutoModeSpinsUnderLoadAndSleepsWhenIdle) {
   EXPECT_EQ(st.mode_switches % 2, 0u) << "still spinning after going idle";
 }
 
-INSTANTIATE_TEST_SUITE_P(Transport, AutoSpinTest, ::testing::Values("fabric/shm"),
+INSTANTIATE_TEST_SUITE_P(Transport, AutoSpinTest,
+                         ::testing::ValuesIn(test::Configs({"fabric/shm"})),
                          [](const auto& info) { return Name(info.param); });
 
 // Where each poll is a system call (the tcp channel, libfabric's tcp provider), `auto` sleeps

@@ -4,21 +4,25 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <thread>
 
 #include "common/clock.h"
 #include "net/socket.h"
+#include "transport/test_providers.h"
 #include "transport/wire.h"
 
 namespace kv::transport::test {
 
 namespace {
 // A watchdog for every transport test process: a hang (a provider spinning on a lock, a lost
-// completion) ends the process with SIGALRM instead of holding up the whole suite.
+// completion) ends the process with SIGALRM instead of holding up the whole suite. The
+// emulated Soft-RoCE guest, some twenty times slower, sets its own (KV_TEST_WATCHDOG_S).
 const int kWatchdog = [] {
-  alarm(120);
+  const char* env = std::getenv("KV_TEST_WATCHDOG_S");
+  alarm(env != nullptr && std::atoi(env) > 0 ? std::atoi(env) : 120);
   return 0;
 }();
 }  // namespace
@@ -28,6 +32,9 @@ ChannelOptions OptionsFor(const std::string& config) {
   if (config.rfind("fabric/", 0) == 0) {
     o.transport = "fabric";
     o.provider = config.substr(7);
+    if (const char* addr = std::getenv("KV_TEST_RDMA_ADDR"); addr != nullptr && *addr != 0) {
+      o.bind_addr = addr;
+    }
   } else {
     o.transport = config;
   }
@@ -63,6 +70,15 @@ Result<LinkPair> MakePair(const ChannelOptions& opts, uint64_t resume) {
   if (!sender_connect.ok()) return sender_connect;
   if (!receiver_connect.ok()) return receiver_connect;
   return LinkPair{std::move(*s), std::move(*r)};
+}
+
+std::vector<std::string> Configs(std::vector<std::string> base) {
+  bool rdm = false;
+  for (const std::string& c : base) {
+    rdm |= c == "fabric/shm" || c.find(";ofi_rxm") != std::string::npos;
+  }
+  if (rdm) return WithVerbs(std::move(base), {"fabric/verbs", "fabric/verbs;ofi_rxm"});
+  return WithVerbs(std::move(base), {"fabric/verbs"});
 }
 
 std::vector<uint8_t> RandomBytes(size_t n, uint64_t seed) {

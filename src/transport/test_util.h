@@ -12,6 +12,7 @@
 
 #include "common/status.h"
 #include "transport/channel.h"
+#include "transport/test_providers.h"
 
 namespace kv::transport::test {
 
@@ -21,8 +22,15 @@ struct LinkPair {
 };
 
 // Options for one of the configurations the tests run over: "fabric/tcp", "fabric/shm",
-// "fabric/tcp;ofi_rxm", "tcp".
+// "fabric/tcp;ofi_rxm", "tcp", and in the Soft-RoCE guest "fabric/verbs" and
+// "fabric/verbs;ofi_rxm". Fabric listeners bind to KV_TEST_RDMA_ADDR where it is set (the
+// guest's RDMA address), else to loopback.
 ChannelOptions OptionsFor(const std::string& config);
+
+// The configurations a parameterized test runs over: `base`, plus, when KV_TEST_VERBS is set
+// (tests/softroce/ sets it in the guest), "fabric/verbs" (FI_EP_MSG, the production path) and,
+// where `base` has an FI_EP_RDM configuration, "fabric/verbs;ofi_rxm".
+std::vector<std::string> Configs(std::vector<std::string> base);
 
 // Builds both ends and connects them (the receiver resumes at `resume`), exchanging blobs over a
 // socketpair and running the two Connect()s on two threads.

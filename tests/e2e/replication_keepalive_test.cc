@@ -18,6 +18,7 @@
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
 #include "tests/support/wait.h"
+#include "transport/test_providers.h"
 
 namespace kv::test {
 namespace {
@@ -219,7 +220,7 @@ TEST(ReplicationKeepalive, ReplicasLoadingLongerThanThePrimarysTimeoutStayConnec
   }
 }
 
-class ReplicationKeepaliveDataLink : public ::testing::TestWithParam<const char*> {};
+class ReplicationKeepaliveDataLink : public ::testing::TestWithParam<std::string> {};
 
 // The same over the data link: the newlines go on the control connection while the snapshot
 // comes over the link, whether the replica loads as it receives (swapdb) or from the file it
@@ -255,7 +256,9 @@ TEST_P(ReplicationKeepaliveDataLink, ASlowDiskSaveIsWaitedFor) {
   EXPECT_EQ(InfoField(r, "replication", "rdma_resumes"), "0");
 }
 
-INSTANTIATE_TEST_SUITE_P(Providers, ReplicationKeepaliveDataLink, ::testing::Values("tcp", "shm"));
+INSTANTIATE_TEST_SUITE_P(Providers, ReplicationKeepaliveDataLink,
+                         ::testing::ValuesIn(transport::test::WithVerbs({"tcp", "shm"}, {"verbs"})),
+                         transport::test::ConfigNamer());
 
 }  // namespace
 }  // namespace kv::test

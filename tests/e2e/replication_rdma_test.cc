@@ -6,7 +6,10 @@
 
 #include <algorithm>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -14,6 +17,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <thread>
@@ -25,6 +29,7 @@
 #include "tests/support/resp_client.h"
 #include "tests/support/wait.h"
 #include "transport/channel.h"
+#include "transport/test_providers.h"
 #include "transport/wire.h"
 
 namespace kv::test {
@@ -78,7 +83,7 @@ bool LinkUp(RespClient& r) {
   return WaitFor([&] { return InfoField(r, "replication", "master_link_status") == "up"; });
 }
 
-class RdmaReplication : public ::testing::TestWithParam<const char*> {};
+class RdmaReplication : public ::testing::TestWithParam<std::string> {};
 
 // Full sync with writes running, then the data link broken on the replica's side and on the
 // primary's side: each time the replica comes back with PSYNC and a new data link, no full
@@ -128,7 +133,7 @@ int64_t DataLinkChunks(RespClient& p) {
 // Syncs a data-link replica of ten keys from `primary_args`' primary five times, one right
 // behind the other (REPLICAOF, link up, REPLICAOF NO ONE), and returns each sync's time in ms,
 // sorted. Fails the test if a sync does not come up over the data link.
-std::vector<int64_t> TimeSmallSyncs(const char* provider, const Cmd& primary_args,
+std::vector<int64_t> TimeSmallSyncs(const std::string& provider, const Cmd& primary_args,
                                     std::string* primary_log = nullptr) {
   ServerProcess primary(Kind::kKvstore, primary_args);
   RespClient p(primary.port());
@@ -346,7 +351,9 @@ TEST_P(RdmaReplication, ConcurrentWritersKeepThePrimarysOrder) {
   EXPECT_EQ(InfoField(p, "stats", "sync_partial_ok"), "0");
 }
 
-INSTANTIATE_TEST_SUITE_P(Providers, RdmaReplication, ::testing::Values("tcp", "shm"));
+INSTANTIATE_TEST_SUITE_P(Providers, RdmaReplication,
+                         ::testing::ValuesIn(transport::test::WithVerbs({"tcp", "shm"}, {"verbs"})),
+                         transport::test::ConfigNamer());
 
 // The data link fails mid-snapshot, on the replica's side and then on the primary's: each time
 // the replica rebuilds it over the control connection and the snapshot goes on from the byte
@@ -424,6 +431,8 @@ TEST_P(RdmaReplication, DiskBasedSyncSendsTheMappedFile) {
   EXPECT_NE(log.find("target: disk"), std::string::npos) << log;
   EXPECT_NE(log.find("snapshot file to the replica's data link from its mapping"),
             std::string::npos) << log;
+  // Straight from the file's pages: the provider registered the mapping (verbs pins it).
+  EXPECT_EQ(log.find("cannot register"), std::string::npos) << log;
 }
 
 // A replica killed while the snapshot comes over the data link (either way of loading)
@@ -516,12 +525,14 @@ TEST(RdmaReplicationShm, WithoutDoorbellsTheReplicaPolls) {
 }
 
 // One kvstore primary, a kvstore replica over RDMA and a redis-server replica over TCP at once.
-TEST(RdmaReplicationMixed, KvstoreOverRdmaAndRedisOverTcp) {
+class RdmaReplicationMixed : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RdmaReplicationMixed, KvstoreOverRdmaAndRedisOverTcp) {
   if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
   ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
   RespClient p(primary.port());
   Populate(p, 10000);
-  Cmd kv_args = RdmaReplica(primary, "tcp");
+  Cmd kv_args = RdmaReplica(primary, GetParam());
   kv_args.insert(kv_args.end(), {"--repl-rdma-poll-mode", "economy"});
   ServerProcess kv(Kind::kKvstore, kv_args);
   ServerProcess redis(Kind::kRedis, {"--replicaof", "127.0.0.1 " + std::to_string(primary.port())});
@@ -541,6 +552,18 @@ TEST(RdmaReplicationMixed, KvstoreOverRdmaAndRedisOverTcp) {
   EXPECT_TRUE(k.Call({"CONFIG", "SET", "repl-rdma-poll-mode", "spin"}).is_error());
 }
 
+INSTANTIATE_TEST_SUITE_P(Providers, RdmaReplicationMixed,
+                         ::testing::ValuesIn(transport::test::WithVerbs({"tcp"}, {"verbs"})),
+                         transport::test::ConfigNamer());
+
+// True when libfabric's verbs provider opens here (an RDMA NIC, or Soft-RoCE).
+bool VerbsOpensHere() {
+  transport::ChannelOptions o;
+  o.provider = "verbs";
+  auto r = transport::CreateReceiver(o, 0);
+  return r.ok() && (*r)->LocalBlob().ok();
+}
+
 // A provider that cannot work here (verbs: no RDMA device) keeps failing: after three attempts
 // the replica falls back to TCP, says so, and syncs.
 // A server that may use the data plane (repl-transport auto or rdma) loads the fabric
@@ -558,6 +581,7 @@ TEST(RdmaReplicationSetup, FabricProvidersLoadAtStartupUnlessTcp) {
 }
 
 TEST(RdmaReplicationFallback, UnusableProviderFallsBackToTcp) {
+  if (VerbsOpensHere()) GTEST_SKIP() << "verbs works on this machine";
   ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
   RespClient p(primary.port());
   Populate(p, 1000);
@@ -591,6 +615,65 @@ TEST(RdmaReplicationFallback, AutoWithoutAnRdmaNicUsesTcpAtOnce) {
   EXPECT_EQ(replica.LogText().find("Replication link to"), std::string::npos) << replica.LogText();
   EXPECT_NE(replica.LogText().find("No RDMA data plane here"), std::string::npos)
       << replica.LogText();
+}
+
+// Under the default `repl-transport auto`, a machine whose verbs provider opens (an RDMA NIC, or
+// Soft-RoCE in tests/softroce/) replicates over the data link, and says which provider it uses.
+TEST(RdmaReplicationAuto, AutoUsesVerbsWhereItOpens) {
+  if (!VerbsOpensHere()) GTEST_SKIP() << "no RDMA device here (verbs does not open)";
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  RespClient p(primary.port());
+  Populate(p, 1000);
+  ServerProcess replica(Kind::kKvstore,
+                        {"--replicaof", "127.0.0.1 " + std::to_string(primary.port())});
+  RespClient r(replica.port());
+  ASSERT_TRUE(InSync(p, r)) << replica.LogText();
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma") << replica.LogText();
+  EXPECT_EQ(InfoField(r, "replication", "master_link_data_plane"), "fabric/verbs");
+  EXPECT_EQ(InfoField(r, "replication", "rdma_fallbacks"), "0");
+}
+
+// An IPv4 address of this machine other than loopback: KV_TEST_RDMA_ADDR where it is set (the
+// Soft-RoCE guest's rxe0), else the first an interface has; empty when there is none.
+std::string NonLoopbackAddress() {
+  if (const char* env = std::getenv("KV_TEST_RDMA_ADDR"); env != nullptr && *env != 0) return env;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return "";
+  std::string found;
+  for (ifaddrs* i = list; i != nullptr && found.empty(); i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    if ((i->ifa_flags & IFF_LOOPBACK) || !(i->ifa_flags & IFF_UP)) continue;
+    char ip[INET_ADDRSTRLEN];
+    auto* sin = reinterpret_cast<sockaddr_in*>(i->ifa_addr);
+    if (inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof ip)) found = ip;
+  }
+  freeifaddrs(list);
+  return found;
+}
+
+// A replica that reaches its primary on an address other than loopback (on verbs: the RDMA
+// interface's) listens for its data link there, where the primary can reach it (it listened
+// on 127.0.0.1, which works only when both share a host).
+TEST_P(RdmaReplication, TheDataLinkListensWhereTheControlConnectionLeavesFrom) {
+  std::string addr = NonLoopbackAddress();
+  if (addr.empty()) GTEST_SKIP() << "this machine has no address other than loopback";
+  std::string bind = "127.0.0.1 " + addr;
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0", "--bind", bind,
+                                         "--protected-mode", "no"});
+  RespClient p(primary.port());
+  Populate(p, 2000);
+  ServerProcess replica(Kind::kKvstore,
+                        {"--bind", bind, "--replicaof", addr + " " + std::to_string(primary.port()),
+                         "--repl-transport", "rdma", "--repl-rdma-provider", GetParam()});
+  RespClient r(replica.port());
+  ASSERT_TRUE(InSync(p, r)) << replica.LogText();
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma") << replica.LogText();
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  std::string log = replica.LogText();
+  if (GetParam() != "shm") {  // shm has no listener: it meets its peer in shared memory
+    EXPECT_NE(log.find(" at " + addr + ","), std::string::npos) << log;
+  }
 }
 
 // A redis-server primary does not know the extension: the kvstore replica stays on TCP.

@@ -64,11 +64,14 @@ Status FabricSender::CommitFrom(uint16_t slot, const uint8_t* src, void* desc, s
 }
 
 namespace {
+// A region registered with the provider (mr set: written straight from its memory) or refused
+// by it (mr null: copied through staging buffers).
 class FabricSourceRegion : public SourceRegion {
  public:
   FabricSourceRegion(std::span<const uint8_t> bytes, MrPtr mr, void* desc)
       : SourceRegion(bytes), mr_(std::move(mr)), desc_(desc) {}
   void* desc() const { return desc_; }
+  bool zero_copy() const override { return mr_ != nullptr; }
 
  private:
   MrPtr mr_;
@@ -80,8 +83,25 @@ Result<std::unique_ptr<SourceRegion>> FabricSender::RegisterSource(
     std::span<const uint8_t> bytes) {
   if (!ctx_) return Status::Invalid("RegisterSource before Connect");
   // Local reads only (FI_WRITE: the source of our writes); nothing remote may touch it.
-  auto mr = ctx_->Register(const_cast<uint8_t*>(bytes.data()), bytes.size(), FI_WRITE);
-  if (!mr.ok()) return mr.status();
+  // libfabric 1.17's verbs provider turns FI_WRITE into IBV_ACCESS_LOCAL_WRITE, which the
+  // kernel refuses for memory this process cannot write (a snapshot file mapped read-only:
+  // fi_mr_reg fails with EFAULT); such a region is registered with FI_SEND instead, which verbs
+  // maps to local read access, all the source of a write needs.
+  auto* base = const_cast<uint8_t*>(bytes.data());
+  auto mr = ctx_->Register(base, bytes.size(), FI_WRITE);
+  if (!mr.ok()) {
+    auto read_only = ctx_->Register(base, bytes.size(), FI_SEND);
+    if (!read_only.ok()) {
+      // verbs pins the pages, and the kernel will not pin some memory at all (a read-only
+      // MAP_SHARED file mapping: EFAULT whatever the access): copy it instead.
+      LOG_WARNING(
+          "transport: %s cannot register a %zu-byte source region (%s): writing it "
+          "through staging buffers",
+          ctx_->provider().c_str(), bytes.size(), mr.status().message().c_str());
+      return std::unique_ptr<SourceRegion>(new FabricSourceRegion(bytes, nullptr, nullptr));
+    }
+    mr = std::move(read_only);
+  }
   void* desc = ctx_->Desc(mr->get());
   return std::unique_ptr<SourceRegion>(new FabricSourceRegion(bytes, std::move(*mr), desc));
 }
@@ -94,6 +114,7 @@ Result<size_t> FabricSender::WriteFrom(const SourceRegion& region, std::span<con
   }
   if (!status_.ok()) return status_;
   if (!credits_ || finishing_) return Status::Invalid("WriteFrom after Finish or before Connect");
+  if (!fr->zero_copy()) return Write(part);
   size_t taken = 0;
   while (taken < part.size()) {
     auto slot = credits_->Acquire();

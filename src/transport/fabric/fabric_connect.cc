@@ -1,5 +1,6 @@
 // Connection establishment: the MSG connection state machine on the event queue (the rdma_cm
 // analogue) and RDM address-vector insertion.
+#include <cstdlib>
 #include <cstring>
 
 #include "common/clock.h"
@@ -79,8 +80,18 @@ Status FabricContext::Connect(const PeerAddress& peer, uint64_t link_id, int tim
   if (kind_ == EpKind::kRdm) return ReadyRdm(ready);
   if (peer.bytes.empty()) return Status::Invalid("peer sent an empty listener address");
   if (peer.addr_format != info_->addr_format) return Status::Invalid("address format mismatch");
+  // An active endpoint is opened for its destination: verbs creates the endpoint's rdma_cm id
+  // (address and route resolution) from the info's addresses, and refuses one without a
+  // destination (fi_endpoint: EINVAL); the tcp provider takes either.
+  InfoPtr active(fi_dupinfo(info_.get()));
+  if (!active) return Status::IoError("fi_dupinfo failed");
+  free(active->dest_addr);
+  active->dest_addr = malloc(peer.bytes.size());
+  if (active->dest_addr == nullptr) return Status::IoError("out of memory");
+  std::memcpy(active->dest_addr, peer.bytes.data(), peer.bytes.size());
+  active->dest_addrlen = peer.bytes.size();
   for (char role : {kCtrlRole, kDataRole}) {
-    auto ep = MakeEndpoint(info_.get());
+    auto ep = MakeEndpoint(active.get());
     if (!ep.ok()) return ep.status();
     if (Status s = ready(ep->get(), role == kDataRole); !s.ok()) return s;
     std::string param = MakeParam(role, link_id);

@@ -82,6 +82,12 @@ Result<InfoPtr> GetInfo(const ProviderSpec& spec, const FabricOptions& opts) {
 void LoadProviders() {
   static std::once_flag once;
   std::call_once(once, [] {
+    // libfabric's registration cache (verbs) registers every region with full access, local
+    // and remote write included, whatever access the caller asked for: a sender's staging
+    // slots would be remotely writable and a read-only snapshot mapping could not be
+    // registered at all (EFAULT). A link registers its regions once at setup, so the cache
+    // saves nothing; it is switched off before the library reads its settings.
+    setenv("FI_MR_CACHE_MAX_COUNT", "0", 1);
     int64_t start = MonoMs();
     // Any query initializes the library; shm's is the cheapest to answer.
     InfoPtr hints = MakeHints({"shm", EpKind::kRdm}, false);
@@ -94,6 +100,7 @@ void LoadProviders() {
 
 Result<std::unique_ptr<FabricContext>> FabricContext::Open(const FabricOptions& opts,
                                                            bool passive) {
+  LoadProviders();  // first: it sets up the library's environment
   auto specs = ParseProvider(opts.provider);
   if (!specs.ok()) return specs.status();
   std::string errors;

@@ -40,7 +40,9 @@ struct ProviderSpec {
 // "sockets" (MSG), "shm", "<core>;ofi_rxm" (RDM). Returns the candidates in preference order.
 Result<std::vector<ProviderSpec>> ParseProvider(std::string_view config);
 
-// Makes libfabric initialize its providers (its first fi_getinfo), once per process.
+// Makes libfabric initialize its providers (its first fi_getinfo), once per process, with its
+// registration cache off (FI_MR_CACHE_MAX_COUNT=0: regions get exactly the access asked for).
+// Open() calls it first.
 void LoadProviders();
 
 struct FabricOptions {
@@ -139,6 +141,8 @@ class FabricContext {
     if (eq_fd_ >= 0) out->push_back({eq_fd_, POLLIN, 0});
   }
   size_t max_msg_size() const { return info_->ep_attr->max_msg_size; }
+  // Bytes of immediate data a write carries (4 on verbs, 8 on tcp and shm).
+  size_t cq_data_size() const { return info_->domain_attr->cq_data_size; }
   // The largest message fi_inject takes (0: none).
   size_t inject_size() const { return info_->tx_attr ? info_->tx_attr->inject_size : 0; }
   // True when a write with immediate data consumes a receive posted at the target
