@@ -65,6 +65,9 @@ class Client : public net::FdHandler {
   cmd::Session& session() { return session_; }
   int session_db() const { return session_.db; }
   const std::string& peer() const { return peer_; }
+  // A local connection as Redis' islocalClient sees one: from 127.0.0.1 or ::1 (what
+  // enable-debug-command local and its siblings allow).
+  bool is_local() const { return peer_.rfind("127.0.0.1:", 0) == 0 || peer_.rfind("::1:", 0) == 0; }
   // The socket, for the replication snapshot child and +FULLRESYNC (written directly).
   int fd() const { return fd_.get(); }
   const std::string& local() const { return local_; }

@@ -47,6 +47,18 @@ Result<std::string> MergeOutputLimits(const std::string& current,
   }
   return Join(out);
 }
+// replicaof: "<host> <port>" as redis.conf and --replicaof write it (or one argument holding
+// both), "no one" or nothing for none. The canonical value is "host port" or "".
+Result<std::string> CanonicalReplicaOf(const std::vector<std::string>& args) {
+  std::vector<std::string> words = args;
+  if (words.size() == 1) words = SplitArgs(words[0]).value_or(std::vector<std::string>{});
+  if (words.empty()) return std::string();
+  if (words.size() != 2) return Status::Invalid("wrong number of arguments");
+  if (EqualsIgnoreCase(words[0], "no") && EqualsIgnoreCase(words[1], "one")) return std::string();
+  auto port = ParseInt64(words[1]);
+  if (!port || *port < 0 || *port > 65535) return Status::Invalid("Invalid master port");
+  return words[0] + " " + std::to_string(*port);
+}
 }  // namespace
 
 Config::Config() {
@@ -74,6 +86,7 @@ Result<std::string> Config::Canonical(const Param& p, const std::vector<std::str
   const ParamSpec& s = p.spec;
   if (s.type == ParamType::kMultiArg) {
     if (s.name == "client-output-buffer-limit") return MergeOutputLimits(p.value, args);
+    if (s.name == "replicaof") return CanonicalReplicaOf(args);
     return Join(args);
   }
   if (args.size() != 1) return Status::Invalid("wrong number of arguments");
@@ -158,7 +171,8 @@ Status Config::Load(const std::vector<ConfigDirective>& directives) {
   return Status::Ok();
 }
 
-Status Config::SetMany(const std::vector<std::pair<std::string, std::string>>& pairs) {
+Status Config::SetMany(const std::vector<std::pair<std::string, std::string>>& pairs,
+                       bool local) {
   auto failed = [](const std::string& name, const std::string& why) {
     return Status::Invalid("CONFIG SET failed (possibly related to argument '" + name + "') - " + why);
   };
@@ -167,7 +181,7 @@ Status Config::SetMany(const std::vector<std::pair<std::string, std::string>>& p
     Param* p = Find(name);
     if (!p) return Status::Invalid("Unknown option or number of arguments for CONFIG SET - '" + name + "'");
     if (p->spec.immutable) return failed(name, "can't set immutable config");
-    if (p->spec.protected_config && GetString("enable-protected-configs") == "no")
+    if (p->spec.protected_config && !Allows("enable-protected-configs", local))
       return failed(name, "can't set protected config");
     if (!names.insert(p->spec.name).second) return failed(name, "duplicate parameter");
   }
@@ -267,8 +281,12 @@ Status Config::Rewrite(const std::string& path) const {
       lines.push_back(line);
       continue;
     }
-    // One line per parameter: the first occurrence carries the current value.
-    if (written.insert(p->spec.name).second) lines.push_back(format(*p));
+    // One line per parameter: the first occurrence carries the current value. Without a
+    // primary the replicaof line goes, as Redis removes it (`replicaof ""` is no directive).
+    if (written.insert(p->spec.name).second &&
+        !(p->spec.name == "replicaof" && p->value.empty())) {
+      lines.push_back(format(*p));
+    }
   }
   bool header = false;
   for (const auto& [name, p] : params_) {

@@ -43,8 +43,16 @@ class Config {
 
   // Loads directives from a config file and command line (startup): immutable params allowed.
   Status Load(const std::vector<ConfigDirective>& directives);
-  // CONFIG SET of several name/value pairs, atomically: all or none are applied.
-  Status SetMany(const std::vector<std::pair<std::string, std::string>>& pairs);
+  // CONFIG SET of several name/value pairs, atomically: all or none are applied. `local`: the
+  // client is on a local connection (enable-protected-configs local allows it protected ones).
+  Status SetMany(const std::vector<std::pair<std::string, std::string>>& pairs,
+                 bool local = true);
+  // Whether a yes|no|local parameter (enable-debug-command, enable-protected-configs,
+  // enable-module-command) allows a client on a local connection (`local`) or not.
+  bool Allows(const std::string& name, bool local) const {
+    const std::string& v = GetString(name);
+    return v == "yes" || (v == "local" && local);
+  }
   // CONFIG GET with glob patterns; returns (name, value) pairs, each parameter once.
   std::vector<std::pair<std::string, std::string>> Get(const std::vector<std::string>& patterns) const;
 
@@ -54,6 +62,10 @@ class Config {
     const Param* p = Find(name);
     return p && p->spec.sensitive;
   }
+  // Sets a parameter's value from the server's own state, as Redis' CONFIG GET reflects it (the
+  // primary REPLICAOF names is `replicaof`): no immutability check, no apply callback. `value`
+  // must be canonical.
+  void SetInternal(const std::string& name, std::string value) { Find(name)->value = std::move(value); }
   // Typed access to current values (name must exist).
   std::string GetString(const std::string& name) const;
   int64_t GetInt(const std::string& name) const;

@@ -110,7 +110,7 @@ std::vector<ParamSpec> TableParams() {
       E("supervised", "no", {"upstart", "systemd", "auto", "no"}),
       B("crash-log-enabled", true),
       B("crash-memcheck-enabled", true),
-      B("enable-debug-command", true),
+      E("enable-debug-command", "no", {"no", "yes", "local"}),
       E("enable-protected-configs", "no", {"no", "yes", "local"}),
       E("enable-module-command", "no", {"no", "yes", "local"}),
       // Security.
@@ -136,7 +136,7 @@ std::vector<ParamSpec> TableParams() {
       Hidden(I("key-load-delay", 0, INT_MIN, INT_MAX)),
       B("sanitize-dump-payload", false),
       // Replication.
-      Alias(S("replicaof", ""), "slaveof"),
+      Alias(Multi("replicaof", ""), "slaveof"),
       Alias(B("replica-serve-stale-data", true), "slave-serve-stale-data"),
       Alias(B("replica-read-only", true), "slave-read-only"),
       B("repl-diskless-sync", true),

@@ -14,6 +14,40 @@ TEST(Config, DefaultsMatchRedis) {
   EXPECT_EQ(c.GetInt("proto-max-bulk-len"), 512LL * 1024 * 1024);
   EXPECT_EQ(c.GetInt("databases"), 16);
   EXPECT_EQ(c.GetString("save"), "3600 1 300 100 60 10000");
+  // Redis 7.0 refuses DEBUG, MODULE and protected configs unless told otherwise.
+  for (const char* name :
+       {"enable-debug-command", "enable-protected-configs", "enable-module-command"}) {
+    EXPECT_EQ(c.GetString(name), "no") << name;
+    EXPECT_FALSE(c.Allows(name, true)) << name;
+  }
+}
+
+// yes|no|local parameters: local allows local connections only.
+TEST(Config, LocalAllowsLocalConnectionsOnly) {
+  Config c;
+  for (const char* name :
+       {"enable-debug-command", "enable-protected-configs", "enable-module-command"}) {
+    ASSERT_TRUE(c.Load({{name, {"local"}, "t"}}).ok()) << name;
+    EXPECT_TRUE(c.Allows(name, true)) << name;
+    EXPECT_FALSE(c.Allows(name, false)) << name;
+    ASSERT_TRUE(c.Load({{name, {"yes"}, "t"}}).ok()) << name;
+    EXPECT_TRUE(c.Allows(name, false)) << name;
+    EXPECT_FALSE(c.Load({{name, {"maybe"}, "t"}}).ok()) << name;
+  }
+}
+
+// replicaof as redis.conf writes it (two arguments), as one argument, and "no one".
+TEST(Config, ReplicaofTakesHostAndPort) {
+  Config c;
+  ASSERT_TRUE(c.Load({{"replicaof", {"10.0.0.1", "6380"}, "t"}}).ok());
+  EXPECT_EQ(c.GetString("replicaof"), "10.0.0.1 6380");
+  ASSERT_TRUE(c.Load({{"slaveof", {"10.0.0.2 6381"}, "t"}}).ok());
+  EXPECT_EQ(c.GetString("replicaof"), "10.0.0.2 6381");
+  ASSERT_TRUE(c.Load({{"replicaof", {"no", "one"}, "t"}}).ok());
+  EXPECT_EQ(c.GetString("replicaof"), "");
+  EXPECT_FALSE(c.Load({{"replicaof", {"10.0.0.1"}, "t"}}).ok());
+  EXPECT_FALSE(c.Load({{"replicaof", {"10.0.0.1", "port"}, "t"}}).ok());
+  EXPECT_FALSE(c.Load({{"replicaof", {"a", "1", "2"}, "t"}}).ok());
 }
 
 // io-threads 0: three poll groups per four cores, at least one.

@@ -17,6 +17,7 @@
 #include "cmd/errors.h"
 #include "common/clock.h"
 #include "common/strutil.h"
+#include "server/client.h"
 #include "server/persistence.h"
 #include "server/repl_primary.h"
 #include "server/repl_replica.h"
@@ -287,9 +288,9 @@ constexpr DebugAction kDebugActions[] = {
 };
 
 void Debug(Context& c) {
-  // Redis refuses it in processCommand (a "protected" command); kvstore's parameter is a bool,
-  // so there is no "local" mode.
-  if (!ServerOf(c).config().GetBool("enable-debug-command")) {
+  // Redis refuses it in processCommand (a "protected" command): yes, no, or local connections.
+  Server& s = ServerOf(c);
+  if (!s.config().Allows("enable-debug-command", s.current_client().is_local())) {
     c.Error(kDebugDisabled);
     return;
   }

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/strutil.h"
+#include "server/client.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -45,7 +46,7 @@ void ConfigSet(Context& c) {
     pairs.emplace_back(c.arg(i), c.arg(i + 1));
     if (ServerOf(c).config().IsSensitive(pairs.back().first)) c.Redact(i + 1);
   }
-  Status s = ServerOf(c).config().SetMany(pairs);
+  Status s = ServerOf(c).config().SetMany(pairs, ServerOf(c).current_client().is_local());
   if (!s.ok()) {
     c.Error(s.message());
     return;

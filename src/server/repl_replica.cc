@@ -74,6 +74,10 @@ void ReplReplica::Follow(const std::string& host, int port) {
   link_down_since_ms_ = WallMs();
   server_.keyspace().set_expire_deletes(false);  // the primary's DELs expire keys here
   server_.primary().DisconnectReplicas();        // they follow our new history
+  // CONFIG GET replicaof and CONFIG REWRITE (which Sentinel runs after a failover) show the
+  // primary followed now, as in Redis.
+  server_.config().SetInternal("replicaof", host + " " + std::to_string(port));
+  SetLogRole('S');
   LOG_NOTICE("Connecting to MASTER %s:%d", host.c_str(), port);
   {
     std::lock_guard lock(mu_);
@@ -96,6 +100,8 @@ void ReplReplica::StopFollowing() {
   master_id_ = 0;
   host_.clear();
   port_ = 0;
+  server_.config().SetInternal("replicaof", "");
+  SetLogRole('M');
   SetState(State::kNone);
   server_.keyspace().set_expire_deletes(true);
 }

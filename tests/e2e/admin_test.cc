@@ -3,11 +3,14 @@
 // that must match Redis byte for byte against Debian's redis-server as the oracle.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <regex>
 #include <thread>
 
+#include "net/socket.h"
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
 
@@ -341,6 +344,34 @@ TEST(DebugCommand, RefusedWhenDisabled) {
       "configuration file, and then restart the server.\r\n";
   EXPECT_EQ(c.Raw({"DEBUG", "DIGEST"}), kRefused);
   EXPECT_EQ(c.Raw({"DEBUG", "HELP"}), kRefused);
+}
+
+// enable-debug-command local, as in Redis: DEBUG from a local connection (127.0.0.1), refused
+// from any other address; no, Redis 7.0's default, refuses it from everywhere.
+TEST(DebugCommand, LocalAllowsOnlyLocalConnections) {
+  std::string addr = NonLoopbackAddress();
+  if (addr.empty()) GTEST_SKIP() << "this machine has no address other than loopback";
+  for (const char* mode : {"local", "no", "yes"}) {
+    SCOPED_TRACE(mode);
+    InProcessServer s(Overrides{{"enable-debug-command", mode},
+                                {"bind", "127.0.0.1 " + addr},
+                                {"protected-mode", "no"}});
+    RespClient local(s.port());
+    bool local_ok = std::string(mode) != "no";
+    EXPECT_EQ(local.Call({"DEBUG", "DIGEST"}).is_error(), !local_ok);
+    auto fd = net::ConnectTcp(addr, s.port(), 5000);
+    ASSERT_TRUE(fd.ok()) << fd.status().ToString();
+    std::string req = RespClient::Encode({"DEBUG", "DIGEST"});
+    ASSERT_EQ(write(fd->get(), req.data(), req.size()), static_cast<ssize_t>(req.size()));
+    char buf[512];
+    ssize_t n = 0;
+    for (int i = 0; i < 500 && n <= 0; i++) {
+      n = read(fd->get(), buf, sizeof buf);
+      if (n < 0 && errno == EAGAIN) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_GT(n, 0);
+    EXPECT_EQ(buf[0] == '-', std::string(mode) != "yes") << std::string(buf, n);
+  }
 }
 
 TEST(DebugCommand, HelpAndObject) {

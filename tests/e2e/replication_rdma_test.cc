@@ -6,10 +6,7 @@
 
 #include <algorithm>
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -632,24 +629,6 @@ TEST(RdmaReplicationAuto, AutoUsesVerbsWhereItOpens) {
   EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma") << replica.LogText();
   EXPECT_EQ(InfoField(r, "replication", "master_link_data_plane"), "fabric/verbs");
   EXPECT_EQ(InfoField(r, "replication", "rdma_fallbacks"), "0");
-}
-
-// An IPv4 address of this machine other than loopback: KV_TEST_RDMA_ADDR where it is set (the
-// Soft-RoCE guest's rxe0), else the first an interface has; empty when there is none.
-std::string NonLoopbackAddress() {
-  if (const char* env = std::getenv("KV_TEST_RDMA_ADDR"); env != nullptr && *env != 0) return env;
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) return "";
-  std::string found;
-  for (ifaddrs* i = list; i != nullptr && found.empty(); i = i->ifa_next) {
-    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
-    if ((i->ifa_flags & IFF_LOOPBACK) || !(i->ifa_flags & IFF_UP)) continue;
-    char ip[INET_ADDRSTRLEN];
-    auto* sin = reinterpret_cast<sockaddr_in*>(i->ifa_addr);
-    if (inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof ip)) found = ip;
-  }
-  freeifaddrs(list);
-  return found;
 }
 
 // A replica that reaches its primary on an address other than loopback (on verbs: the RDMA

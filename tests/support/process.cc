@@ -1,5 +1,8 @@
 #include "tests/support/process.h"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -44,6 +47,22 @@ bool Answers(int port) {
 }
 }  // namespace
 
+std::string NonLoopbackAddress() {
+  if (const char* env = std::getenv("KV_TEST_RDMA_ADDR"); env != nullptr && *env != 0) return env;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return "";
+  std::string found;
+  for (ifaddrs* i = list; i != nullptr && found.empty(); i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    if ((i->ifa_flags & IFF_LOOPBACK) || !(i->ifa_flags & IFF_UP)) continue;
+    char ip[INET_ADDRSTRLEN];
+    auto* sin = reinterpret_cast<sockaddr_in*>(i->ifa_addr);
+    if (inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof ip)) found = ip;
+  }
+  freeifaddrs(list);
+  return found;
+}
+
 ServerProcess::ServerProcess(Kind kind, std::vector<std::string> extra_args) {
   char tmpl[] = "/tmp/kvstore-test-XXXXXX";
   dir_ = mkdtemp(tmpl);
@@ -53,14 +72,20 @@ ServerProcess::ServerProcess(Kind kind, std::vector<std::string> extra_args) {
     [[maybe_unused]] int rc = truncate(log_.c_str(), 0);  // a failed attempt's lines go
     std::vector<std::string> args;
     if (kind == Kind::kKvstore) {
-      args = {BuildPath("kvstore-server")};
+      // DEBUG is refused by default, as in Redis 7.0; the tests use it on both servers.
+      args = {BuildPath("kvstore-server"), "--enable-debug-command", "yes"};
     } else {
       args = {"/usr/bin/redis-server", "--appendonly", "no", "--enable-debug-command", "yes"};
     }
     std::vector<std::string> base = {"--port", std::to_string(port_), "--dir", dir_,
                                      "--save", "", "--logfile", log_};
+    // A config file comes first, as both servers want it; the options override it.
+    auto options = extra_args.begin();
+    if (options != extra_args.end() && options->rfind("--", 0) != 0) {
+      args.insert(args.begin() + 1, *options++);
+    }
     args.insert(args.end(), base.begin(), base.end());
-    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    args.insert(args.end(), options, extra_args.end());
     pid_ = fork();
     if (pid_ == 0) {
       std::vector<char*> argv;
@@ -127,7 +152,9 @@ std::string ServerProcess::LogText() const {
 
 InProcessServer::InProcessServer(std::vector<std::pair<std::string, std::string>> overrides) {
   auto config = std::make_unique<server::Config>();
-  std::vector<ConfigDirective> d = {{"port", {"0"}, "test"}, {"io-threads", {"2"}, "test"}};
+  std::vector<ConfigDirective> d = {{"port", {"0"}, "test"},
+                                    {"io-threads", {"2"}, "test"},
+                                    {"enable-debug-command", {"yes"}, "test"}};
   for (auto& [k, v] : overrides) d.push_back({k, {v}, "test"});
   Status s = config->Load(d);
   if (!s.ok()) {

@@ -18,12 +18,16 @@ int FreePort();
 std::string BuildPath(const std::string& name);
 // True when Debian's redis-server is installed (the differential tests need it).
 bool HaveRedisServer();
+// An IPv4 address of this machine other than loopback: KV_TEST_RDMA_ADDR where it is set (the
+// Soft-RoCE guest's rxe0), else the first an interface has; empty when there is none.
+std::string NonLoopbackAddress();
 
 class ServerProcess {
  public:
   enum class Kind { kKvstore, kRedis };
 
-  // Starts the server with extra "--name value" arguments and waits until it answers PING.
+  // Starts the server with extra "--name value" arguments (a first one that is not an option
+  // is a config file) and waits until it answers PING.
   ServerProcess(Kind kind, std::vector<std::string> extra_args = {});
   ~ServerProcess();
   ServerProcess(const ServerProcess&) = delete;
