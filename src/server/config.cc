@@ -38,6 +38,11 @@ Result<std::string> MergeOutputLimits(const std::string& current,
     auto secs = ParseInt64(words[i + 3]);
     if (!hard || !soft || !secs || *hard < 0 || *soft < 0 || *secs < 0)
       return Status::Invalid("Error in hard, soft or soft_seconds setting in buffer limit configuration.");
+    if (cls == "normal" && (*hard != 0 || *soft != 0 || *secs != 0)) {
+      // Not enforced yet for normal clients: refused rather than accepted and ignored.
+      return Status::Invalid("client-output-buffer-limit normal is not enforced yet: only 0 0 0 "
+                             "(no limit) is accepted for normal clients");
+    }
     by_class[cls] = {std::to_string(*hard), std::to_string(*soft), std::to_string(*secs)};
   }
   std::vector<std::string> out;
@@ -47,6 +52,19 @@ Result<std::string> MergeOutputLimits(const std::string& current,
   }
   return Join(out);
 }
+// An octal permission (unixsocketperm 700): digits 0-7, at most `max`; canonical without
+// leading zeros ("0" for none).
+Result<std::string> CanonicalOctal(const std::string& v, int64_t max) {
+  if (v.empty() || v.size() > 8 || v.find_first_not_of("01234567") != std::string::npos) {
+    return Status::Invalid("argument must be an octal number");
+  }
+  int64_t n = std::stoll(v, nullptr, 8);
+  if (n > max) return Status::Invalid("argument must be between 0 and 777 inclusive (octal)");
+  char buf[16];
+  snprintf(buf, sizeof buf, "%llo", static_cast<long long>(n));
+  return std::string(buf);
+}
+
 // replicaof: "<host> <port>" as redis.conf and --replicaof write it (or one argument holding
 // both), "no one" or nothing for none. The canonical value is "host port" or "".
 Result<std::string> CanonicalReplicaOf(const std::vector<std::string>& args) {
@@ -99,6 +117,7 @@ Result<std::string> Config::Canonical(const Param& p, const std::vector<std::str
     }
     case ParamType::kInt:
     case ParamType::kMemory: {
+      if (s.name == "unixsocketperm") return CanonicalOctal(v, s.max);
       auto n = s.type == ParamType::kInt ? ParseInt64(v) : ParseMemory(v);
       if (!n) {
         return Status::Invalid(s.type == ParamType::kInt
@@ -128,6 +147,8 @@ Result<std::string> Config::Canonical(const Param& p, const std::vector<std::str
 Status Config::SetOne(Param& p, const std::vector<std::string>& args, bool startup) {
   auto canon = Canonical(p, args);
   if (!canon.ok()) return canon.status();
+  // A feature kvstore lacks is refused, not accepted and ignored (config_support.cc).
+  if (p.spec.refused && *canon != p.spec.default_value) return Status::Invalid(*p.spec.refused);
   std::string old = p.value;
   p.value = *canon;
   if (p.apply && !startup) {

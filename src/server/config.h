@@ -33,7 +33,15 @@ struct ParamSpec {
   bool protected_config = false;         // CONFIG SET only when enable-protected-configs allows
   std::string alias;                     // e.g. "slaveof" for "replicaof"
   bool hidden = false;                   // CONFIG GET shows it by exact name only (a test knob)
+  // Not acted on (config_support.cc): a value other than the default is refused with
+  // `*refused`; or any value is accepted because of `*inert`. Null for what the code reads.
+  const std::string* refused = nullptr;
+  const std::string* inert = nullptr;
 };
+
+// config_support.cc: why kvstore refuses a parameter's non-default values, or accepts any.
+const std::string* RefusedReason(const std::string& name);
+const std::string* InertReason(const std::string& name);
 
 class Config {
  public:

@@ -64,6 +64,8 @@ std::vector<ParamSpec> DefaultParams() {
                   std::end(kImmutable);
     p.protected_config = std::find(std::begin(kProtected), std::end(kProtected), p.name) !=
                          std::end(kProtected);
+    p.refused = RefusedReason(p.name);
+    p.inert = InertReason(p.name);
   }
   return params;
 }
@@ -89,7 +91,7 @@ std::vector<ParamSpec> TableParams() {
       I("io-busy-poll-us", 50, 0, 10000),
       B("io-threads-do-reads", false),
       S("unixsocket", ""),
-      I("unixsocketperm", 0, 0, 0777),
+      I("unixsocketperm", 0, 0, 0777),  // octal, as in Redis (Config::Canonical)
       I("tls-port", 0, 0, 65535),
       S("bind-source-addr", ""),
       B("set-proc-title", true),

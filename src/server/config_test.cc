@@ -77,13 +77,13 @@ TEST(Config, SetManyIsAtomic) {
 
 TEST(Config, TypesAreCanonicalised) {
   Config c;
-  ASSERT_TRUE(c.SetMany({{"maxmemory", "1gb"}, {"appendonly", "YES"},
-                         {"maxmemory-policy", "ALLKEYS-LRU"}})
+  ASSERT_TRUE(c.SetMany({{"client-query-buffer-limit", "2gb"}, {"rdbcompression", "NO"},
+                         {"loglevel", "WARNING"}})
                   .ok());
-  EXPECT_EQ(c.GetString("maxmemory"), "1073741824");
-  EXPECT_EQ(c.GetString("appendonly"), "yes");
-  EXPECT_EQ(c.GetString("maxmemory-policy"), "allkeys-lru");
-  EXPECT_FALSE(c.SetMany({{"maxmemory-policy", "sometimes"}}).ok());
+  EXPECT_EQ(c.GetString("client-query-buffer-limit"), "2147483648");
+  EXPECT_EQ(c.GetString("rdbcompression"), "no");
+  EXPECT_EQ(c.GetString("loglevel"), "warning");
+  EXPECT_FALSE(c.SetMany({{"loglevel", "sometimes"}}).ok());
   EXPECT_FALSE(c.SetMany({{"maxclients", "0"}}).ok());
 }
 

@@ -10,6 +10,7 @@
 #include "common/config_parser.h"
 #include "common/logging.h"
 #include "server/config.h"
+#include "server/daemon.h"
 #include "server/server.h"
 
 namespace {
@@ -72,6 +73,19 @@ int main(int argc, char** argv) {
   if (char* cwd = getcwd(nullptr, 0)) {
     (void)config->Load({{"dir", {cwd}, "startup"}});
     free(cwd);
+  }
+  // Before any thread exists: only the calling thread survives a fork.
+  bool daemonize = config->GetBool("daemonize");
+  if (daemonize) {
+    if (kv::Status d = kv::server::Daemonize(); !d.ok()) {
+      fprintf(stderr, "%s\n", d.message().c_str());
+      return 1;
+    }
+  }
+  std::unique_ptr<kv::server::PidFile> pidfile;
+  if (std::string path = config->GetString("pidfile"); daemonize || !path.empty()) {
+    pidfile = std::make_unique<kv::server::PidFile>(path.empty() ? kv::server::kDefaultPidFile
+                                                                 : path);
   }
 
   // Signals are taken synchronously by WaitForShutdown; every thread inherits this mask.

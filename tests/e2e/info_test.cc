@@ -321,15 +321,15 @@ TEST_F(InfoTest, MemoryFollowsTheDataset) {
 
 TEST_F(InfoTest, ConfigChangesShowInInfo) {
   RespClient c(port());
-  c.Call({"CONFIG", "SET", "maxmemory", "10mb", "maxmemory-policy", "allkeys-lru"});
+  // maxmemory is refused until eviction exists: INFO goes on showing no limit.
+  EXPECT_TRUE(c.Call({"CONFIG", "SET", "maxmemory", "10mb"}).is_error());
   c.Call({"CONFIG", "SET", "repl-backlog-size", "2mb", "maxclients", "500"});
   Fields m = InfoSection(c, "memory", "Memory");
-  EXPECT_EQ(m["maxmemory"], "10485760");
-  EXPECT_EQ(m["maxmemory_human"], "10.00M");
-  EXPECT_EQ(m["maxmemory_policy"], "allkeys-lru");
+  EXPECT_EQ(m["maxmemory"], "0");
+  EXPECT_EQ(m["maxmemory_human"], "0B");
+  EXPECT_EQ(m["maxmemory_policy"], "noeviction");
   EXPECT_EQ(InfoSection(c, "replication", "Replication")["repl_backlog_size"], "2097152");
   EXPECT_EQ(InfoSection(c, "clients", "Clients")["maxclients"], "500");
-  c.Call({"CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", "noeviction"});
   c.Call({"CONFIG", "SET", "repl-backlog-size", "1mb", "maxclients", "10000"});
 }
 
@@ -443,17 +443,19 @@ class ConfigTest : public Servers {};
 
 TEST_F(ConfigTest, GetSetRoundTrip) {
   RespClient c(port());
-  EXPECT_EQ(c.Raw({"CONFIG", "SET", "maxmemory", "100mb"}), "+OK\r\n");
-  EXPECT_EQ(Strings(c.Call({"CONFIG", "GET", "maxmemory"})),
-            (std::vector<std::string>{"maxmemory", "104857600"}));
-  EXPECT_EQ(c.Raw({"CONFIG", "SET", "maxmemory", "0", "hz", "15", "slowlog-max-len", "64"}),
+  EXPECT_EQ(c.Raw({"CONFIG", "SET", "client-query-buffer-limit", "100mb"}), "+OK\r\n");
+  EXPECT_EQ(Strings(c.Call({"CONFIG", "GET", "client-query-buffer-limit"})),
+            (std::vector<std::string>{"client-query-buffer-limit", "104857600"}));
+  EXPECT_EQ(c.Raw({"CONFIG", "SET", "client-query-buffer-limit", "1gb", "hz", "15",
+                   "slowlog-max-len", "64"}),
             "+OK\r\n");
-  Reply r = c.Call({"CONFIG", "GET", "hz", "slowlog-max-len", "maxmemory", "HZ"});
+  Reply r = c.Call({"CONFIG", "GET", "hz", "slowlog-max-len", "client-query-buffer-limit", "HZ"});
   std::map<std::string, std::string> got;
   for (size_t i = 0; i + 1 < r.elems.size(); i += 2) got[r.elems[i].str] = r.elems[i + 1].str;
   EXPECT_EQ(r.elems.size(), 6u);  // each parameter once, even when two patterns match it
-  EXPECT_EQ(got, (std::map<std::string, std::string>{
-                     {"hz", "15"}, {"slowlog-max-len", "64"}, {"maxmemory", "0"}}));
+  EXPECT_EQ(got, (std::map<std::string, std::string>{{"hz", "15"},
+                                                     {"slowlog-max-len", "64"},
+                                                     {"client-query-buffer-limit", "1073741824"}}));
   Reply glob = c.Call({"CONFIG", "GET", "maxmemory-*"});
   EXPECT_GE(glob.elems.size(), 8u);
   for (size_t i = 0; i < glob.elems.size(); i += 2) {
@@ -567,29 +569,29 @@ TEST(ConfigRewrite, RestartedServerLoadsTheRewrittenFile) {
   std::string conf = dir + "/kvstore.conf";
   int port = FreePort();
   std::ofstream(conf) << "# kvstore test config\nport " << port << "\ndir " << dir
-                      << "\nlogfile " << dir << "/log\nsave \"\"\nmaxmemory 1mb\n"
+                      << "\nlogfile " << dir << "/log\nsave \"\"\nproto-max-bulk-len 2mb\n"
                       << "# keep this comment\nhz 10\n";
   {
     ConfigFileServer s(conf);
     ASSERT_TRUE(s.WaitReady(port));
     RespClient c(port);
     EXPECT_EQ(InfoSection(c, "server", "Server")["config_file"], conf);
-    EXPECT_EQ(c.Raw({"CONFIG", "SET", "maxmemory", "5mb", "hz", "20"}), "+OK\r\n");
-    EXPECT_EQ(c.Raw({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"}), "+OK\r\n");
+    EXPECT_EQ(c.Raw({"CONFIG", "SET", "proto-max-bulk-len", "5mb", "hz", "20"}), "+OK\r\n");
+    EXPECT_EQ(c.Raw({"CONFIG", "SET", "loglevel", "warning"}), "+OK\r\n");
     EXPECT_EQ(c.Raw({"CONFIG", "REWRITE"}), "+OK\r\n");
   }
   std::string text = ReadFile(conf);
   EXPECT_NE(text.find("# keep this comment"), std::string::npos) << text;
-  EXPECT_NE(text.find("maxmemory 5242880"), std::string::npos) << text;
+  EXPECT_NE(text.find("proto-max-bulk-len 5242880"), std::string::npos) << text;
   EXPECT_NE(text.find("hz 20"), std::string::npos) << text;
-  EXPECT_NE(text.find("maxmemory-policy allkeys-lru"), std::string::npos) << text;
+  EXPECT_NE(text.find("loglevel warning"), std::string::npos) << text;
   {
     ConfigFileServer s(conf);
     ASSERT_TRUE(s.WaitReady(port));
     RespClient c(port);
-    EXPECT_EQ(Strings(c.Call({"CONFIG", "GET", "maxmemory"})),
-              (std::vector<std::string>{"maxmemory", "5242880"}));
-    EXPECT_EQ(Strings(c.Call({"CONFIG", "GET", "maxmemory-policy"}))[1], "allkeys-lru");
+    EXPECT_EQ(Strings(c.Call({"CONFIG", "GET", "proto-max-bulk-len"})),
+              (std::vector<std::string>{"proto-max-bulk-len", "5242880"}));
+    EXPECT_EQ(Strings(c.Call({"CONFIG", "GET", "loglevel"}))[1], "warning");
     EXPECT_EQ(InfoSection(c, "server", "Server")["hz"], "20");
   }
   RunShell("rm -rf '" + dir + "'");

@@ -2,14 +2,17 @@
 // `replicaof HOST PORT` (and `slaveof`) in a config file and as two arguments on the command
 // line; REPLICAOF at runtime reflected in CONFIG GET replicaof and written by CONFIG REWRITE
 // (which Sentinel runs after every failover), so a node restarted from its file rejoins the
-// primary it followed last; a replica's log lines carry role letter S.
+// primary it followed last; a replica's log lines carry role letter S; daemonize and pidfile.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "net/socket.h"
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
 #include "tests/support/wait.h"
@@ -146,6 +149,36 @@ TEST_P(RedisConfForms, RuntimeReplicaofIsWhatConfigRewriteWrites) {
   ASSERT_TRUE(InSync(p2, r)) << replica.LogText();
   EXPECT_EQ(r.Call({"GET", "from"}).str, "second");
   EXPECT_EQ(ConfigValue(r, "replicaof"), second_at);
+}
+
+// daemonize yes with a pidfile, as Debian's redis.conf runs the server: the command returns at
+// once, the daemon (a session leader of its own) writes its pid to the file, serves, and removes
+// the file when it shuts down.
+TEST_P(RedisConfForms, DaemonizeWritesThePidFileAndShutdownRemovesIt) {
+  std::string dir = Dir();
+  int port = FreePort();
+  std::string pidfile = dir + "/server.pid";
+  std::string bin = GetParam() == Kind::kKvstore ? BuildPath("kvstore-server")
+                                                 : std::string("/usr/bin/redis-server");
+  std::string cmd = bin + " --port " + std::to_string(port) + " --dir " + dir +
+                    " --daemonize yes --pidfile " + pidfile + " --logfile " + dir +
+                    "/server.log --save ''";
+  ASSERT_EQ(system(cmd.c_str()), 0) << cmd;
+  pid_t pid = 0;
+  ASSERT_TRUE(WaitFor([&] {
+    pid = std::atoi(ReadFile(pidfile).c_str());
+    return pid > 0 && net::ConnectTcp("127.0.0.1", port, 200).ok();
+  })) << ReadFile(dir + "/server.log");
+  EXPECT_EQ(getsid(pid), pid) << "not in a session of its own";
+  EXPECT_NE(getppid(), pid);
+  {
+    RespClient c(port);
+    EXPECT_EQ(c.Call({"PING"}).str, "PONG");
+    c.Send({"SHUTDOWN", "NOSAVE"});
+    EXPECT_TRUE(c.WaitClosed(5000));
+  }
+  EXPECT_TRUE(WaitFor([&] { return kill(pid, 0) != 0 && access(pidfile.c_str(), F_OK) != 0; }))
+      << "the pid file outlived the server";
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, RedisConfForms, ::testing::Values(Kind::kKvstore, Kind::kRedis),

@@ -1,0 +1,32 @@
+// Running as a daemon, as redis-server does with `daemonize yes` and `pidfile`.
+// Main thread, at startup, before any other thread exists.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+
+namespace kv::server {
+
+// The pid file of a daemonized server that names none, as Redis writes /var/run/redis.pid.
+inline constexpr const char* kDefaultPidFile = "/var/run/kvstore.pid";
+
+// Forks: the parent exits with status 0 at once; the child, in a new session, goes on with its
+// standard input, output and error on /dev/null. Fails only when the fork does.
+Status Daemonize();
+
+// Writes this process's pid to `path` and removes the file when destroyed (a clean shutdown).
+// A file that cannot be written is logged and otherwise ignored, as in Redis.
+class PidFile {
+ public:
+  explicit PidFile(std::string path);
+  ~PidFile();
+  PidFile(const PidFile&) = delete;
+  PidFile& operator=(const PidFile&) = delete;
+
+ private:
+  std::string path_;
+  bool written_ = false;
+};
+
+}  // namespace kv::server
