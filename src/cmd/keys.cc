@@ -2,6 +2,8 @@
 // TYPE RENAME RENAMENX KEYS SCAN RANDOMKEY DBSIZE MOVE SWAPDB COPY FLUSHDB FLUSHALL, the EXPIRE
 // and TTL families, PERSIST, TOUCH and OBJECT. Replies, errors, notifications and propagation
 // follow Redis 7.0.
+#include <malloc.h>
+
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -363,12 +365,24 @@ bool ParseFlushArgs(Context& c) {
   return false;
 }
 
+// After a flush that freed keys, hands glibc's free heap pages back to the OS; otherwise RSS
+// stays at its peak (glibc shrinks the heap only from its top, and a freed keyspace leaves free
+// pages all over it). Redis 7.0 purges jemalloc at the end of a sync flush for the same reason;
+// kvstore frees ASYNC flushes synchronously too, so it trims after both. Cost, measured after a
+// 1M-key flush: ~5 ms, except the first flush after the keys were first allocated, where glibc
+// also coalesces the million freed chunks (~300 ms more, next to ~200-500 ms for the flush).
+void ReleaseFreedMemory(size_t freed_keys) {
+  if (freed_keys > 0) malloc_trim(0);
+}
+
 void FlushDb(Context& c) {
   if (!ParseFlushArgs(c)) return;
   store::Db& db = c.db();
   TouchAllKeys(c, db, c.session.db, c.session.db);
-  c.dirty += db.size();
+  size_t freed = db.size();
+  c.dirty += freed;
   db.Clear();
+  ReleaseFreedMemory(freed);
   // Redis forces propagation even when the db was empty; here propagation follows dirty.
   if (c.dirty == 0) c.dirty = 1;
   c.out.Ok();
@@ -376,11 +390,14 @@ void FlushDb(Context& c) {
 
 void FlushAll(Context& c) {
   if (!ParseFlushArgs(c)) return;
+  size_t freed = 0;
   for (int i = 0; i < c.ks.num_dbs(); i++) {
     TouchAllKeys(c, c.ks.db(i), i, i);
-    c.dirty += c.ks.db(i).size();
+    freed += c.ks.db(i).size();
   }
+  c.dirty += freed;
   c.ks.FlushAll();
+  ReleaseFreedMemory(freed);
   c.dirty++;  // Redis counts the flush itself as one more change
   c.out.Ok();
 }

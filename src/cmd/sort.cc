@@ -132,49 +132,80 @@ void SortItems(const SortOptions& o, std::vector<SortItem>* items) {
   std::stable_sort(items->begin(), items->end(), cmp);
 }
 
+// The half-open range of `n` sorted elements that LIMIT selects, clamped as Redis does (an
+// offset past the end selects nothing; a negative count runs to the end; no overflow).
+struct Range {
+  size_t start, end;
+};
+
+Range LimitRange(const SortOptions& o, size_t n) {
+  size_t start = o.offset <= 0 ? 0 : std::min<uint64_t>(static_cast<uint64_t>(o.offset), n);
+  size_t end =
+      o.count < 0 ? n : start + std::min<uint64_t>(static_cast<uint64_t>(o.count), n - start);
+  return {start, end};
+}
+
+// With nothing to sort, a list or sorted set is read over the LIMIT range only, in its own order
+// (from the tail for DESC), as Redis' sortCommand does: SORT BY nokey LIMIT 0 5 on a long list
+// reads five elements, not the whole list.
+void LoadUnsortedRange(const store::Value& v, const SortOptions& o, std::vector<SortItem>* items) {
+  size_t n = v.object()->Size();
+  Range r = LimitRange(o, n);
+  size_t k = r.end - r.start;
+  if (k == 0) return;
+  items->reserve(k);
+  if (v.type() == store::ObjType::kList) {
+    v.As<store::ListValue>()->VisitRange(
+        o.desc ? n - r.end : r.start, k, o.desc,
+        [&](std::string_view e) { items->push_back({std::string(e)}); });
+    return;
+  }
+  v.As<store::ZSetValue>()->Visit(o.desc ? n - 1 - r.start : r.start, o.desc,
+                                  [&](std::string_view m, double) {
+                                    items->push_back({std::string(m)});
+                                    return items->size() < k;
+                                  });
+}
+
 void Sort(Context& c, bool read_only) {
   SortOptions o;
   if (!ParseSortOptions(c, read_only, &o)) return;
   store::Entry* e = c.LookupRead(c.arg(1));
-  if (e && e->value.type() != store::ObjType::kList && e->value.type() != store::ObjType::kSet &&
-      e->value.type() != store::ObjType::kZSet) {
+  store::ObjType type = e ? e->value.type() : store::ObjType::kList;  // missing: an empty list
+  if (type != store::ObjType::kList && type != store::ObjType::kSet &&
+      type != store::ObjType::kZSet) {
     c.Error(OpStatus::kWrongType);
     return;
   }
   // Redis converts a sorted set to its skiplist encoding before sorting it (visible through
   // OBJECT ENCODING), so kvstore does too.
-  if (e && e->value.type() == store::ObjType::kZSet) {
-    e->value.As<store::ZSetValue>()->ConvertToSkiplist();
-  }
-  std::vector<SortItem> items;
-  if (e) {
-    e->value.object()->ForEach([&](std::string_view v, std::string_view) {
-      items.push_back({std::string(v)});
-    });
-  }
+  if (type == store::ObjType::kZSet) e->value.As<store::ZSetValue>()->ConvertToSkiplist();
   bool dontsort = o.by && o.by->find('*') == std::string::npos;
   // An unsorted set would come out in table order; when the result is stored, Redis sorts it
   // so that replicas get the same list.
-  if (dontsort && e && e->value.type() == store::ObjType::kSet && o.store) {
+  if (dontsort && type == store::ObjType::kSet && o.store) {
     dontsort = false;
     o.alpha = true;
     o.by.reset();
   }
-  if (dontsort && e && e->value.type() == store::ObjType::kZSet && o.desc) {
-    std::reverse(items.begin(), items.end());
+  std::vector<SortItem> items;
+  Range range;
+  if (dontsort && type != store::ObjType::kSet) {
+    if (e) LoadUnsortedRange(e->value, o, &items);
+    range = {0, items.size()};  // LIMIT is applied already
+  } else {
+    if (e) {
+      e->value.object()->ForEach(
+          [&](std::string_view v, std::string_view) { items.push_back({std::string(v)}); });
+    }
+    if (!dontsort) {
+      if (!PrepareItems(c, o, &items)) return;
+      SortItems(o, &items);
+    }
+    range = LimitRange(o, items.size());
   }
-  if (!dontsort) {
-    if (!PrepareItems(c, o, &items)) return;
-    SortItems(o, &items);
-  }
-  // LIMIT, clamped as Redis does.
-  int64_t n = static_cast<int64_t>(items.size());
-  int64_t start = std::clamp<int64_t>(o.offset, 0, n);
-  int64_t end = o.count < 0 ? n : std::min<int64_t>(n, start + o.count);
-  if (o.count == 0) end = start;
-  std::vector<std::string_view> out_elems;
   std::vector<std::optional<std::string>> gets;
-  for (int64_t i = start; i < end; i++) {
+  for (size_t i = range.start; i < range.end; i++) {
     if (o.gets.empty()) {
       gets.emplace_back(items[i].elem);
     } else {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <memory>
@@ -70,14 +71,15 @@ Entry* SetKey(Context& c, std::string_view key, Value v, bool keep_ttl, bool exi
 }
 
 // Stores `v` at `key`: replaces the value of `e` in place (keeping its TTL, as Redis'
-// dbOverwrite does) or adds a new key when `e` is null.
-void StoreKeepTtl(Context& c, Entry* e, std::string_view key, Value v) {
+// dbOverwrite does) or adds a new key when `e` is null. Returns the key's entry.
+Entry* StoreKeepTtl(Context& c, Entry* e, std::string_view key, Value v) {
   if (e) {
     e->value = std::move(v);
-  } else {
-    c.ks.Set(c.session.db, key, std::move(v));
-    NotifyNew(c, key);
+    return e;
   }
+  e = c.ks.Set(c.session.db, key, std::move(v));
+  NotifyNew(c, key);
+  return e;
 }
 
 std::string_view CommandName(const Context& c) { return c.spec ? c.spec->name : c.arg(0); }
@@ -313,7 +315,8 @@ void MSetNx(Context& c) { MSetGeneric(c, true); }
 // ---- Ranges and lengths -------------------------------------------------------------------------
 
 // APPEND key value: a new key takes the value as SET would (int-encoded when it is one); an
-// appended result is raw. The TTL is kept.
+// appended result is raw, even when the tail is empty. The TTL is kept. The string grows in
+// place with spare room (Value::GrowRaw), so repeated appends do not copy the whole string.
 void Append(Context& c) {
   std::string_view key = c.arg(1);
   std::string_view tail = c.arg(2);
@@ -324,17 +327,14 @@ void Append(Context& c) {
   if (!e) {
     StoreKeepTtl(c, nullptr, key, Value::String(tail));
   } else {
-    char scratch[24];
-    std::string_view cur = e->value.Str(scratch);
-    total += cur.size();
+    size_t cur = e->value.StrLen();
+    total += cur;
     if (static_cast<int64_t>(total) > c.hooks.MaxBulkLen()) {
       c.Error(OpStatus::kStringTooLong);
       return;
     }
-    std::string joined;
-    joined.reserve(total);
-    joined.append(cur).append(tail);
-    e->value = Value::String(joined, /*raw=*/true);
+    char* buf = e->value.GrowRaw(total);
+    if (!tail.empty()) memcpy(buf + cur, tail.data(), tail.size());
   }
   c.Changed(key, kNotifyString, "append");
   c.out.Int(static_cast<int64_t>(total));
@@ -386,10 +386,8 @@ void SetRange(Context& c) {
   bool wrongtype;
   Entry* e = LookupWriteString(c, key, &wrongtype);
   if (wrongtype) return;
-  char scratch[24];
-  std::string_view cur = e ? e->value.Str(scratch) : std::string_view();
   if (patch.empty()) {
-    c.out.Int(static_cast<int64_t>(cur.size()));
+    c.out.Int(e ? static_cast<int64_t>(e->value.StrLen()) : 0);
     return;
   }
   // offset + size > max, written so that it cannot overflow.
@@ -397,13 +395,15 @@ void SetRange(Context& c) {
     c.Error(OpStatus::kStringTooLong);
     return;
   }
-  std::string buf(cur);
+  // One allocation and one zero fill: a new key gets an exact zeroed buffer (Redis'
+  // sdsnewlen(NULL, n)); an existing one grows in place (sdsgrowzero).
   size_t need = static_cast<size_t>(offset) + patch.size();
-  if (buf.size() < need) buf.resize(need, '\0');
-  buf.replace(static_cast<size_t>(offset), patch.size(), patch);
-  StoreKeepTtl(c, e, key, Value::String(buf, /*raw=*/true));
+  if (!e) e = StoreKeepTtl(c, nullptr, key, Value::ZeroedRaw(need));
+  Value& v = e->value;
+  char* buf = v.GrowRaw(std::max(need, v.StrLen()));
+  memcpy(buf + offset, patch.data(), patch.size());
   c.Changed(key, kNotifyString, "setrange");
-  c.out.Int(static_cast<int64_t>(buf.size()));
+  c.out.Int(static_cast<int64_t>(v.StrLen()));
 }
 
 // ---- Counters -----------------------------------------------------------------------------------

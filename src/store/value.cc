@@ -2,7 +2,9 @@
 
 #include <malloc.h>
 
+#include <cassert>
 #include <charconv>
+#include <cstdint>
 #include <cstdlib>
 
 #include "common/strutil.h"
@@ -47,6 +49,18 @@ Value Value::MakeString(std::string_view s, StrEnc enc) {
   } else {
     r.u_.heap_str = static_cast<char*>(malloc(s.size()));
     memcpy(r.u_.heap_str, s.data(), s.size());
+  }
+  return r;
+}
+
+Value Value::ZeroedRaw(size_t len) {
+  Value r;
+  r.enc_ = StrEnc::kRaw;
+  r.len_ = static_cast<uint32_t>(len);
+  if (len <= kInlineMax) {
+    memset(r.u_.inline_str, 0, sizeof(r.u_.inline_str));
+  } else {
+    r.u_.heap_str = static_cast<char*>(calloc(len, 1));
   }
   return r;
 }
@@ -106,6 +120,41 @@ size_t Value::StrLen() const {
     return Str(scratch).size();
   }
   return len_;
+}
+
+char* Value::GrowRaw(size_t new_len) {
+  assert(is_string() && new_len <= UINT32_MAX);
+  if (enc_ == StrEnc::kInt) {
+    char scratch[24];
+    std::string_view text = Str(scratch);
+    *this = MakeString(text, StrEnc::kRaw);
+  }
+  enc_ = StrEnc::kRaw;
+  size_t len = len_;
+  if (new_len <= len) return len <= kInlineMax ? u_.inline_str : u_.heap_str;
+  if (new_len <= kInlineMax) {  // stays inline
+    memset(u_.inline_str + len, 0, new_len - len);
+  } else if (len <= kInlineMax) {  // moves from inline to the heap
+    char* buf = static_cast<char*>(malloc(GrownStringCapacity(new_len)));
+    memcpy(buf, u_.inline_str, len);
+    memset(buf + len, 0, new_len - len);
+    u_.heap_str = buf;
+  } else {
+    // realloc keeps the bytes; glibc moves a large (mmapped) block by remapping its pages, so
+    // even the rare growth of a huge string copies nothing.
+    if (malloc_usable_size(u_.heap_str) < new_len) {
+      u_.heap_str = static_cast<char*>(realloc(u_.heap_str, GrownStringCapacity(new_len)));
+    }
+    memset(u_.heap_str + len, 0, new_len - len);
+  }
+  len_ = static_cast<uint32_t>(new_len);
+  return len_ <= kInlineMax ? u_.inline_str : u_.heap_str;
+}
+
+size_t Value::StrCapacity() const {
+  if (enc_ == StrEnc::kInt) return StrLen();
+  if (len_ <= kInlineMax) return kInlineMax;
+  return malloc_usable_size(u_.heap_str);
 }
 
 const char* Value::EncodingName() const {

@@ -40,6 +40,17 @@ class Collection {
 
 const char* TypeName(ObjType t);
 
+// Redis' SDS_MAX_PREALLOC: the most spare room a growing string is given.
+inline constexpr size_t kStringMaxPrealloc = 1 << 20;
+
+// The capacity a string that must grow to `need` bytes is given, as Redis 7.0's greedy
+// sdsMakeRoomFor does: twice `need` below 1 MB, `need` + 1 MB above. A string grown by repeated
+// appends is therefore reallocated O(log n) times below 1 MB and once per MB above, so appends
+// copy O(total) bytes in all instead of the whole string each time.
+inline constexpr size_t GrownStringCapacity(size_t need) {
+  return need < kStringMaxPrealloc ? need * 2 : need + kStringMaxPrealloc;
+}
+
 class Value {
  public:
   static constexpr size_t kInlineMax = 8;     // strings up to this size live in the Value itself
@@ -65,6 +76,9 @@ class Value {
   // makes for computed results such as INCRBYFLOAT's.
   static Value Embstr(std::string_view s);
   static Value Int(int64_t v);
+  // A raw string of `len` zero bytes, sized exactly (Redis' sdsnewlen(NULL, len) for SETRANGE on
+  // a new key): one allocation, zeroed by calloc, so fresh pages are never written twice.
+  static Value ZeroedRaw(size_t len);
   static Value Object(ObjType type, std::unique_ptr<Collection> obj);
   Value Clone() const;
 
@@ -78,6 +92,15 @@ class Value {
   std::string ToString() const;
   int64_t IntValue() const { return u_.ival; }
   size_t StrLen() const;
+  // Makes this string raw (an integer becomes its decimal text), as Redis' dbUnshareStringValue
+  // does before APPEND and SETRANGE, and at least `new_len` bytes long (at most UINT32_MAX);
+  // added bytes are zero. When the buffer must grow it is given GrownStringCapacity(new_len),
+  // so StrLen() stays the length while the spare room is reused by later growth. Returns the
+  // bytes, writable up to StrLen() until the value next changes.
+  char* GrowRaw(size_t new_len);
+  // Bytes the string's buffer holds without reallocating: at least StrLen(). MemoryUsage counts
+  // them all, as Redis' MEMORY USAGE counts an sds' free space.
+  size_t StrCapacity() const;
 
   Collection* object() const { return type_ == ObjType::kString ? nullptr : u_.obj; }
   template <typename T>
