@@ -263,6 +263,11 @@ void Client::DropReplicaThatGotAReply(std::span<const std::string_view> args, si
 }
 
 bool Client::Flush() {
+  if (OverNormalOutputLimit()) {
+    LogOverLimit();
+    Close("output buffer limit");
+    return false;
+  }
   while (out_sent_ < out_.size()) {
     ssize_t n = write(fd_.get(), out_.data() + out_sent_, out_.size() - out_sent_);
     if (n < 0) {
@@ -319,6 +324,17 @@ bool Client::Push(std::string_view data, size_t hard_limit, size_t soft_limit,
     if (Client* c = g->Find(cid)) c->DrainPushed();
   });
   return true;
+}
+
+// client-output-buffer-limit normal, for Redis' normal class (not a replica, the primary, or a
+// pub/sub subscriber: those have limits of their own, or none). A client whose unsent replies
+// pass it is closed before any more of them is written, as Redis closes it when it adds the
+// reply. Own thread.
+bool Client::OverNormalOutputLimit() {
+  if ((flags_ & (kMaster | kReplica)) || subscriptions() > 0) return false;
+  OutputLimit limit = server_.normal_limits();
+  if (!limit.hard && !limit.soft) return false;
+  return limit.Exceeded(out_.size() - out_sent_, MonoMs(), &over_normal_soft_since_ms_);
 }
 
 void Client::LogOverLimit() const {

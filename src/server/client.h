@@ -131,6 +131,8 @@ class Client : public net::FdHandler {
   size_t subscriptions() const { return channels_.size() + patterns_.size(); }
 
  private:
+  // Whether unsent replies pass client-output-buffer-limit normal (client.cc).
+  bool OverNormalOutputLimit();
   void HandleReadable();
   void ProcessInput();
   // Writes the data links this thread gave stream bytes (round_kicks): now for the event loop
@@ -189,6 +191,7 @@ class Client : public net::FdHandler {
   std::string pushed_;          // guarded by push_mu_
   bool push_scheduled_ = false; // guarded by push_mu_
   int64_t over_soft_since_ms_ = 0;  // guarded by push_mu_; 0 when under the soft limit
+  int64_t over_normal_soft_since_ms_ = 0;  // own thread; the same for the normal class
   std::atomic<bool> close_requested_{false};
 };
 

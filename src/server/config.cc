@@ -38,11 +38,6 @@ Result<std::string> MergeOutputLimits(const std::string& current,
     auto secs = ParseInt64(words[i + 3]);
     if (!hard || !soft || !secs || *hard < 0 || *soft < 0 || *secs < 0)
       return Status::Invalid("Error in hard, soft or soft_seconds setting in buffer limit configuration.");
-    if (cls == "normal" && (*hard != 0 || *soft != 0 || *secs != 0)) {
-      // Not enforced yet for normal clients: refused rather than accepted and ignored.
-      return Status::Invalid("client-output-buffer-limit normal is not enforced yet: only 0 0 0 "
-                             "(no limit) is accepted for normal clients");
-    }
     by_class[cls] = {std::to_string(*hard), std::to_string(*soft), std::to_string(*secs)};
   }
   std::vector<std::string> out;

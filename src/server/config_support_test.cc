@@ -112,17 +112,6 @@ TEST(ConfigSupport, DurabilityAndMemoryCapsAreRefusedUntilTheyExist) {
   }
 }
 
-// Output limits are enforced for replicas and pub/sub clients; for normal clients not yet, so
-// only "no limit" is accepted there.
-TEST(ConfigSupport, NormalClientsOutputLimitIsRefusedUntilEnforced) {
-  Config c;
-  EXPECT_TRUE(c.Load({{"client-output-buffer-limit", {"normal", "0", "0", "0"}, "t"}}).ok());
-  EXPECT_TRUE(c.Load({{"client-output-buffer-limit", {"pubsub", "32mb", "8mb", "60"}, "t"}}).ok());
-  Status s = c.Load({{"client-output-buffer-limit", {"normal", "1mb", "0", "0"}, "t"}});
-  EXPECT_NE(s.message().find("not enforced yet"), std::string::npos) << s.message();
-  EXPECT_FALSE(c.SetMany({{"client-output-buffer-limit", "normal 0 1mb 10"}}).ok());
-}
-
 TEST(ConfigSupport, UnixsocketpermIsOctal) {
   Config c;
   EXPECT_TRUE(c.Load({{"unixsocketperm", {"0"}, "t"}}).ok());

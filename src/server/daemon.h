@@ -15,6 +15,11 @@ inline constexpr const char* kDefaultPidFile = "/var/run/kvstore.pid";
 // standard input, output and error on /dev/null. Fails only when the fork does.
 Status Daemonize();
 
+// `supervised`, once the server accepts connections, as Redis does: systemd gets READY=1 on
+// $NOTIFY_SOCKET, upstart a SIGSTOP; auto picks by the environment (NOTIFY_SOCKET, UPSTART_JOB);
+// no does nothing. Returns what it did, for the log, or an error when it could not.
+Result<std::string> NotifySupervisor(const std::string& mode);
+
 // Writes this process's pid to `path` and removes the file when destroyed (a clean shutdown).
 // A file that cannot be written is logged and otherwise ignored, as in Redis.
 class PidFile {

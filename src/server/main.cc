@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
   }
   // Before any thread exists: only the calling thread survives a fork.
   bool daemonize = config->GetBool("daemonize");
+  std::string supervised = config->GetString("supervised");
   if (daemonize) {
     if (kv::Status d = kv::server::Daemonize(); !d.ok()) {
       fprintf(stderr, "%s\n", d.message().c_str());
@@ -103,6 +104,11 @@ int main(int argc, char** argv) {
   if (!s.ok()) {
     LOG_WARNING("%s", s.message().c_str());
     return 1;
+  }
+  if (auto said = kv::server::NotifySupervisor(supervised); !said.ok()) {
+    LOG_WARNING("%s", said.status().message().c_str());
+  } else if (!said->empty()) {
+    LOG_NOTICE("%s", said->c_str());
   }
   server.WaitForShutdown();
   return 0;

@@ -223,8 +223,11 @@ void ReplPrimary::Replconf(cmd::Context& c) {
       return;
     } else if (EqualsIgnoreCase(opt, "capa")) {
       if (EqualsIgnoreCase(val, "eof")) announced_[client.id()].capa_eof = true;
-    } else if (EqualsIgnoreCase(opt, "ip-address") ||
-               EqualsIgnoreCase(opt, "rdb-only") || EqualsIgnoreCase(opt, "rdb-filter-only")) {
+    } else if (EqualsIgnoreCase(opt, "ip-address")) {
+      // What INFO and ROLE show for the replica (a replica behind NAT names its outside address).
+      if (Replica* r = Find(&client)) r->ip = std::string(val);
+      announced_[client.id()].ip = std::string(val);
+    } else if (EqualsIgnoreCase(opt, "rdb-only") || EqualsIgnoreCase(opt, "rdb-filter-only")) {
       // Accepted; kvstore always sends the $EOF: framing and PSYNC2 replies.
     } else {
       c.Error("Unrecognized REPLCONF option: " + std::string(opt));
@@ -243,6 +246,7 @@ ReplPrimary::Replica* ReplPrimary::Register(Client& c) {
   std::string peer = c.peer();
   r->ip = peer.substr(0, peer.rfind(':'));
   if (auto it = announced_.find(c.id()); it != announced_.end()) {
+    if (!it->second.ip.empty()) r->ip = it->second.ip;  // replica-announce-ip, as in Redis
     r->listening_port = it->second.port;
     r->capa_eof = it->second.capa_eof;
     r->data = std::move(it->second.data);

@@ -127,6 +127,7 @@ class ReplPrimary {
   // What a replica said with REPLCONF before PSYNC made it one.
   struct Announced {
     int port = 0;
+    std::string ip;  // REPLCONF ip-address (replica-announce-ip); empty: the connection's
     bool capa_eof = false;
     std::shared_ptr<DataLinkSender> data;
   };

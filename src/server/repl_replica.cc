@@ -261,9 +261,23 @@ Status ReplReplica::Handshake(int fd, const Target& t, std::string* reply) {
     KV_TRY(io.WriteAll(user.empty() ? ReplCommand({"AUTH", pass}) : ReplCommand({"AUTH", user, pass})));
     KV_TRY(expect_ok("AUTH", false));
   }
-  std::string port = std::to_string(server_.port());
+  // The address the primary lists us under (INFO, ROLE, and so Sentinel): replica-announce-port
+  // and replica-announce-ip where set (port forwarding, NAT), else our port and the address our
+  // connection comes from.
+  std::string port = std::to_string(server_.port()), announce_ip;
+  {
+    std::lock_guard lock(server_.mu());
+    if (int64_t p = server_.config().GetInt("replica-announce-port"); p > 0) {
+      port = std::to_string(p);
+    }
+    announce_ip = server_.config().GetString("replica-announce-ip");
+  }
   KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "listening-port", port})));
   KV_TRY(expect_ok("REPLCONF listening-port", false));
+  if (!announce_ip.empty()) {
+    KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "ip-address", announce_ip})));
+    (void)expect_ok("REPLCONF ip-address", false);  // non-critical, as in Redis
+  }
   bool rdma = UseDataLink();
   if (rdma) {
     KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "capa", "eof", "capa", "psync2", "capa", "rdma"})));

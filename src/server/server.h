@@ -138,6 +138,12 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void WatchSnapshotChild(pid_t pid);
   // client-output-buffer-limit replica. Keyspace lock held.
   const OutputLimit& replica_limits() const { return replica_limits_; }
+  // client-output-buffer-limit normal. Any thread (a client checks it as it flushes).
+  OutputLimit normal_limits() const {
+    return {normal_hard_.load(std::memory_order_relaxed),
+            normal_soft_.load(std::memory_order_relaxed),
+            normal_seconds_.load(std::memory_order_relaxed)};
+  }
   // The master client applied one command of the replication stream (`raw`: its bytes).
   void OnMasterCommand(Client& c, std::string_view raw);
   // In a forked child: closes the listening sockets so the port is free when the parent exits.
@@ -271,6 +277,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   uint64_t block_generation_ = 0;
   Subscribers channels_, patterns_;
   OutputLimit pubsub_limits_, replica_limits_;
+  std::atomic<size_t> normal_hard_{0}, normal_soft_{0};
+  std::atomic<int64_t> normal_seconds_{0};
   std::vector<Client*> monitors_;
   std::deque<SlowlogEntry> slowlog_;
   uint64_t slowlog_next_id_ = 0;

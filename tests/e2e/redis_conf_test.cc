@@ -4,9 +4,13 @@
 // (which Sentinel runs after every failover), so a node restarted from its file rejoins the
 // primary it followed last; a replica's log lines carry role letter S; daemonize and pidfile.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -179,6 +183,85 @@ TEST_P(RedisConfForms, DaemonizeWritesThePidFileAndShutdownRemovesIt) {
   }
   EXPECT_TRUE(WaitFor([&] { return kill(pid, 0) != 0 && access(pidfile.c_str(), F_OK) != 0; }))
       << "the pid file outlived the server";
+}
+
+// client-output-buffer-limit normal: a client whose reply would pass the hard limit is closed
+// without it, and the server goes on serving the others.
+TEST_P(RedisConfForms, NormalClientsOutputLimitClosesAClientPastIt) {
+  ServerProcess server(GetParam());
+  RespClient admin(server.port());
+  const size_t kBig = 2 << 20;
+  ASSERT_EQ(admin.Call({"SET", "big", std::string(kBig, 'x')}).str, "OK");
+  ASSERT_EQ(admin.Call({"SET", "small", "v"}).str, "OK");
+  ASSERT_EQ(admin.Call({"CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0"}).str, "OK");
+  Reply limits = admin.Call({"CONFIG", "GET", "client-output-buffer-limit"});
+  ASSERT_EQ(limits.elems.size(), 2u);
+  EXPECT_EQ(limits.elems[1].str.rfind("normal 1048576 0 0 ", 0), 0u) << limits.elems[1].str;
+  RespClient c(server.port());
+  EXPECT_EQ(c.Call({"GET", "small"}).str, "v");
+  c.Send({"GET", "big"});
+  std::string received;
+  EXPECT_TRUE(c.WaitClosed(5000, &received));
+  EXPECT_LT(received.size(), kBig) << "the whole reply went out";
+  EXPECT_TRUE(WaitFor([&] {
+    return server.LogText().find("overcoming of output buffer limits") != std::string::npos;
+  })) << server.LogText();
+  EXPECT_EQ(admin.Call({"GET", "small"}).str, "v");  // the others are served
+  // The admin connection's own big reply is not exempt either.
+  admin.Send({"GET", "big"});
+  EXPECT_TRUE(admin.WaitClosed(5000));
+  RespClient after(server.port());
+  EXPECT_EQ(after.Call({"CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0"}).str, "OK");
+  EXPECT_EQ(after.Call({"GET", "big"}).str.size(), kBig);
+}
+
+// replica-announce-ip and replica-announce-port: the primary lists the replica under them (in
+// INFO and ROLE, where Sentinel finds replicas), for a primary of either kind.
+TEST_P(RedisConfForms, ReplicaAnnouncesTheAddressItIsToldTo) {
+  for (Kind primary_kind : {GetParam(), Kind::kRedis}) {
+    SCOPED_TRACE(primary_kind == Kind::kRedis ? "redis primary" : "kvstore primary");
+    ServerProcess primary(primary_kind, {"--repl-diskless-sync-delay", "0"});
+    RespClient p(primary.port());
+    ServerProcess replica(GetParam(), {"--replicaof", "127.0.0.1", std::to_string(primary.port()),
+                                       "--replica-announce-ip", "10.1.2.3",
+                                       "--replica-announce-port", "1234"});
+    RespClient r(replica.port());
+    ASSERT_TRUE(InSync(p, r)) << replica.LogText();
+    EXPECT_EQ(InfoField(p, "replication", "slave0").rfind("ip=10.1.2.3,port=1234,", 0), 0u)
+        << InfoField(p, "replication", "slave0");
+    Reply role = p.Call({"ROLE"});
+    ASSERT_EQ(role.elems.size(), 3u);
+    ASSERT_EQ(role.elems[2].elems.size(), 1u);
+    EXPECT_EQ(role.elems[2].elems[0].elems[0].str, "10.1.2.3");
+    EXPECT_EQ(role.elems[2].elems[0].elems[1].str, "1234");
+  }
+}
+
+// supervised systemd: once it serves, the server tells systemd READY=1 on $NOTIFY_SOCKET.
+TEST_P(RedisConfForms, SupervisedSystemdSaysReadyOnTheNotifySocket) {
+  std::string path = Dir() + "/notify.sock";
+  int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  setenv("NOTIFY_SOCKET", path.c_str(), 1);
+  ServerProcess server(GetParam(), {"--supervised", "systemd"});
+  unsetenv("NOTIFY_SOCKET");
+  // Status messages may come first (Redis says it is loading); READY=1 must follow.
+  std::string said;
+  pollfd pfd{fd, POLLIN, 0};
+  while (said.find("READY=1") == std::string::npos && poll(&pfd, 1, 5000) == 1) {
+    char buf[512];
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    said.append(buf, n).append("|");
+  }
+  close(fd);
+  EXPECT_NE(said.find("READY=1"), std::string::npos) << said << server.LogText();
+  RespClient c(server.port());
+  EXPECT_EQ(c.Call({"PING"}).str, "PONG");
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, RedisConfForms, ::testing::Values(Kind::kKvstore, Kind::kRedis),
