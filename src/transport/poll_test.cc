@@ -24,14 +24,6 @@ double ThreadCpuSeconds() {
          (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-std::string Name(const std::string& s) {
-  std::string n = s;
-  for (char& c : n) {
-    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-  }
-  return n;
-}
-
 // Streams `bytes` random bytes over the pair: both ends finish, and the bytes arrive intact.
 void ExpectIntactStream(test::LinkPair& pair, size_t bytes, uint64_t seed) {
   Status st = test::Transfer(pair, test::RandomBytes(bytes, seed), 60000);
@@ -69,7 +61,8 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(PollMode::kPerformance, PollMode::kEconomy,
                                          PollMode::kAuto)),
     [](const auto& info) {
-      return Name(std::get<0>(info.param)) + "_" + PollModeName(std::get<1>(info.param));
+      return test::ConfigName(std::get<0>(info.param)) + "_" +
+             PollModeName(std::get<1>(info.param));
     });
 
 class IdleTest : public ::testing::TestWithParam<std::string> {};
@@ -104,7 +97,7 @@ TEST_P(IdleTest, EconomyModeUsesAlmostNoCpuWhenIdle) {
 
 INSTANTIATE_TEST_SUITE_P(Transport, IdleTest,
                          ::testing::ValuesIn(test::Configs({"fabric/tcp", "fabric/shm", "tcp"})),
-                         [](const auto& info) { return Name(info.param); });
+                         test::ConfigNamer());
 
 // Auto mode on a link whose polls are memory reads (shm; verbs on a NIC): spins while a stream
 // is flowing, sleeps again once it is idle.
@@ -138,8 +131,7 @@ TEST_P(AutoSpinTest, AutoModeSpinsUnderLoadAndSleepsWhenIdle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Transport, AutoSpinTest,
-                         ::testing::ValuesIn(test::Configs({"fabric/shm"})),
-                         [](const auto& info) { return Name(info.param); });
+                         ::testing::ValuesIn(test::Configs({"fabric/shm"})), test::ConfigNamer());
 
 // Where each poll is a system call (the tcp channel, libfabric's tcp provider), `auto` sleeps
 // from setup on, under load too: both ends are in economy mode once connected and never spin

@@ -591,33 +591,10 @@ TEST(RdmaReplicationFallback, UnusableProviderFallsBackToTcp) {
   EXPECT_NE(replica.LogText().find("falling back to TCP"), std::string::npos);
 }
 
-// Under the default `repl-transport auto`, a machine without an RDMA NIC (no verbs provider)
-// replicates over TCP from the first attempt: no failed link attempt, no fallback (which came
-// after three failed links, a second apart).
-TEST(RdmaReplicationFallback, AutoWithoutAnRdmaNicUsesTcpAtOnce) {
-  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
-  RespClient p(primary.port());
-  Populate(p, 1000);
-  ServerProcess replica(Kind::kKvstore,
-                        {"--replicaof", "127.0.0.1 " + std::to_string(primary.port())});
-  RespClient r(replica.port());
-  ASSERT_TRUE(InSync(p, r));
-  if (InfoField(r, "replication", "master_link_transport") == "rdma") {
-    GTEST_SKIP() << "this machine has an RDMA NIC: auto uses it";
-  }
-  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
-  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "tcp");
-  EXPECT_EQ(InfoField(r, "replication", "rdma_link_errors"), "0");
-  EXPECT_EQ(InfoField(r, "replication", "rdma_fallbacks"), "0");
-  EXPECT_EQ(replica.LogText().find("Replication link to"), std::string::npos) << replica.LogText();
-  EXPECT_NE(replica.LogText().find("No RDMA data plane here"), std::string::npos)
-      << replica.LogText();
-}
-
-// Under the default `repl-transport auto`, a machine whose verbs provider opens (an RDMA NIC, or
-// Soft-RoCE in tests/softroce/) replicates over the data link, and says which provider it uses.
-TEST(RdmaReplicationAuto, AutoUsesVerbsWhereItOpens) {
-  if (!VerbsOpensHere()) GTEST_SKIP() << "no RDMA device here (verbs does not open)";
+// A primary with 1000 keys and a replica following it under the default `repl-transport auto`;
+// `check` runs once the replica is in sync.
+void WithAutoReplica(
+    const std::function<void(ServerProcess& replica, RespClient& p, RespClient& r)>& check) {
   ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
   RespClient p(primary.port());
   Populate(p, 1000);
@@ -626,9 +603,34 @@ TEST(RdmaReplicationAuto, AutoUsesVerbsWhereItOpens) {
   RespClient r(replica.port());
   ASSERT_TRUE(InSync(p, r)) << replica.LogText();
   EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
-  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma") << replica.LogText();
-  EXPECT_EQ(InfoField(r, "replication", "master_link_data_plane"), "fabric/verbs");
-  EXPECT_EQ(InfoField(r, "replication", "rdma_fallbacks"), "0");
+  check(replica, p, r);
+}
+
+// Under the default `repl-transport auto`, a machine without an RDMA NIC (no verbs provider)
+// replicates over TCP from the first attempt: no failed link attempt, no fallback (which came
+// after three failed links, a second apart).
+TEST(RdmaReplicationFallback, AutoWithoutAnRdmaNicUsesTcpAtOnce) {
+  if (VerbsOpensHere()) GTEST_SKIP() << "this machine has an RDMA NIC: auto uses it";
+  WithAutoReplica([](ServerProcess& replica, RespClient&, RespClient& r) {
+    EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "tcp");
+    EXPECT_EQ(InfoField(r, "replication", "rdma_link_errors"), "0");
+    EXPECT_EQ(InfoField(r, "replication", "rdma_fallbacks"), "0");
+    EXPECT_EQ(replica.LogText().find("Replication link to"), std::string::npos)
+        << replica.LogText();
+    EXPECT_NE(replica.LogText().find("No RDMA data plane here"), std::string::npos)
+        << replica.LogText();
+  });
+}
+
+// Under the default `repl-transport auto`, a machine whose verbs provider opens (an RDMA NIC, or
+// Soft-RoCE in tests/softroce/) replicates over the data link, and says which provider it uses.
+TEST(RdmaReplicationAuto, AutoUsesVerbsWhereItOpens) {
+  if (!VerbsOpensHere()) GTEST_SKIP() << "no RDMA device here (verbs does not open)";
+  WithAutoReplica([](ServerProcess& replica, RespClient&, RespClient& r) {
+    EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma") << replica.LogText();
+    EXPECT_EQ(InfoField(r, "replication", "master_link_data_plane"), "fabric/verbs");
+    EXPECT_EQ(InfoField(r, "replication", "rdma_fallbacks"), "0");
+  });
 }
 
 // A replica that reaches its primary on an address other than loopback (on verbs: the RDMA
