@@ -7,6 +7,8 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -79,6 +81,45 @@ Result<Fd> ListenTcp(const std::string& addr, int port, int backlog) {
   return last;
 }
 
+namespace {
+Result<sockaddr_un> UnixAddr(const std::string& path) {
+  sockaddr_un sa{};
+  if (path.empty() || path.size() >= sizeof(sa.sun_path)) {
+    return Status::Invalid("invalid Unix socket path '" + path + "'");
+  }
+  sa.sun_family = AF_UNIX;
+  memcpy(sa.sun_path, path.data(), path.size());
+  return sa;
+}
+}  // namespace
+
+Result<Fd> ListenUnix(const std::string& path, unsigned perm, int backlog) {
+  auto sa = UnixAddr(path);
+  if (!sa.ok()) return sa.status();
+  Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) return Status::FromErrno("socket", errno);
+  unlink(path.c_str());  // a socket file left by an earlier run (as Redis, whatever it is)
+  if (bind(fd.get(), reinterpret_cast<const sockaddr*>(&*sa), sizeof(*sa)) != 0) {
+    return Status::FromErrno("bind " + path, errno);
+  }
+  if (perm != 0 && chmod(path.c_str(), perm) != 0) return Status::FromErrno("chmod " + path, errno);
+  if (listen(fd.get(), backlog) != 0) return Status::FromErrno("listen " + path, errno);
+  return fd;
+}
+
+Result<Fd> ConnectUnix(const std::string& path, int timeout_ms) {
+  auto sa = UnixAddr(path);
+  if (!sa.ok()) return sa.status();
+  // A Unix connect completes or fails at once, unless the backlog is full (EAGAIN): retried.
+  for (int waited = 0;; waited += 10) {
+    Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) return Status::FromErrno("socket", errno);
+    if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&*sa), sizeof(*sa)) == 0) return fd;
+    if (errno != EAGAIN || waited >= timeout_ms) return Status::FromErrno("connect " + path, errno);
+    poll(nullptr, 0, 10);
+  }
+}
+
 Result<Fd> ConnectTcp(const std::string& host, int port, int timeout_ms) {
   addrinfo hints{}, *res = nullptr;
   hints.ai_family = AF_UNSPEC;
@@ -135,12 +176,22 @@ std::string FormatAddr(const sockaddr_storage& ss) {
     auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
     inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
     port = ntohs(a->sin6_port);
+  } else if (ss.ss_family == AF_UNIX) {
+    return std::string(reinterpret_cast<const sockaddr_un*>(&ss)->sun_path) + ":0";
   }
   return std::string(ip) + ":" + std::to_string(port);
 }
 }  // namespace
 
+bool IsUnixSocket(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  return getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0 && ss.ss_family == AF_UNIX;
+}
+
 std::string PeerName(int fd) {
+  // A Unix peer has no name of its own: Redis lists it under the server's socket path.
+  if (IsUnixSocket(fd)) return SockName(fd);
   sockaddr_storage ss{};
   socklen_t len = sizeof(ss);
   if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?:0";

@@ -1,4 +1,4 @@
-// TCP sockets: an owning fd wrapper and the few calls the server needs.
+// TCP and Unix sockets: an owning fd wrapper and the few calls the server needs.
 #pragma once
 
 #include <string>
@@ -37,6 +37,11 @@ class Fd {
 // Listens on addr:port ("*" or "" for any IPv4 address, "::" / "::1" for IPv6), non-blocking,
 // SO_REUSEADDR. port 0 picks a free port.
 Result<Fd> ListenTcp(const std::string& addr, int port, int backlog);
+// Listens on a Unix socket at path (a file left there by an earlier run is removed first),
+// non-blocking; perm, when not 0, is the file's mode (unixsocketperm).
+Result<Fd> ListenUnix(const std::string& path, unsigned perm, int backlog);
+// Connects (blocking, with a timeout) to the Unix socket at path.
+Result<Fd> ConnectUnix(const std::string& path, int timeout_ms);
 // Connects (blocking, with a timeout) to host:port.
 Result<Fd> ConnectTcp(const std::string& host, int port, int timeout_ms);
 // Accepts one connection, non-blocking. kAgain when none is pending.
@@ -45,7 +50,8 @@ Result<Fd> AcceptTcp(int listen_fd);
 Status SetNonBlocking(int fd);
 void SetNoDelay(int fd);
 void SetKeepAlive(int fd, int interval_s);
-// "ip:port" of the peer or of the local end.
+// "ip:port" of the peer or of the local end; "path:0" on a Unix socket, as Redis lists them.
+bool IsUnixSocket(int fd);
 std::string PeerName(int fd);
 std::string SockName(int fd);
 int LocalPort(int fd);

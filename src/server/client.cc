@@ -25,6 +25,7 @@ constexpr size_t kResumeReadingAt = 4 * 1024 * 1024;
 Client::Client(Server& server, PollGroup& group, net::Fd fd, uint64_t id)
     : server_(server), group_(group), fd_(std::move(fd)) {
   session_.id = id;
+  unix_socket_ = net::IsUnixSocket(fd_.get());
   peer_ = net::PeerName(fd_.get());
   local_ = net::SockName(fd_.get());
   created_ms_ = MonoMs();
@@ -35,7 +36,7 @@ Client::Client(Server& server, PollGroup& group, net::Fd fd, uint64_t id)
 Client::~Client() = default;
 
 void Client::Start() {
-  net::SetNoDelay(fd_.get());
+  if (!unix_socket_) net::SetNoDelay(fd_.get());
   {
     std::lock_guard lock(server_.mu());
     server_.RegisterClient(this);
@@ -389,8 +390,10 @@ std::string Client::Describe(int64_t now_mono_ms) const {
   if (flags_ & kPubSub) flags += 'P';
   if (flags_ & kMulti) flags += 'x';
   if (blocked()) flags += 'b';
+  if (session_.close_after_reply) flags += 'c';
+  if (close_requested_) flags += 'A';
+  if (unix_socket_) flags += 'U';
   if (session_.no_evict) flags += 'e';
-  if (close_requested_ || session_.close_after_reply) flags += 'A';
   if (flags.empty()) flags.push_back('N');  // GCC 12 -Wrestrict bug
   size_t qbuf = in_pending_.load(std::memory_order_relaxed);
   size_t omem = out_pending_.load(std::memory_order_relaxed);

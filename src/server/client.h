@@ -67,7 +67,11 @@ class Client : public net::FdHandler {
   const std::string& peer() const { return peer_; }
   // A local connection as Redis' islocalClient sees one: from 127.0.0.1 or ::1 (what
   // enable-debug-command local and its siblings allow).
-  bool is_local() const { return peer_.rfind("127.0.0.1:", 0) == 0 || peer_.rfind("::1:", 0) == 0; }
+  // Loopback or the Unix socket: what enable-debug-command local and the like allow.
+  bool is_local() const {
+    return unix_socket_ || peer_.rfind("127.0.0.1:", 0) == 0 || peer_.rfind("::1:", 0) == 0;
+  }
+  bool unix_socket() const { return unix_socket_; }
   // The socket, for the replication snapshot child and +FULLRESYNC (written directly).
   int fd() const { return fd_.get(); }
   const std::string& local() const { return local_; }
@@ -156,6 +160,7 @@ class Client : public net::FdHandler {
   PollGroup& group_;
   net::Fd fd_;
   std::string peer_, local_;
+  bool unix_socket_ = false;
   int64_t created_ms_;
   std::atomic<int64_t> last_interaction_ms_;
 

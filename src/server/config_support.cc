@@ -20,7 +20,6 @@ constexpr const char* kNoCluster = "kvstore has no cluster mode";
 constexpr const char* kNoScripts = "kvstore has no scripting yet";
 constexpr const char* kNoLazyFree =
     "kvstore frees deleted values synchronously; background freeing is not implemented";
-constexpr const char* kNoUnixSocket = "kvstore does not listen on Unix sockets yet";
 constexpr const char* kNoDefrag =
     "Active defragmentation cannot be enabled: it requires a Redis server compiled with a "
     "modified Jemalloc like the one shipped by default with the Redis source distribution";
@@ -54,8 +53,6 @@ const std::map<std::string, std::string>& Refused() {
       {"lazyfree-lazy-user-del", kNoLazyFree},
       {"lazyfree-lazy-user-flush", kNoLazyFree},
       {"replica-lazy-flush", kNoLazyFree},
-      {"unixsocket", kNoUnixSocket},
-      {"unixsocketperm", kNoUnixSocket},
       {"tls-port", kNoTls},
       {"tls-auth-clients", kNoTls},
       {"tls-ca-cert-dir", kNoTls},

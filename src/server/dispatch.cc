@@ -217,9 +217,11 @@ void Server::CountErrors(const resp::ReplyWriter& w) {
 
 void Server::FeedMonitors(const Client& c, std::span<const std::string_view> args,
                           int64_t now_us) {
-  char head[128];
+  // Redis names a Unix socket client "unix:PATH"; its peer() is "PATH:0".
+  std::string who = c.unix_socket() ? "unix:" + c.peer().substr(0, c.peer().rfind(':')) : c.peer();
+  char head[256];
   snprintf(head, sizeof(head), "+%lld.%06lld [%d %s]", static_cast<long long>(now_us / 1000000),
-           static_cast<long long>(now_us % 1000000), c.session_db(), c.peer().c_str());
+           static_cast<long long>(now_us % 1000000), c.session_db(), who.c_str());
   std::string line = head;
   for (auto a : args) {
     line += ' ';

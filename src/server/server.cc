@@ -24,7 +24,8 @@ int DefaultPollGroups(unsigned cores) { return std::max(1, static_cast<int>(core
 // Accepts connections on one address and deals them out to the poll groups.
 class Server::Listener : public net::FdHandler {
  public:
-  Listener(Server& s, net::Fd fd) : server_(s), fd_(std::move(fd)) {}
+  Listener(Server& s, net::Fd fd, bool unix_socket)
+      : server_(s), fd_(std::move(fd)), unix_(unix_socket) {}
   int fd() const { return fd_.get(); }
   void OnEvents(uint32_t) override {
     for (int i = 0; i < 64; i++) {  // bounded, so one busy listener cannot starve the loop
@@ -33,13 +34,14 @@ class Server::Listener : public net::FdHandler {
         if (r.status().code() != Code::kAgain) LOG_WARNING("accept: %s", r.status().message().c_str());
         return;
       }
-      server_.OnAccept(std::move(*r));
+      server_.OnAccept(std::move(*r), unix_);
     }
   }
 
  private:
   Server& server_;
   net::Fd fd_;
+  bool unix_;
 };
 
 // A snapshot child's pidfd on the cron's loop: readable once the child has exited.
@@ -272,15 +274,25 @@ Status Server::Start() {
   });
   LOG_NOTICE("Server initialized: %zu poll group(s), %d databases", groups_.size(),
              keyspace_->num_dbs());
-  LOG_NOTICE("Ready to accept connections tcp on port %d", port_);
+  if (port_ != 0) LOG_NOTICE("Ready to accept connections tcp on port %d", port_);
+  if (!unix_socket_path_.empty()) {
+    LOG_NOTICE("The server is now ready to accept connections at %s", unix_socket_path_.c_str());
+  }
   return Status::Ok();
 }
 
 Status Server::StartListeners() {
+  // port 0 listens on no TCP port, as in Redis (the Unix socket alone, say).
   port_ = static_cast<int>(config_->GetInt("port"));
   auto addrs = SplitArgs(config_->GetString("bind")).value_or(std::vector<std::string>{});
   int backlog = static_cast<int>(config_->GetInt("tcp-backlog"));
-  for (const auto& a : addrs) {
+  auto add = [&](net::Fd fd, bool unix_socket) {
+    auto l = std::make_unique<Listener>(*this, std::move(fd), unix_socket);
+    Status s = groups_[0]->loop().AddFd(l->fd(), net::EventLoop::kReadable, l.get());
+    if (s.ok()) listeners_.push_back(std::move(l));
+    return s;
+  };
+  for (const auto& a : port_ != 0 ? addrs : std::vector<std::string>{}) {
     bool optional = !a.empty() && a[0] == '-';
     auto fd = net::ListenTcp(a, port_, backlog);
     if (!fd.ok()) {
@@ -288,22 +300,28 @@ Status Server::StartListeners() {
       return Status::IoError("Failed listening on port " + std::to_string(port_) + " (tcp), " +
                              fd.status().message());
     }
-    if (port_ == 0) port_ = net::LocalPort(fd->get());  // `--port 0`: any free port
-    auto l = std::make_unique<Listener>(*this, std::move(*fd));
-    Status s = groups_[0]->loop().AddFd(l->fd(), net::EventLoop::kReadable, l.get());
-    if (!s.ok()) return s;
-    listeners_.push_back(std::move(l));
+    if (Status s = add(std::move(*fd), false); !s.ok()) return s;
   }
-  if (listeners_.empty()) return Status::IoError("no listening socket could be bound");
+  if (port_ != 0 && listeners_.empty())
+    return Status::IoError("no listening socket could be bound");
+  if (std::string path = config_->GetString("unixsocket"); !path.empty()) {
+    // Kept as redis.conf writes it: octal digits.
+    auto perm = static_cast<unsigned>(std::stoul(config_->GetString("unixsocketperm"), nullptr, 8));
+    auto fd = net::ListenUnix(path, perm, backlog);
+    if (!fd.ok()) return Status::IoError("Failed opening Unix socket: " + fd.status().message());
+    if (Status s = add(std::move(*fd), true); !s.ok()) return s;
+    unix_socket_path_ = path;
+  }
+  if (listeners_.empty()) return Status::IoError("Configured to not listen anywhere, exiting.");
   return Status::Ok();
 }
 
-void Server::OnAccept(net::Fd fd) {
+void Server::OnAccept(net::Fd fd, bool unix_socket) {
   stats_.total_connections++;
   const char* reject = nullptr;
   if (stats_.connected_clients.load() >= static_cast<uint64_t>(maxclients_.load())) {
     reject = "-ERR max number of clients reached\r\n";
-  } else if (protected_mode_ && !auth_required_) {
+  } else if (protected_mode_ && !auth_required_ && !unix_socket) {
     std::string peer = net::PeerName(fd.get());
     bool loopback = peer.rfind("127.", 0) == 0 || peer.rfind("::1:", 0) == 0;
     if (!loopback) {
@@ -322,7 +340,7 @@ void Server::OnAccept(net::Fd fd) {
   stats_.connected_clients++;
   // tcp-keepalive, as Redis: a peer that vanished without closing is found (the replicas'
   // links among them).
-  if (int64_t ka = tcp_keepalive_s_.load(); ka > 0) {
+  if (int64_t ka = tcp_keepalive_s_.load(); ka > 0 && !unix_socket) {
     net::SetKeepAlive(fd.get(), static_cast<int>(ka));
   }
   size_t g = next_group_.fetch_add(1) % groups_.size();
@@ -439,6 +457,9 @@ void Server::Stop() {
   for (auto& g : groups_) g->StopAndJoin();
   if (fabric_loader_.joinable()) fabric_loader_.join();
   listeners_.clear();
+  // As Redis: the socket file goes with the server (a stale one would refuse connections).
+  if (!unix_socket_path_.empty()) unlink(unix_socket_path_.c_str());
+  unix_socket_path_.clear();
 }
 
 }  // namespace kv::server

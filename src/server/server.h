@@ -219,7 +219,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   class ChildWatch;
   void WireConfig();
   Status StartListeners();
-  void OnAccept(net::Fd fd);
+  void OnAccept(net::Fd fd, bool unix_socket);
   // Periodic work (hz times a second): expiry, rehashing, metrics. Keyspace lock taken inside.
   int64_t Cron();
   // Execute's body: resolve, check, run and account one command.
@@ -256,6 +256,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::atomic<uint64_t> next_client_id_{1};
   std::atomic<bool> shutdown_requested_{false};
   int port_ = 0;
+  std::string unix_socket_path_;  // the unixsocket listener's file, removed at Stop
   int64_t start_time_ms_;
   std::string run_id_;
 

@@ -151,22 +151,23 @@ std::string ServerProcess::LogText() const {
 }
 
 InProcessServer::InProcessServer(std::vector<std::pair<std::string, std::string>> overrides) {
-  auto config = std::make_unique<server::Config>();
-  std::vector<ConfigDirective> d = {{"port", {"0"}, "test"},
-                                    {"io-threads", {"2"}, "test"},
-                                    {"enable-debug-command", {"yes"}, "test"}};
-  for (auto& [k, v] : overrides) d.push_back({k, {v}, "test"});
-  Status s = config->Load(d);
-  if (!s.ok()) {
-    fprintf(stderr, "InProcessServer: %s\n", s.message().c_str());
-    abort();
+  Status s;
+  // A free port another test may take before we bind it: a few tries.
+  for (int attempt = 0; attempt < 5; attempt++) {
+    auto config = std::make_unique<server::Config>();
+    std::vector<ConfigDirective> d = {{"port", {std::to_string(FreePort())}, "test"},
+                                      {"io-threads", {"2"}, "test"},
+                                      {"enable-debug-command", {"yes"}, "test"}};
+    for (auto& [k, v] : overrides) d.push_back({k, {v}, "test"});
+    s = config->Load(d);
+    if (!s.ok()) break;
+    server_ = std::make_unique<server::Server>(std::move(config));
+    s = server_->Start();
+    if (s.ok()) return;
+    server_.reset();
   }
-  server_ = std::make_unique<server::Server>(std::move(config));
-  s = server_->Start();
-  if (!s.ok()) {
-    fprintf(stderr, "InProcessServer: %s\n", s.message().c_str());
-    abort();
-  }
+  fprintf(stderr, "InProcessServer: %s\n", s.message().c_str());
+  abort();
 }
 
 InProcessServer::~InProcessServer() { server_->Stop(); }

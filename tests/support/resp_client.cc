@@ -21,6 +21,16 @@ RespClient::RespClient(int port, int timeout_ms) : timeout_ms_(timeout_ms) {
   net::SetNoDelay(fd_.get());
 }
 
+RespClient::RespClient(const std::string& unix_path, int timeout_ms) : timeout_ms_(timeout_ms) {
+  auto fd = net::ConnectUnix(unix_path, timeout_ms);
+  if (!fd.ok()) {
+    fprintf(stderr, "RespClient: cannot connect to %s: %s\n", unix_path.c_str(),
+            fd.status().message().c_str());
+    abort();
+  }
+  fd_ = std::move(*fd);
+}
+
 std::string RespClient::Encode(const std::vector<std::string>& args) {
   std::string out = "*" + std::to_string(args.size()) + "\r\n";
   for (const auto& a : args) {

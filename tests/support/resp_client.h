@@ -27,6 +27,8 @@ class RespClient {
  public:
   // Connects to 127.0.0.1:port; aborts the test process on failure (tests need the server).
   explicit RespClient(int port, int timeout_ms = 10000);
+  // Connects to the Unix socket at path; aborts likewise.
+  explicit RespClient(const std::string& unix_path, int timeout_ms = 10000);
 
   // Sends one command as a multibulk request and reads its reply.
   Reply Call(const std::vector<std::string>& args);
