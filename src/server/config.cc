@@ -1,4 +1,5 @@
 #include "server/config.h"
+#include "server/proc_title.h"
 
 #include <fstream>
 #include <set>
@@ -135,6 +136,10 @@ Result<std::string> Config::Canonical(const Param& p, const std::vector<std::str
       return Status::Invalid("argument(s) must be one of the following: " + opts);
     }
     default:
+      if (s.name == "proc-title-template") {
+        auto t = ProcTitle(*this, v, "");
+        if (!t.ok()) return t.status();
+      }
       return v;
   }
 }

@@ -142,14 +142,10 @@ const std::map<std::string, std::string>& Refused() {
 const std::map<std::string, std::string>& Inert() {
   static const std::map<std::string, std::string> m = {
       {"io-threads-do-reads", "kvstore's IO threads always read and parse their requests"},
-      {"set-proc-title", "kvstore keeps its command line as its process title"},
-      {"proc-title-template", "kvstore keeps its command line as its process title"},
       {"always-show-logo", "kvstore prints no logo"},
       {"dynamic-hz", "kvstore's cron runs at hz whatever the number of clients"},
       {"enable-module-command", "kvstore has no modules: MODULE is an unknown command"},
       {"jemalloc-bg-thread", "kvstore uses glibc's allocator, which has no background thread"},
-      {"disable-thp",
-       "kvstore asks for huge pages only for its data plane's registered buffers"},
       {"ignore-warnings", "kvstore has no startup warnings to silence"},
   };
   return m;

@@ -1,6 +1,7 @@
 #include "server/daemon.h"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -11,10 +12,29 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 
 #include "common/logging.h"
 
 namespace kv::server {
+
+std::string DisableTransparentHugePages() {
+  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode;
+  std::getline(f, mode);
+  if (mode.find("[always]") == std::string::npos) return "";
+  if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0) {
+    return std::string(
+               "WARNING: transparent huge pages are enabled (always) and could not be "
+               "turned off for this process: ") +
+           strerror(errno) +
+           ". Snapshots will copy more memory; run 'echo madvise > "
+           "/sys/kernel/mm/transparent_hugepage/enabled' as root.";
+  }
+  return "Transparent huge pages turned off for this process (disable-thp yes; the kernel's "
+         "setting is always)";
+}
 
 Status Daemonize() {
   pid_t pid = fork();

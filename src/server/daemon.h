@@ -20,6 +20,12 @@ Status Daemonize();
 // no does nothing. Returns what it did, for the log, or an error when it could not.
 Result<std::string> NotifySupervisor(const std::string& mode);
 
+// disable-thp yes, as Redis: where the kernel gives every mapping transparent huge pages
+// ("always"), they are turned off for this process, since a snapshot child's copy-on-write
+// would copy 2 MB for a one-byte write. (The data plane's buffers then go without them too;
+// under "madvise" they still get them.) Returns what it did, for the log; empty when nothing.
+std::string DisableTransparentHugePages();
+
 // Writes this process's pid to `path` and removes the file when destroyed (a clean shutdown).
 // A file that cannot be written is logged and otherwise ignored, as in Redis.
 class PidFile {

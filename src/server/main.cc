@@ -11,6 +11,7 @@
 #include "common/logging.h"
 #include "server/config.h"
 #include "server/daemon.h"
+#include "server/proc_title.h"
 #include "server/server.h"
 
 namespace {
@@ -27,6 +28,7 @@ void Usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kv::server::InitProcTitle(argc, argv);
   // One malloc arena for every thread. glibc gives threads arenas of their own, and such an
   // arena grows one page per mprotect() call: a replica loading a 1 GB snapshot spent a quarter
   // of its loader thread in mprotect; the main arena grows by brk() in 128 KiB steps or more.
@@ -87,6 +89,12 @@ int main(int argc, char** argv) {
   if (std::string path = config->GetString("pidfile"); daemonize || !path.empty()) {
     pidfile = std::make_unique<kv::server::PidFile>(path.empty() ? kv::server::kDefaultPidFile
                                                                  : path);
+  }
+
+  if (config->GetBool("disable-thp")) {
+    if (std::string said = kv::server::DisableTransparentHugePages(); !said.empty()) {
+      LOG_NOTICE("%s", said.c_str());
+    }
   }
 
   // Signals are taken synchronously by WaitForShutdown; every thread inherits this mask.

@@ -212,6 +212,7 @@ Status Persistence::StartBackgroundSave() {
   }
   if (pid == 0) {
     close(fds[0]);
+    server_.ShowChildProcTitle(false);
     RunChild(fds[1]);  // never returns
   }
   close(fds[1]);

@@ -116,6 +116,7 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   if (pid == 0) {
     // A replication snapshot has no use once the primary is gone.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    server_.ShowChildProcTitle(!disk);
     std::vector<SnapshotRing*> child_rings;
     for (auto& [r, ring] : rings) child_rings.push_back(ring.get());
     RunChild(fds, child_rings, offset, disk, report ? report->bytes() : nullptr);

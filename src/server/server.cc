@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "common/strutil.h"
 #include "server/client.h"
 #include "server/persistence.h"
+#include "server/proc_title.h"
 #include "server/repl_primary.h"
 #include "server/repl_replica.h"
 #include "transport/channel.h"
@@ -163,6 +165,10 @@ void Server::WireConfig() {
     if (chdir(v.c_str()) != 0) return Status::FromErrno("chdir " + v, errno);
     return Status::Ok();
   });
+  c.OnApply("proc-title-template", [this](const std::string&) {
+    UpdateProcTitle();
+    return Status::Ok();
+  });
   c.OnApply("protected-mode", [this](const std::string& v) {
     protected_mode_ = v == "yes";
     return Status::Ok();
@@ -243,6 +249,8 @@ Status Server::Start() {
   }
   s = StartListeners();
   if (!s.ok()) return s;
+  listening_ = true;
+  UpdateProcTitle();
   // A primary restarted from a snapshot that recorded its history keeps it as the secondary ID,
   // so its replicas resync partially (Redis does the same).
   if (const auto& h = persistence_->startup_history();
@@ -314,6 +322,24 @@ Status Server::StartListeners() {
   }
   if (listeners_.empty()) return Status::IoError("Configured to not listen anywhere, exiting.");
   return Status::Ok();
+}
+
+void Server::UpdateProcTitle() {
+  // Before the listeners exist CONFIG's startup pass has nothing to show yet.
+  if (!listening_ || !config_->GetBool("set-proc-title")) return;
+  std::string tmpl = config_->GetString("proc-title-template");
+  auto title = [&](const std::string& what) {
+    auto t = ProcTitle(*config_, tmpl, what);
+    return t.ok() ? *t : what;
+  };
+  SetProcTitle(title(program_invocation_name));
+  bgsave_title_ = title("kvstore-rdb-bgsave");
+  to_replicas_title_ = title("kvstore-rdb-to-replicas");
+}
+
+void Server::ShowChildProcTitle(bool to_replicas) const {
+  const std::string& title = to_replicas ? to_replicas_title_ : bgsave_title_;
+  if (!title.empty()) SetProcTitle(title);  // empty: set-proc-title no
 }
 
 void Server::OnAccept(net::Fd fd, bool unix_socket) {

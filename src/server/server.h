@@ -123,6 +123,10 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Config& config() { return *config_; }
   ServerStats& stats() { return stats_; }
   int port() const { return port_; }
+  // The process title from set-proc-title and proc-title-template (ps, top), and the titles of
+  // the snapshot children, computed here so that a child only has to show its own.
+  void UpdateProcTitle();
+  void ShowChildProcTitle(bool to_replicas) const;
   // tcp-keepalive (seconds; 0: off), for sockets that do not come through the listeners.
   int64_t tcp_keepalive_s() const { return tcp_keepalive_s_.load(); }
   int64_t start_time_ms() const { return start_time_ms_; }
@@ -256,7 +260,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::atomic<uint64_t> next_client_id_{1};
   std::atomic<bool> shutdown_requested_{false};
   int port_ = 0;
-  std::string unix_socket_path_;  // the unixsocket listener's file, removed at Stop
+  std::string unix_socket_path_;
+  std::string bgsave_title_, to_replicas_title_;  // UpdateProcTitle
+  bool listening_ = false;                        // the unixsocket listener's file, removed at Stop
   int64_t start_time_ms_;
   std::string run_id_;
 

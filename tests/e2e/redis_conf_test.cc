@@ -2,7 +2,8 @@
 // `replicaof HOST PORT` (and `slaveof`) in a config file and as two arguments on the command
 // line; REPLICAOF at runtime reflected in CONFIG GET replicaof and written by CONFIG REWRITE
 // (which Sentinel runs after every failover), so a node restarted from its file rejoins the
-// primary it followed last; a replica's log lines carry role letter S; daemonize and pidfile.
+// primary it followed last; a replica's log lines carry role letter S; daemonize and pidfile;
+// the process title (set-proc-title, proc-title-template).
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -269,6 +270,75 @@ TEST_P(RedisConfForms, SupervisedSystemdSaysReadyOnTheNotifySocket) {
   EXPECT_NE(said.find("READY=1"), std::string::npos) << said << server.LogText();
   RespClient c(server.port());
   EXPECT_EQ(c.Call({"PING"}).str, "PONG");
+}
+
+// The command line /proc shows for `pid`, its NULs as spaces, trailing ones dropped.
+std::string CmdLine(pid_t pid) {
+  std::string s = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
+  for (char& ch : s) {
+    if (ch == '\0') ch = ' ';
+  }
+  return s.substr(0, s.find_last_not_of(' ') + 1);
+}
+
+// A child process of `parent`, or 0.
+pid_t ChildOf(pid_t parent) {
+  std::ifstream list("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) +
+                     "/children");
+  pid_t child = 0;
+  if (list >> child) return child;
+  // The fork may come from another of the server's threads: scan every process' parent.
+  for (int pid = 2; pid < 4194304; pid++) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    if (!stat) continue;
+    std::string line;
+    std::getline(stat, line);
+    size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state;
+    pid_t ppid;
+    if (rest >> state >> ppid && ppid == parent) return pid;
+  }
+  return 0;
+}
+
+// set-proc-title and proc-title-template: ps shows the server, and its snapshot child, under
+// the template's expansion; CONFIG SET changes it at once and refuses an unknown variable.
+TEST_P(RedisConfForms, TheProcessTitleFollowsTheTemplate) {
+  const bool kv = GetParam() == Kind::kKvstore;
+  const std::string binary = kv ? BuildPath("kvstore-server") : "/usr/bin/redis-server";
+  ServerProcess server(GetParam(), {"--bind", "127.0.0.1", "--rdb-key-save-delay", "100000"});
+  const std::string port = std::to_string(server.port());
+  EXPECT_TRUE(WaitFor([&] { return CmdLine(server.pid()) == binary + " 127.0.0.1:" + port; }))
+      << CmdLine(server.pid());
+  RespClient c(server.port());
+  EXPECT_EQ(c.Call({"CONFIG", "SET", "proc-title-template", "kv{{ {port}:{tls-port} {title}"}).str,
+            "OK");
+  EXPECT_EQ(CmdLine(server.pid()), "kv{ " + port + ":0 " + binary);
+  EXPECT_EQ(c.Call({"CONFIG", "SET", "proc-title-template", "{title} {bogus}"}).str,
+            "ERR CONFIG SET failed (possibly related to argument 'proc-title-template') - "
+            "template format is invalid or contains unknown variables");
+  EXPECT_TRUE(c.Call({"CONFIG", "SET", "proc-title-template", "{port"}).is_error());
+  // A snapshot child shows its own name as {title}.
+  ASSERT_EQ(c.Call({"CONFIG", "SET", "proc-title-template", "{title} {port}"}).str, "OK");
+  ASSERT_EQ(c.Call({"DEBUG", "POPULATE", "100"}).str, "OK");
+  ASSERT_EQ(c.Call({"BGSAVE"}).str, "Background saving started");
+  pid_t child = 0;
+  EXPECT_TRUE(WaitFor([&] { return (child = ChildOf(server.pid())) > 0; }));
+  const std::string child_title = kv ? "kvstore-rdb-bgsave " : "redis-rdb-bgsave ";
+  EXPECT_TRUE(WaitFor([&] { return CmdLine(child) == child_title + port; })) << CmdLine(child);
+  EXPECT_EQ(CmdLine(server.pid()), binary + " " + port);
+  c.Send({"SHUTDOWN", "NOSAVE"});
+  EXPECT_TRUE(c.WaitClosed(5000));
+}
+
+// set-proc-title no: the command line stays as it was started.
+TEST_P(RedisConfForms, SetProcTitleNoKeepsTheCommandLine) {
+  ServerProcess server(GetParam(), {"--set-proc-title", "no"});
+  EXPECT_NE(CmdLine(server.pid()).find(" --port " + std::to_string(server.port())),
+            std::string::npos)
+      << CmdLine(server.pid());
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, RedisConfForms, ::testing::Values(Kind::kKvstore, Kind::kRedis),
