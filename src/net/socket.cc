@@ -120,7 +120,26 @@ Result<Fd> ConnectUnix(const std::string& path, int timeout_ms) {
   }
 }
 
-Result<Fd> ConnectTcp(const std::string& host, int port, int timeout_ms) {
+namespace {
+// Binds `fd` (of `family`) to source_addr, any port.
+Status BindSource(int fd, int family, const std::string& source_addr) {
+  addrinfo hints{}, *src = nullptr;
+  hints.ai_family = family;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+  int rc = getaddrinfo(source_addr.c_str(), nullptr, &hints, &src);
+  if (rc != 0)
+    return Status::Invalid("invalid source address '" + source_addr + "': " + gai_strerror(rc));
+  Status s = bind(fd, src->ai_addr, src->ai_addrlen) == 0
+                 ? Status::Ok()
+                 : Status::FromErrno("bind " + source_addr, errno);
+  freeaddrinfo(src);
+  return s;
+}
+}  // namespace
+
+Result<Fd> ConnectTcp(const std::string& host, int port, int timeout_ms,
+                      const std::string& source_addr) {
   addrinfo hints{}, *res = nullptr;
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -131,6 +150,12 @@ Result<Fd> ConnectTcp(const std::string& host, int port, int timeout_ms) {
   for (addrinfo* p = res; p; p = p->ai_next) {
     Fd fd(socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, p->ai_protocol));
     if (!fd.valid()) continue;
+    if (!source_addr.empty()) {
+      if (Status b = BindSource(fd.get(), p->ai_family, source_addr); !b.ok()) {
+        last = b;
+        continue;
+      }
+    }
     if (connect(fd.get(), p->ai_addr, p->ai_addrlen) != 0 && errno != EINPROGRESS) {
       last = Status::FromErrno("connect", errno);
       continue;

@@ -42,8 +42,10 @@ Result<Fd> ListenTcp(const std::string& addr, int port, int backlog);
 Result<Fd> ListenUnix(const std::string& path, unsigned perm, int backlog);
 // Connects (blocking, with a timeout) to the Unix socket at path.
 Result<Fd> ConnectUnix(const std::string& path, int timeout_ms);
-// Connects (blocking, with a timeout) to host:port.
-Result<Fd> ConnectTcp(const std::string& host, int port, int timeout_ms);
+// Connects (blocking, with a timeout) to host:port; from source_addr when it is not empty (a
+// local address the socket is bound to first, any port).
+Result<Fd> ConnectTcp(const std::string& host, int port, int timeout_ms,
+                      const std::string& source_addr = "");
 // Accepts one connection, non-blocking. kAgain when none is pending.
 Result<Fd> AcceptTcp(int listen_fd);
 

@@ -100,7 +100,6 @@ const std::map<std::string, std::string>& Refused() {
       {"active-defrag-cycle-min", kNoDefrag},
       {"active-defrag-cycle-max", kNoDefrag},
       {"active-defrag-max-scan-fields", kNoDefrag},
-      {"bind-source-addr", "a replica's connection to its primary is not bound yet"},
       {"syslog-enabled", "kvstore logs to its logfile or standard output, not to syslog"},
       {"syslog-ident", "kvstore logs to its logfile or standard output, not to syslog"},
       {"syslog-facility", "kvstore logs to its logfile or standard output, not to syslog"},

@@ -165,7 +165,9 @@ Status ReplReplica::Attempt(const Target& t) {
     if (Cancelled(t)) return Status::Ok();
     SetState(State::kConnecting);
   }
-  auto fd_r = net::ConnectTcp(t.host, t.port, kConnectTimeoutMs);
+  // bind-source-addr: the local address the primary sees this replica come from.
+  auto fd_r = net::ConnectTcp(t.host, t.port, kConnectTimeoutMs,
+                              server_.config().GetString("bind-source-addr"));
   if (!fd_r.ok()) return fd_r.status();
   net::Fd fd = std::move(*fd_r);
   if (int64_t ka = server_.tcp_keepalive_s(); ka > 0) {

@@ -349,7 +349,8 @@ void Server::OnAccept(net::Fd fd, bool unix_socket) {
     reject = "-ERR max number of clients reached\r\n";
   } else if (protected_mode_ && !auth_required_ && !unix_socket) {
     std::string peer = net::PeerName(fd.get());
-    bool loopback = peer.rfind("127.", 0) == 0 || peer.rfind("::1:", 0) == 0;
+    // As Redis 7.0: 127.0.0.1 and ::1 only (127.0.0.2 is refused too).
+    bool loopback = peer.rfind("127.0.0.1:", 0) == 0 || peer.rfind("::1:", 0) == 0;
     if (!loopback) {
       reject =
           "-DENIED kvstore is running in protected mode because protected mode is enabled and "

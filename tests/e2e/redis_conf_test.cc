@@ -245,6 +245,28 @@ TEST_P(RedisConfForms, ReplicaAnnouncesTheAddressItIsToldTo) {
   }
 }
 
+// bind-source-addr: a replica connects to its primary from the address it is given, so the
+// primary sees it there (in INFO and CLIENT LIST), for a primary of either kind.
+TEST_P(RedisConfForms, ReplicaConnectsFromItsBindSourceAddr) {
+  std::vector<Kind> primaries = {GetParam()};
+  if (GetParam() != Kind::kRedis) primaries.push_back(Kind::kRedis);
+  for (Kind primary_kind : primaries) {
+    SCOPED_TRACE(primary_kind == Kind::kRedis ? "redis primary" : "kvstore primary");
+    // Protected mode admits 127.0.0.1 and ::1 alone.
+    ServerProcess primary(primary_kind,
+                          {"--repl-diskless-sync-delay", "0", "--protected-mode", "no"});
+    RespClient p(primary.port());
+    ServerProcess replica(GetParam(), {"--replicaof", "127.0.0.1", std::to_string(primary.port()),
+                                       "--bind-source-addr", "127.0.0.2"});
+    RespClient r(replica.port());
+    ASSERT_TRUE(InSync(p, r)) << replica.LogText();
+    EXPECT_EQ(InfoField(p, "replication", "slave0").rfind("ip=127.0.0.2,", 0), 0u)
+        << InfoField(p, "replication", "slave0");
+    std::string replicas = p.Call({"CLIENT", "LIST", "TYPE", "replica"}).str;
+    EXPECT_NE(replicas.find(" addr=127.0.0.2:"), std::string::npos) << replicas;
+  }
+}
+
 // supervised systemd: once it serves, the server tells systemd READY=1 on $NOTIFY_SOCKET.
 TEST_P(RedisConfForms, SupervisedSystemdSaysReadyOnTheNotifySocket) {
   std::string path = Dir() + "/notify.sock";

@@ -1,8 +1,5 @@
 // Security basics end to end: protected mode, bind, rename-command.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -15,24 +12,10 @@
 namespace kv::test {
 namespace {
 
-// An IPv4 address of this machine that is not loopback, or "" if there is none.
-std::string NonLoopbackAddress() {
-  ifaddrs* ifs = nullptr;
-  if (getifaddrs(&ifs) != 0) return "";
-  std::string found;
-  for (ifaddrs* i = ifs; i && found.empty(); i = i->ifa_next) {
-    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
-    char buf[INET_ADDRSTRLEN];
-    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf, sizeof(buf));
-    if (std::string(buf).rfind("127.", 0) != 0) found = buf;
-  }
-  freeifaddrs(ifs);
-  return found;
-}
-
-// Connects to addr:port and returns the first reply line (or "" if none comes).
-std::string FirstReply(const std::string& addr, int port) {
-  auto fd = net::ConnectTcp(addr, port, 2000);
+// Connects to addr:port (from source when given) and returns the first reply line (or "" if
+// none comes).
+std::string FirstReply(const std::string& addr, int port, const std::string& source = "") {
+  auto fd = net::ConnectTcp(addr, port, 2000, source);
   if (!fd.ok()) return "connect failed: " + fd.status().message();
   const char ping[] = "*1\r\n$4\r\nPING\r\n";
   if (write(fd->get(), ping, sizeof(ping) - 1) < 0) return "";
@@ -58,6 +41,8 @@ TEST(Security, ProtectedModeRefusesRemoteClientsWithoutPassword) {
     ServerProcess s(ServerProcess::Kind::kKvstore, {"--bind", "0.0.0.0"});
     EXPECT_EQ(FirstReply(ext, s.port()).rfind("-DENIED", 0), 0u);
     EXPECT_EQ(FirstReply("127.0.0.1", s.port()), "+PONG\r\n");
+    // As Redis 7.0: loopback means 127.0.0.1 and ::1, not the rest of 127.0.0.0/8.
+    EXPECT_EQ(FirstReply("127.0.0.1", s.port(), "127.0.0.2").rfind("-DENIED", 0), 0u);
   }
   {
     ServerProcess s(ServerProcess::Kind::kKvstore,
