@@ -15,9 +15,12 @@
 
 #include "cmd/context.h"
 #include "cmd/errors.h"
+#include "common/alloc_count.h"
 #include "common/clock.h"
 #include "common/strutil.h"
 #include "server/client.h"
+#include "server/evict.h"
+#include "server/repl_primary.h"
 #include "server/persistence.h"
 #include "server/server.h"
 
@@ -241,8 +244,9 @@ void SlowlogHelp(Context& c) {
 
 // ---- MEMORY --------------------------------------------------------------------------------
 
-// What glibc malloc reports, summed over its arenas: bytes handed out and not yet freed (heap
-// chunks in use plus mmapped chunks), and bytes it holds from the system.
+// Bytes handed out and not yet freed (counted at each malloc and free: INFO's used_memory, what
+// maxmemory is checked against), and what glibc malloc holds from the system (arenas plus
+// mmapped chunks).
 struct AllocatorStats {
   size_t allocated = 0;
   size_t active = 0;
@@ -252,7 +256,7 @@ struct AllocatorStats {
 AllocatorStats ReadAllocatorStats() {
   struct mallinfo2 mi = mallinfo2();
   AllocatorStats a;
-  a.allocated = mi.uordblks + mi.hblkhd;
+  a.allocated = AllocatedBytes();
   a.active = mi.arena + mi.hblkhd;
   if (FILE* f = fopen("/proc/self/statm", "r")) {
     unsigned long size = 0, resident = 0;
@@ -312,8 +316,8 @@ double Ratio(size_t a, size_t b) { return b ? static_cast<double>(a) / b : 0; }
 int64_t Diff(size_t a, size_t b) { return static_cast<int64_t>(a) - static_cast<int64_t>(b); }
 
 // Redis' MEMORY STATS fields that kvstore can report truthfully, in Redis' order. Left out:
-// peak.* (glibc keeps no high-water mark and the server samples none), client and replication
-// buffers, the AOF buffer and script caches (not measured or not built), and the jemalloc-only
+// peak.* (glibc keeps no high-water mark and the server samples none), normal clients' buffers,
+// the AOF buffer and script caches (not measured or not built), and the jemalloc-only
 // allocator.resident / allocator-rss / rss-overhead figures.
 void MemoryStats(Context& c) {
   MemoryOverhead m = ComputeOverhead(c.ks);
@@ -333,6 +337,9 @@ void MemoryStats(Context& c) {
   const AllocatorStats& a = m.alloc;
   num("total.allocated", static_cast<int64_t>(a.allocated));
   num("startup.allocated", static_cast<int64_t>(m.startup));
+  repl::Backlog* backlog = ServerOf(c).primary().feed().backlog();
+  num("replication.backlog", static_cast<int64_t>(backlog ? backlog->capacity() : 0));
+  num("clients.slaves", static_cast<int64_t>(ServerOf(c).evictor().NotCounted()));
   for (const DbOverhead& d : m.dbs) {  // one pair whose value is a map
     w.Bulk("db." + std::to_string(d.index));
     w.Map(2);

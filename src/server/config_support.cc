@@ -13,8 +13,8 @@ namespace {
 
 constexpr const char* kNoAof =
     "the append-only file is not implemented yet: kvstore persists by RDB snapshots only";
-constexpr const char* kNoMaxmemory =
-    "maxmemory and eviction are not implemented yet: kvstore does not cap its memory";
+constexpr const char* kNoClientEviction =
+    "client eviction (maxmemory-clients) is not implemented yet: only keys are evicted";
 constexpr const char* kNoTls = "kvstore has no TLS support yet";
 constexpr const char* kNoCluster = "kvstore has no cluster mode";
 constexpr const char* kNoScripts = "kvstore has no scripting yet";
@@ -39,14 +39,7 @@ const std::map<std::string, std::string>& Refused() {
       {"aof-timestamp-enabled", kNoAof},
       {"aof-disable-auto-gc", kNoAof},
       {"aof_rewrite_cpulist", kNoAof},
-      {"maxmemory", kNoMaxmemory},
-      {"maxmemory-policy", kNoMaxmemory},
-      {"maxmemory-samples", kNoMaxmemory},
-      {"maxmemory-eviction-tenacity", kNoMaxmemory},
-      {"maxmemory-clients", kNoMaxmemory},
-      {"lfu-log-factor", kNoMaxmemory},
-      {"lfu-decay-time", kNoMaxmemory},
-      {"replica-ignore-maxmemory", kNoMaxmemory},
+      {"maxmemory-clients", kNoClientEviction},
       {"lazyfree-lazy-eviction", kNoLazyFree},
       {"lazyfree-lazy-expire", kNoLazyFree},
       {"lazyfree-lazy-server-del", kNoLazyFree},

@@ -94,11 +94,10 @@ TEST(ConfigSupport, RefusedParametersRefuseAnythingButTheirDefault) {
 }
 
 // The guarantees users rely on most are refused until they exist, with a reason that says so.
-TEST(ConfigSupport, DurabilityAndMemoryCapsAreRefusedUntilTheyExist) {
+TEST(ConfigSupport, DurabilityAndClientEvictionAreRefusedUntilTheyExist) {
   Config c;
   for (auto [name, value] : {std::pair{"appendonly", "yes"},
-                             {"maxmemory", "100mb"},
-                             {"maxmemory-policy", "allkeys-lru"},
+                             {"maxmemory-clients", "10mb"},
                              {"cluster-enabled", "yes"},
                              {"activedefrag", "yes"},
                              {"tls-port", "6380"}}) {

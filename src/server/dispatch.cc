@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "common/strutil.h"
 #include "server/client.h"
+#include "server/evict.h"
 #include "server/persistence.h"
 #include "server/repl_primary.h"
 #include "server/repl_replica.h"
@@ -88,6 +89,40 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     return std::nullopt;
   }
 
+  // maxmemory (evict.h): evicts what the policy allows first; when memory is over the limit
+  // still, refuses commands that may grow it, anything MULTI would queue, and an EXEC that
+  // queued one. The primary's stream is never refused.
+  bool out_of_memory = false;
+  if (evictor_->maxmemory() > 0 && !running_queued_) {
+    out_of_memory = evictor_->Perform() == Evictor::Outcome::kFail;
+    EndReplicationUnit();  // the evictions' DELs go before the command, on their own
+  }
+  if (out_of_memory && !(c.flags() & Client::kMaster)) {
+    const std::string& name = spec->parent ? spec->parent->name : spec->name;
+    bool deny = (flags & cmd::kDenyOom) != 0;
+    if (c.tx().active && name != "exec" && name != "discard" && name != "quit" && name != "reset") {
+      deny = true;
+    }
+    if (name == "exec" && c.tx().active) {
+      for (const auto& q : c.tx().queued) {
+        const cmd::CommandSpec* qs = commands_.Find(q[0]);
+        if (qs != nullptr && (qs->flags & cmd::kDenyOom)) deny = true;
+      }
+    }
+    if (deny) {
+      constexpr std::string_view kOom = "OOM command not allowed when used memory > 'maxmemory'.";
+      if (name == "exec") {
+        EndTransaction(c);  // as Redis' execCommandAbort
+        w.Error("-EXECABORT Transaction discarded because of: " + std::string(kOom));
+      } else {
+        w.Error("-" + std::string(kOom));
+        FlagTransactionError(c);
+      }
+      mspec->stats.rejected_calls++;
+      CountErrors(w);
+      return std::nullopt;
+    }
+  }
   // RESP2 subscribers may only manage subscriptions (RESP3 mixes pushes with replies).
   if (session.resp == 2 && c.subscriptions() > 0 && !AllowedWhileSubscribed(*spec)) {
     w.Error("Can't execute '" + spec->name +

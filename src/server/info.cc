@@ -23,9 +23,12 @@
 #include <set>
 
 #include "cmd/context.h"
+#include "common/alloc_count.h"
 #include "common/clock.h"
 #include "common/strutil.h"
 #include "server/client.h"
+#include "server/evict.h"
+#include "server/repl_primary.h"
 #include "server/persistence.h"
 #include "server/poll_group.h"
 #include "server/repl_primary.h"
@@ -84,7 +87,7 @@ struct MemoryUsage {
 MemoryUsage SampleMemory() {
   MemoryUsage m;
   struct mallinfo2 mi = mallinfo2();
-  m.used = mi.uordblks + mi.hblkhd;
+  m.used = AllocatedBytes();  // counted at each malloc and free (common/alloc_count.h)
   m.active = mi.arena + mi.hblkhd;
   std::ifstream statm("/proc/self/statm");
   size_t pages = 0, resident = 0;
@@ -206,12 +209,16 @@ void MemorySection(Server& s, std::string* out) {
   Appendf(out, "rss_overhead_ratio:1.00\r\nrss_overhead_bytes:0\r\n");
   Appendf(out, "mem_fragmentation_ratio:%.2f\r\nmem_fragmentation_bytes:%lld\r\n",
           Ratio(m.rss, m.used), diff(m.rss, m.used));
+  size_t replica_out = s.evictor().NotCounted();
+  repl::Backlog* backlog = s.primary().feed().backlog();
+  size_t backlog_bytes = backlog ? backlog->capacity() : 0;
   Appendf(out,
-          "mem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\n"
-          "mem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:%zu\r\n"
+          "mem_not_counted_for_evict:%zu\r\nmem_replication_backlog:%zu\r\n"
+          "mem_total_replication_buffers:%zu\r\nmem_clients_slaves:%zu\r\n"
+          "mem_clients_normal:%zu\r\n"
           "mem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:libc\r\n"
           "active_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
-          ClientMemory(s));
+          replica_out, backlog_bytes, backlog_bytes + replica_out, replica_out, ClientMemory(s));
 }
 
 void PersistenceSection(Server& s, std::string* out) {
@@ -264,10 +271,12 @@ void StatsSection(Server& s, std::string* out) {
           rates.in_kbps, rates.out_kbps);
   Appendf(out,
           "rejected_connections:%llu\r\nsync_full:%llu\r\nsync_partial_ok:%llu\r\n"
-          "sync_partial_err:%llu\r\nexpired_keys:%llu\r\nevicted_keys:0\r\nevicted_clients:0\r\n"
-          "total_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\n",
+          "sync_partial_err:%llu\r\nexpired_keys:%llu\r\nevicted_keys:%llu\r\n"
+          "evicted_clients:0\r\ntotal_eviction_exceeded_time:%llu\r\n"
+          "current_eviction_exceeded_time:%llu\r\n",
           u(st.rejected_connections.load()), u(st.sync_full), u(st.sync_partial_ok),
-          u(st.sync_partial_err), u(s.keyspace().expired_keys()));
+          u(st.sync_partial_err), u(s.keyspace().expired_keys()), u(s.evictor().evicted_keys()),
+          u(s.evictor().ExceededMs(MonoUs(), true)), u(s.evictor().ExceededMs(MonoUs(), false)));
   Appendf(out,
           "keyspace_hits:%llu\r\nkeyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"
           "pubsubshard_channels:0\r\n",

@@ -12,6 +12,7 @@
 #include "common/logging.h"
 #include "common/strutil.h"
 #include "server/client.h"
+#include "server/evict.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -76,6 +77,7 @@ void ConfigResetStat(Context& c) {
   st.sample_idx = 0;
   s.commands().ResetStats();
   s.keyspace().ResetStats();
+  s.evictor().ResetStats();
   c.out.Ok();
 }
 

@@ -554,4 +554,12 @@ void RegisterReplCommands(cmd::CommandTable& t) {
          .since = "1.0.0"});
 }
 
+size_t ReplPrimary::OutputBytes() const {
+  size_t total = 0;
+  for (const auto& r : replicas_) {
+    total += r->client->output_pending() + r->held.capacity() + r->data_batch.capacity();
+  }
+  return total;
+}
+
 }  // namespace kv::server

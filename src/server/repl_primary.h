@@ -93,6 +93,9 @@ class ReplPrimary {
     Replica* r = Find(c);
     return r && r->data;
   }
+  // Memory the replicas' output takes (unsent replies, the stream held for them while their
+  // snapshot goes out): maxmemory leaves it out, as Redis' mem_not_counted_for_evict does.
+  size_t OutputBytes() const;
   // INFO replication; `role` adds the role line (a replica writes its own first).
   void AppendInfo(std::string* out, int64_t now_ms, bool role) const;
 

@@ -13,6 +13,7 @@
 #include "common/logging.h"
 #include "common/strutil.h"
 #include "server/client.h"
+#include "server/evict.h"
 #include "server/persistence.h"
 #include "server/proc_title.h"
 #include "server/repl_primary.h"
@@ -93,6 +94,7 @@ Server::Server(std::unique_ptr<Config> config)
   persistence_ = std::make_unique<Persistence>(*this);
   primary_ = std::make_unique<ReplPrimary>(*this);
   replica_ = std::make_unique<ReplReplica>(*this);
+  evictor_ = std::make_unique<Evictor>(*this);
   cmd::RegisterDataCommands(commands_);
   RegisterServerCommands(commands_);
 }
@@ -196,7 +198,34 @@ void Server::WireConfig() {
                        static_cast<int>(config_->GetInt("lfu-decay-time")));
     return Status::Ok();
   };
-  c.OnApply("maxmemory-policy", lfu);
+  c.OnApply("maxmemory-policy", [this, lfu](const std::string& v) {
+    evictor_->set_policy(ParseEvictPolicy(v));
+    return lfu(v);
+  });
+  c.OnApply("maxmemory", [this](const std::string& v) {
+    uint64_t limit = std::stoull(v);
+    evictor_->set_maxmemory(limit);
+    if (limit == 0 || !listening_) return Status::Ok();
+    // CONFIG SET lowering it: as Redis, a warning when usage is already past it, and the
+    // evictions start now rather than at the next write.
+    if (size_t used = evictor_->UsedForEviction(); used > limit) {
+      LOG_WARNING(
+          "WARNING: the new maxmemory value set via CONFIG SET (%llu) is smaller than "
+          "the current memory usage (%zu). This will result in key eviction and/or the "
+          "inability to accept new write commands depending on the maxmemory-policy.",
+          static_cast<unsigned long long>(limit), used);
+    }
+    evictor_->Perform();
+    return Status::Ok();
+  });
+  c.OnApply("maxmemory-samples", [this](const std::string& v) {
+    evictor_->set_samples(std::stoi(v));
+    return Status::Ok();
+  });
+  c.OnApply("maxmemory-eviction-tenacity", [this](const std::string& v) {
+    evictor_->set_tenacity(std::stoi(v));
+    return Status::Ok();
+  });
   c.OnApply("lfu-log-factor", lfu);
   c.OnApply("lfu-decay-time", lfu);
   c.OnApply("notify-keyspace-events", [this](const std::string& v) {
@@ -446,8 +475,20 @@ void Server::OnMasterCommand(Client&, std::string_view raw) { replica_->OnMaster
 void Server::OnKeyExpired(int db, std::string_view key) {
   KeyModified(db, key);
   Notify(cmd::kNotifyExpired, "expired", key, db);
-  // Replicas do not expire keys themselves: they get a DEL. Outside a command (the cron's
-  // active expiry) each DEL is a unit of its own, as in Redis.
+  PropagateDeletion(db, key);
+}
+
+void Server::EvictKey(int db, std::string_view key) {
+  std::string k(key);  // the view may point into the entry the deletion frees
+  keyspace_->Delete(db, k);
+  KeyModified(db, k);
+  Notify(cmd::kNotifyEvicted, "evicted", k, db);
+  PropagateDeletion(db, k);
+}
+
+void Server::PropagateDeletion(int db, std::string_view key) {
+  // Replicas neither expire nor evict keys themselves: they get a DEL. Outside a command (the
+  // cron's active expiry, the eviction timer) each DEL is a unit of its own, as in Redis.
   std::string_view del[] = {"DEL", key};
   primary_->feed().Add(db, del);
   if (!current_client_) EndReplicationUnit();

@@ -34,6 +34,7 @@ class Client;
 class Persistence;
 class ReplPrimary;
 class ReplReplica;
+class Evictor;
 
 // The Redis version kvstore is compatible with (INFO redis_version, HELLO, RDB redis-ver).
 inline constexpr const char* kRedisCompatVersion = "7.0.15";
@@ -136,6 +137,12 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Persistence& persistence() { return *persistence_; }
   ReplPrimary& primary() { return *primary_; }
   ReplReplica& replica() { return *replica_; }
+  Evictor& evictor() { return *evictor_; }
+  // Removes a key maxmemory evicts, as DEL would: WATCH sees it, the "evicted" event fires and
+  // the replicas get a DEL. Keyspace lock held.
+  void EvictKey(int db, std::string_view key);
+  // The DEL that tells replicas of a key the primary removed on its own (expired, evicted).
+  void PropagateDeletion(int db, std::string_view key);
   // Runs the replication work that waits for a snapshot child (ReplPrimary::OnChildExit) as
   // soon as `pid` exits, instead of at the next cron tick. Any thread; where the kernel has no
   // pidfd (before Linux 5.3) the cron does it, as before.
@@ -192,7 +199,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void Unwatch(Client& c);
   // Runs one command of an EXEC.
   void RunQueued(Client& c, std::span<const std::string_view> args, resp::ReplyWriter& w) {
+    running_queued_ = true;  // EXEC itself passed the checks made once per command
     Run(c, args, w);
+    running_queued_ = false;
   }
   // Releases a blocked client from every key it waits on (not its reply). Keyspace lock held.
   void UnblockClient(Client& c);
@@ -250,6 +259,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::unique_ptr<Persistence> persistence_;
   std::unique_ptr<ReplPrimary> primary_;
   std::unique_ptr<ReplReplica> replica_;
+  std::unique_ptr<Evictor> evictor_;
   cmd::CommandTable commands_;
   ServerStats stats_;
   std::vector<std::unique_ptr<PollGroup>> groups_;
@@ -260,9 +270,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::atomic<uint64_t> next_client_id_{1};
   std::atomic<bool> shutdown_requested_{false};
   int port_ = 0;
-  std::string unix_socket_path_;
+  std::string unix_socket_path_;                  // the unixsocket listener's file, removed at Stop
   std::string bgsave_title_, to_replicas_title_;  // UpdateProcTitle
-  bool listening_ = false;                        // the unixsocket listener's file, removed at Stop
+  bool listening_ = false;
   int64_t start_time_ms_;
   std::string run_id_;
 
@@ -276,6 +286,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // Guarded by mu_:
   std::map<uint64_t, Client*> clients_;
   Client* current_client_ = nullptr;
+  bool running_queued_ = false;  // RunQueued
   std::map<std::pair<int, std::string>, std::vector<Client*>> watchers_;
   // Clients blocked on each key, in arrival order (served first come, first served).
   std::map<std::pair<int, std::string>, std::deque<Client*>> blocked_;

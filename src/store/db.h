@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/hash.h"
 #include "store/key_table.h"
 
 namespace kv::store {
@@ -54,6 +55,10 @@ class Db {
   // on_expire(key) before each removal. Returns the number removed.
   size_t ExpireSample(size_t samples, int64_t now_ms,
                       const std::function<void(std::string_view)>& on_expire);
+  // A volatile key chosen uniformly at random, or nullptr when none has a TTL (eviction).
+  Entry* RandomVolatile() const {
+    return ttl_.empty() ? nullptr : ttl_[RandomBelow(ttl_.size())].entry;
+  }
   // Average remaining TTL of a sample of volatile keys, in ms (INFO keyspace avg_ttl).
   int64_t AvgTtlSample(int64_t now_ms) const;
 

@@ -324,13 +324,13 @@ TEST_F(InfoTest, MemoryFollowsTheDataset) {
 
 TEST_F(InfoTest, ConfigChangesShowInInfo) {
   RespClient c(port());
-  // maxmemory is refused until eviction exists: INFO goes on showing no limit.
-  EXPECT_TRUE(c.Call({"CONFIG", "SET", "maxmemory", "10mb"}).is_error());
+  c.Call({"CONFIG", "SET", "maxmemory", "10gb", "maxmemory-policy", "allkeys-lfu"});
   c.Call({"CONFIG", "SET", "repl-backlog-size", "2mb", "maxclients", "500"});
   Fields m = InfoSection(c, "memory", "Memory");
-  EXPECT_EQ(m["maxmemory"], "0");
-  EXPECT_EQ(m["maxmemory_human"], "0B");
-  EXPECT_EQ(m["maxmemory_policy"], "noeviction");
+  EXPECT_EQ(m["maxmemory"], "10737418240");
+  EXPECT_EQ(m["maxmemory_human"], "10.00G");
+  EXPECT_EQ(m["maxmemory_policy"], "allkeys-lfu");
+  c.Call({"CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", "noeviction"});
   EXPECT_EQ(InfoSection(c, "replication", "Replication")["repl_backlog_size"], "2097152");
   EXPECT_EQ(InfoSection(c, "clients", "Clients")["maxclients"], "500");
   c.Call({"CONFIG", "SET", "repl-backlog-size", "1mb", "maxclients", "10000"});

@@ -1,0 +1,219 @@
+#include "server/evict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "common/alloc_count.h"
+#include "common/clock.h"
+#include "common/logging.h"
+#include "server/repl_primary.h"
+#include "server/repl_replica.h"
+#include "server/server.h"
+
+namespace kv::server {
+
+EvictPolicy ParseEvictPolicy(const std::string& name) {
+  static const std::pair<const char*, EvictPolicy> kNames[] = {
+      {"allkeys-lru", EvictPolicy::kAllkeysLru},
+      {"allkeys-lfu", EvictPolicy::kAllkeysLfu},
+      {"allkeys-random", EvictPolicy::kAllkeysRandom},
+      {"volatile-lru", EvictPolicy::kVolatileLru},
+      {"volatile-lfu", EvictPolicy::kVolatileLfu},
+      {"volatile-random", EvictPolicy::kVolatileRandom},
+      {"volatile-ttl", EvictPolicy::kVolatileTtl},
+  };
+  for (const auto& [n, p] : kNames) {
+    if (name == n) return p;
+  }
+  return EvictPolicy::kNoEviction;
+}
+
+namespace {
+bool AllKeys(EvictPolicy p) {
+  return p == EvictPolicy::kAllkeysLru || p == EvictPolicy::kAllkeysLfu ||
+         p == EvictPolicy::kAllkeysRandom;
+}
+bool Random(EvictPolicy p) {
+  return p == EvictPolicy::kAllkeysRandom || p == EvictPolicy::kVolatileRandom;
+}
+}  // namespace
+
+void Evictor::set_policy(EvictPolicy p) {
+  if (p == policy_) return;
+  policy_ = p;
+  for (auto& c : pool_) c = Candidate{};  // scores of another policy do not compare
+}
+
+size_t Evictor::NotCounted() const { return server_.primary().OutputBytes(); }
+
+size_t Evictor::UsedForEviction() const {
+  size_t used = AllocatedBytes();
+  size_t not_counted = NotCounted();
+  return used > not_counted ? used - not_counted : 0;
+}
+
+// Redis' evictionTimeLimitUs: 50 us a step of tenacity up to 10 (500 us, the default), then
+// 15% more a step; 100 is no limit.
+uint64_t Evictor::TimeLimitUs() const {
+  if (tenacity_ <= 10) return 50ull * static_cast<uint64_t>(tenacity_);
+  if (tenacity_ < 100) return static_cast<uint64_t>(500.0 * std::pow(1.15, tenacity_ - 10));
+  return std::numeric_limits<uint64_t>::max();
+}
+
+void Evictor::Insert(uint64_t score, int db, std::string_view key) {
+  // As evictionPoolPopulate: the pool is sorted by score, ascending, empty slots on the right.
+  size_t k = 0;
+  while (k < kPoolSize && pool_[k].db >= 0 && pool_[k].score < score) k++;
+  if (k == 0 && pool_[kPoolSize - 1].db >= 0) return;  // worse than everything in a full pool
+  if (k < kPoolSize && pool_[k].db < 0) {
+    // An empty slot.
+  } else if (pool_[kPoolSize - 1].db < 0) {
+    std::rotate(pool_.begin() + k, pool_.end() - 1, pool_.end());  // room on the right
+  } else {
+    k--;  // full: drop the lowest score, to the left
+    std::rotate(pool_.begin(), pool_.begin() + 1, pool_.begin() + k + 1);
+  }
+  pool_[k].score = score;
+  pool_[k].db = db;
+  pool_[k].key.assign(key);
+}
+
+void Evictor::Populate(int dbi) {
+  store::Keyspace& ks = server_.keyspace();
+  store::Db& db = ks.db(dbi);
+  bool all = AllKeys(policy_);
+  for (int i = 0; i < samples_; i++) {
+    store::Entry* e = all ? db.table().Random() : db.RandomVolatile();
+    if (e == nullptr) return;
+    uint64_t score = 0;
+    switch (policy_) {
+      case EvictPolicy::kAllkeysLru:
+      case EvictPolicy::kVolatileLru:
+        score = static_cast<uint64_t>(ks.IdleSeconds(e));
+        break;
+      case EvictPolicy::kAllkeysLfu:
+      case EvictPolicy::kVolatileLfu:
+        score = 255 - static_cast<uint64_t>(ks.LfuFrequency(e));
+        break;
+      case EvictPolicy::kVolatileTtl:
+        score = std::numeric_limits<uint64_t>::max() - static_cast<uint64_t>(db.GetExpire(e));
+        break;
+      default:
+        return;
+    }
+    Insert(score, dbi, e->key());
+  }
+}
+
+bool Evictor::Pick(int* db, std::string* key) {
+  store::Keyspace& ks = server_.keyspace();
+  int dbs = ks.num_dbs();
+  bool all = AllKeys(policy_);
+  if (Random(policy_)) {
+    for (int i = 0; i < dbs; i++) {
+      int j = next_db_ = (next_db_ + 1) % dbs;
+      store::Db& d = ks.db(j);
+      store::Entry* e = all ? d.table().Random() : d.RandomVolatile();
+      if (e != nullptr) {
+        *db = j;
+        key->assign(e->key());
+        return true;
+      }
+    }
+    return false;
+  }
+  for (;;) {
+    size_t candidates = 0;
+    for (int i = 0; i < dbs; i++) {
+      store::Db& d = ks.db(i);
+      size_t n = all ? d.size() : d.expires_size();
+      if (n == 0) continue;
+      candidates += n;
+      Populate(i);
+    }
+    if (candidates == 0) return false;
+    // Best first; a key deleted since it was sampled (a ghost) is skipped.
+    for (size_t k = kPoolSize; k-- > 0;) {
+      Candidate& c = pool_[k];
+      if (c.db < 0) continue;
+      int d = c.db;
+      std::string k_key = std::move(c.key);
+      c = Candidate{};
+      store::Entry* e = ks.db(d).Find(k_key);
+      if (e != nullptr && (all || e->has_expire())) {
+        *db = d;
+        *key = std::move(k_key);
+        return true;
+      }
+    }
+  }
+}
+
+Evictor::Outcome Evictor::Perform() {
+  if (maxmemory_ == 0) return Outcome::kOk;
+  // A replica leaves eviction to its primary (whose DELs it applies): replica-ignore-maxmemory.
+  if (server_.replica().is_replica() && server_.config().GetBool("replica-ignore-maxmemory")) {
+    return Outcome::kOk;
+  }
+  size_t used = UsedForEviction();
+  MarkOver(used > maxmemory_);
+  if (used <= maxmemory_) return Outcome::kOk;
+  if (policy_ == EvictPolicy::kNoEviction) return Outcome::kFail;
+  size_t to_free = used - maxmemory_;
+  size_t freed = 0;
+  uint64_t keys = 0;
+  int64_t start = MonoUs();
+  uint64_t limit = TimeLimitUs();
+  Outcome outcome = Outcome::kOk;
+  std::string key;
+  int db = 0;
+  while (freed < to_free) {
+    if (!Pick(&db, &key)) {
+      outcome = Outcome::kFail;
+      break;
+    }
+    size_t before = AllocatedBytes();
+    server_.EvictKey(db, key);
+    size_t after = AllocatedBytes();
+    if (before > after) freed += before - after;
+    evicted_keys_++;
+    keys++;
+    if (keys % 16 == 0 && static_cast<uint64_t>(MonoUs() - start) > limit) {
+      StartTimer();  // the rest is the timer's: commands meanwhile are not refused
+      break;
+    }
+  }
+  total_us_ += static_cast<uint64_t>(MonoUs() - start);
+  if (freed >= to_free) MarkOver(false);
+  if (outcome == Outcome::kOk && timer_running_) outcome = Outcome::kRunning;
+  return outcome;
+}
+
+void Evictor::MarkOver(bool over) {
+  int64_t now = MonoUs();
+  if (over && over_since_us_ == 0) {
+    over_since_us_ = now;
+  } else if (!over && over_since_us_ != 0) {
+    over_total_us_ += static_cast<uint64_t>(now - over_since_us_);
+    over_since_us_ = 0;
+  }
+}
+
+uint64_t Evictor::ExceededMs(int64_t now_us, bool total) const {
+  uint64_t current = over_since_us_ ? static_cast<uint64_t>(now_us - over_since_us_) : 0;
+  return ((total ? over_total_us_ : 0) + current) / 1000;
+}
+
+void Evictor::StartTimer() {
+  if (timer_running_) return;
+  timer_running_ = true;
+  server_.group(0).loop().AddTimer(0, [this]() -> int64_t {
+    std::lock_guard lock(server_.mu());
+    timer_running_ = false;  // Perform sets it again while there is more to do
+    Perform();               // starts a new timer while there is more to do
+    return -1;
+  });
+}
+
+}  // namespace kv::server
