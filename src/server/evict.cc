@@ -42,7 +42,7 @@ bool Random(EvictPolicy p) {
 void Evictor::set_policy(EvictPolicy p) {
   if (p == policy_) return;
   policy_ = p;
-  for (auto& c : pool_) c = Candidate{};  // scores of another policy do not compare
+  for (auto& c : slots_) c.db = -1;  // scores of another policy do not compare
 }
 
 size_t Evictor::NotCounted() const { return server_.primary().OutputBytes(); }
@@ -62,30 +62,42 @@ uint64_t Evictor::TimeLimitUs() const {
 }
 
 void Evictor::Insert(uint64_t score, int db, std::string_view key) {
-  // As evictionPoolPopulate: the pool is sorted by score, ascending, empty slots on the right.
+  // As evictionPoolPopulate: the pool is sorted by score, ascending, empty places on the right.
+  // The places hold slot numbers, so making room moves bytes, not keys.
+  auto at = [&](size_t k) -> Candidate& { return slots_[order_[k]]; };
   size_t k = 0;
-  while (k < kPoolSize && pool_[k].db >= 0 && pool_[k].score < score) k++;
-  if (k == 0 && pool_[kPoolSize - 1].db >= 0) return;  // worse than everything in a full pool
-  if (k < kPoolSize && pool_[k].db < 0) {
-    // An empty slot.
-  } else if (pool_[kPoolSize - 1].db < 0) {
-    std::rotate(pool_.begin() + k, pool_.end() - 1, pool_.end());  // room on the right
+  while (k < kPoolSize && at(k).db >= 0 && at(k).score < score) k++;
+  if (k == 0 && at(kPoolSize - 1).db >= 0) return;  // worse than everything in a full pool
+  if (k < kPoolSize && at(k).db < 0) {
+    // An empty place.
+  } else if (at(kPoolSize - 1).db < 0) {
+    std::rotate(order_.begin() + k, order_.end() - 1, order_.end());  // room on the right
   } else {
     k--;  // full: drop the lowest score, to the left
-    std::rotate(pool_.begin(), pool_.begin() + 1, pool_.begin() + k + 1);
+    std::rotate(order_.begin(), order_.begin() + 1, order_.begin() + k + 1);
   }
-  pool_[k].score = score;
-  pool_[k].db = db;
-  pool_[k].key.assign(key);
+  Candidate& c = at(k);
+  c.score = score;
+  c.db = db;
+  c.key.assign(key);
 }
 
 void Evictor::Populate(int dbi) {
   store::Keyspace& ks = server_.keyspace();
   store::Db& db = ks.db(dbi);
-  bool all = AllKeys(policy_);
-  for (int i = 0; i < samples_; i++) {
-    store::Entry* e = all ? db.table().Random() : db.RandomVolatile();
-    if (e == nullptr) return;
+  // As Redis: the samples come from consecutive buckets of the key table (of the TTL index for
+  // the volatile policies: uniformly).
+  store::Entry* sample[64];
+  size_t n = std::min<size_t>(static_cast<size_t>(samples_), std::size(sample));
+  if (AllKeys(policy_)) {
+    n = db.table().SomeEntries(n, sample);
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      if ((sample[i] = db.RandomVolatile()) == nullptr) return;
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    store::Entry* e = sample[i];
     uint64_t score = 0;
     switch (policy_) {
       case EvictPolicy::kAllkeysLru:
@@ -135,15 +147,14 @@ bool Evictor::Pick(int* db, std::string* key) {
     if (candidates == 0) return false;
     // Best first; a key deleted since it was sampled (a ghost) is skipped.
     for (size_t k = kPoolSize; k-- > 0;) {
-      Candidate& c = pool_[k];
+      Candidate& c = slots_[order_[k]];
       if (c.db < 0) continue;
       int d = c.db;
-      std::string k_key = std::move(c.key);
-      c = Candidate{};
-      store::Entry* e = ks.db(d).Find(k_key);
+      c.db = -1;  // out of the pool; its key's buffer stays for the next candidate
+      store::Entry* e = ks.db(d).Find(c.key);
       if (e != nullptr && (all || e->has_expire())) {
         *db = d;
-        *key = std::move(k_key);
+        key->assign(c.key);
         return true;
       }
     }
@@ -163,12 +174,12 @@ Evictor::Outcome Evictor::Perform() {
   size_t to_free = used - maxmemory_;
   size_t freed = 0;
   uint64_t keys = 0;
-  int64_t start = MonoUs();
-  uint64_t limit = TimeLimitUs();
+  int64_t start = 0;  // read after the first key: most commands evict one, and need no clock
   Outcome outcome = Outcome::kOk;
   std::string key;
   int db = 0;
   while (freed < to_free) {
+    if (keys == 1) start = MonoUs();
     if (!Pick(&db, &key)) {
       outcome = Outcome::kFail;
       break;
@@ -179,22 +190,22 @@ Evictor::Outcome Evictor::Perform() {
     if (before > after) freed += before - after;
     evicted_keys_++;
     keys++;
-    if (keys % 16 == 0 && static_cast<uint64_t>(MonoUs() - start) > limit) {
+    if (keys % 16 == 0 && static_cast<uint64_t>(MonoUs() - start) > TimeLimitUs()) {
       StartTimer();  // the rest is the timer's: commands meanwhile are not refused
       break;
     }
   }
-  total_us_ += static_cast<uint64_t>(MonoUs() - start);
   if (freed >= to_free) MarkOver(false);
   if (outcome == Outcome::kOk && timer_running_) outcome = Outcome::kRunning;
   return outcome;
 }
 
 void Evictor::MarkOver(bool over) {
+  if (over == (over_since_us_ != 0)) return;  // no change: no clock reading, every command
   int64_t now = MonoUs();
-  if (over && over_since_us_ == 0) {
+  if (over) {
     over_since_us_ = now;
-  } else if (!over && over_since_us_ != 0) {
+  } else {
     over_total_us_ += static_cast<uint64_t>(now - over_since_us_);
     over_since_us_ = 0;
   }

@@ -9,6 +9,7 @@
 // Under the keyspace lock, like the keyspace itself.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -60,8 +61,7 @@ class Evictor {
     evicted_keys_ = 0;
     over_total_us_ = 0;
   }
-  // Microseconds spent in eviction passes, and whether a timer is continuing one.
-  uint64_t total_eviction_us() const { return total_us_; }
+  // Whether a timer is continuing a pass.
   bool running() const { return timer_running_; }
   // INFO's total_eviction_exceeded_time (all the time memory was over maxmemory; total) or
   // current_eviction_exceeded_time (the present stretch, 0 when within), in ms.
@@ -87,10 +87,11 @@ class Evictor {
   EvictPolicy policy_ = EvictPolicy::kNoEviction;
   int samples_ = 5;
   int tenacity_ = 10;
-  std::vector<Candidate> pool_ = std::vector<Candidate>(kPoolSize);  // by score, ascending
+  // The pool: order_[k] is the slot of the k-th candidate, by score ascending; db < 0: empty.
+  std::array<Candidate, kPoolSize> slots_;
+  std::array<uint8_t, kPoolSize> order_ = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   int next_db_ = 0;  // the random policies' round robin
   uint64_t evicted_keys_ = 0;
-  uint64_t total_us_ = 0;
   bool timer_running_ = false;
   int64_t over_since_us_ = 0;  // when memory went over maxmemory; 0 while within
   uint64_t over_total_us_ = 0;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <bit>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -84,6 +85,11 @@ class IntrusiveTable {
 
   // A uniformly chosen bucket's random entry, or nullptr if empty.
   Node* Random();
+  // Up to n entries from consecutive buckets from a random start, as Redis' dictGetSomeKeys
+  // (eviction's sampling): far cheaper than n Random() calls on a sparse table, which pay a
+  // cache miss a probe, at the price of samples that are neighbours. Returns how many: at least
+  // one when the table is not empty.
+  size_t SomeEntries(size_t n, Node** out);
   // Visits the buckets at `cursor` and returns the next cursor (0 when done).
   uint64_t Scan(uint64_t cursor, const std::function<void(Node*)>& fn);
   // Visits every entry; fn must not modify the table. Entries are brought into the cache a few
@@ -326,6 +332,47 @@ Node* IntrusiveTable<Node>::Random() {
   size_t pick = RandomBelow(len);
   while (pick--) head = head->next;
   return head;
+}
+
+template <typename Node>
+size_t IntrusiveTable<Node>::SomeEntries(size_t n, Node** out) {
+  n = std::min(n, size());
+  if (n == 0) return 0;
+  if (rehashing()) RehashSteps(static_cast<int>(n));
+  const bool two = rehashing();
+  size_t maxmask = two ? std::max(t_[0].mask, t_[1].mask) : t_[0].mask;
+  size_t i = RandomU64() & maxmask;
+  size_t got = 0, empty_run = 0;
+  for (size_t steps = n * 10; got < n && steps > 0; steps--) {
+    for (int t = 0; t < (two ? 2 : 1) && got < n; t++) {
+      const Table& tab = t_[t];
+      // Buckets of t_[0] below rehash_idx_ are empty (moved): skip to where moving stopped,
+      // or to t_[1] when it is the bigger one.
+      if (two && t == 0 && static_cast<int64_t>(i) < rehash_idx_) {
+        if (i >= t_[1].size()) i = static_cast<size_t>(rehash_idx_);
+        continue;
+      }
+      if (i >= tab.size()) continue;
+      Node* e = tab.b[i];
+      if (e == nullptr) {
+        // A long run of empty buckets: jump elsewhere.
+        if (++empty_run >= 5 && empty_run > n) {
+          i = RandomU64() & maxmask;
+          empty_run = 0;
+        }
+        continue;
+      }
+      empty_run = 0;
+      for (; e != nullptr && got < n; e = e->next) {
+        // The walk can come round to a bucket again (a small table, a jump): no duplicates.
+        if (std::find(out, out + got, e) == out + got) out[got++] = e;
+      }
+    }
+    i = (i + 1) & maxmask;
+  }
+  // A sparse table (not shrunk yet) can hide every entry from the walk: one random entry then.
+  if (got == 0) out[got++] = Random();
+  return got;
 }
 
 template <typename Node>

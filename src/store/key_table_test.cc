@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -126,6 +127,36 @@ TEST(KeyTable, RandomCoversTheTable) {
   EXPECT_EQ(seen.size(), 50u);
   KeyTable empty;
   EXPECT_EQ(empty.Random(), nullptr);
+}
+
+// Eviction's sampling: up to n distinct entries of the table, in every state (sparse, growing
+// mid-rehash), and over many calls every key comes up.
+TEST(KeyTable, SomeEntriesSamplesDistinctEntriesAndCoversTheTable) {
+  KeyTable t;
+  Entry* out[16];
+  EXPECT_EQ(t.SomeEntries(5, out), 0u);
+  std::set<std::string> seen;
+  bool saw_rehash = false;
+  for (int i = 0; i < 3000; i++) {
+    t.Insert(Entry::Create(K(i), Value::Int(i)));
+    saw_rehash |= t.rehashing();
+    size_t n = t.SomeEntries(5, out);
+    ASSERT_EQ(n, std::min<size_t>(5, t.size())) << i;
+    std::set<Entry*> distinct(out, out + n);
+    ASSERT_EQ(distinct.size(), n);
+    for (size_t j = 0; j < n; j++) ASSERT_EQ(t.Find(out[j]->key()), out[j]);
+  }
+  EXPECT_TRUE(saw_rehash);
+  // Sparse: most keys gone, the table not shrunk yet.
+  for (int i = 0; i < 3000; i++) {
+    if (i % 100 != 0) Entry::Destroy(t.Unlink(K(i)));
+  }
+  for (int i = 0; i < 2000; i++) {
+    size_t n = t.SomeEntries(5, out);
+    ASSERT_GE(n, 1u);
+    for (size_t j = 0; j < n; j++) seen.insert(std::string(out[j]->key()));
+  }
+  EXPECT_EQ(seen.size(), 30u);
 }
 
 }  // namespace
