@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdlib>
 #include <span>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,11 +79,14 @@ void TouchAllKeys(Context& c, store::Db& keys_of, int a, int b) {
 // DEL and UNLINK: deletion is synchronous for both (no lazy-free thread).
 void Del(Context& c) {
   int64_t deleted = 0;
+  // UNLINK frees big values on the background thread; DEL too under lazyfree-lazy-user-del.
+  bool unlink = c.spec ? c.spec->name == "unlink" : EqualsIgnoreCase(c.arg(0), "unlink");
+  bool lazy = unlink || c.ks.lazy_free_settings().user_del;
   for (size_t i = 1; i < c.argc(); i++) {
     std::string_view key = c.arg(i);
     // The lookup expires a stale key first, so it counts as absent (and is propagated as an
     // expiry, not as this DEL).
-    if (c.LookupWrite(key) && c.db().Delete(key)) {
+    if (c.LookupWrite(key) && c.ks.Delete(c.session.db, key, lazy)) {
       c.Changed(key, kNotifyGeneric, "del");
       deleted++;
     }
@@ -355,49 +359,51 @@ void SwapDb(Context& c) {
 }
 
 // FLUSHDB/FLUSHALL [ASYNC|SYNC]. Both free synchronously (no lazy-free thread).
-bool ParseFlushArgs(Context& c) {
-  if (c.argc() == 1) return true;
-  if (c.argc() == 2 &&
-      (EqualsIgnoreCase(c.arg(1), "sync") || EqualsIgnoreCase(c.arg(1), "async"))) {
-    return true;
-  }
+// FLUSHALL / FLUSHDB [SYNC|ASYNC]: whether to free on the background thread (ASYNC, or neither
+// under lazyfree-lazy-user-flush yes). nullopt after a syntax error.
+std::optional<bool> ParseFlushArgs(Context& c) {
+  if (c.argc() == 1) return c.ks.lazy_free_settings().user_flush;
+  if (c.argc() == 2 && EqualsIgnoreCase(c.arg(1), "sync")) return false;
+  if (c.argc() == 2 && EqualsIgnoreCase(c.arg(1), "async")) return true;
   c.Error(OpStatus::kSyntax);
-  return false;
+  return std::nullopt;
 }
 
-// After a flush that freed keys, hands glibc's free heap pages back to the OS; otherwise RSS
-// stays at its peak (glibc shrinks the heap only from its top, and a freed keyspace leaves free
-// pages all over it). Redis 7.0 purges jemalloc at the end of a sync flush for the same reason;
-// kvstore frees ASYNC flushes synchronously too, so it trims after both. Cost, measured after a
+// After a sync flush that freed keys, hands glibc's free heap pages back to the OS; otherwise
+// RSS stays at its peak (glibc shrinks the heap only from its top, and a freed keyspace leaves
+// free pages all over it). Redis 7.0 purges jemalloc at the end of a sync flush for the same
+// reason; an ASYNC flush trims on the background freer once it is done. Cost, measured after a
 // 1M-key flush: ~5 ms, except the first flush after the keys were first allocated, where glibc
 // also coalesces the million freed chunks (~300 ms more, next to ~200-500 ms for the flush).
-void ReleaseFreedMemory(size_t freed_keys) {
-  if (freed_keys > 0) malloc_trim(0);
+void ReleaseFreedMemory(size_t freed_keys, bool async) {
+  if (freed_keys > 0 && !async) malloc_trim(0);
 }
 
 void FlushDb(Context& c) {
-  if (!ParseFlushArgs(c)) return;
+  auto async = ParseFlushArgs(c);
+  if (!async) return;
   store::Db& db = c.db();
   TouchAllKeys(c, db, c.session.db, c.session.db);
   size_t freed = db.size();
   c.dirty += freed;
-  db.Clear();
-  ReleaseFreedMemory(freed);
+  c.ks.FlushDb(c.session.db, *async);
+  ReleaseFreedMemory(freed, *async);
   // Redis forces propagation even when the db was empty; here propagation follows dirty.
   if (c.dirty == 0) c.dirty = 1;
   c.out.Ok();
 }
 
 void FlushAll(Context& c) {
-  if (!ParseFlushArgs(c)) return;
+  auto async = ParseFlushArgs(c);
+  if (!async) return;
   size_t freed = 0;
   for (int i = 0; i < c.ks.num_dbs(); i++) {
     TouchAllKeys(c, c.ks.db(i), i, i);
     freed += c.ks.db(i).size();
   }
   c.dirty += freed;
-  c.ks.FlushAll();
-  ReleaseFreedMemory(freed);
+  c.ks.FlushAll(*async);
+  ReleaseFreedMemory(freed, *async);
   c.dirty++;  // Redis counts the flush itself as one more change
   c.out.Ok();
 }

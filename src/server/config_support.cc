@@ -19,7 +19,9 @@ constexpr const char* kNoTls = "kvstore has no TLS support yet";
 constexpr const char* kNoCluster = "kvstore has no cluster mode";
 constexpr const char* kNoScripts = "kvstore has no scripting yet";
 constexpr const char* kNoLazyFree =
-    "kvstore frees deleted values synchronously; background freeing is not implemented";
+    "kvstore frees expired keys, overwritten values and a replica's old dataset synchronously; "
+    "background freeing covers UNLINK, FLUSHALL/FLUSHDB ASYNC and lazyfree-lazy-user-del, "
+    "-user-flush and -eviction";
 constexpr const char* kNoDefrag =
     "Active defragmentation cannot be enabled: it requires a Redis server compiled with a "
     "modified Jemalloc like the one shipped by default with the Redis source distribution";
@@ -40,11 +42,8 @@ const std::map<std::string, std::string>& Refused() {
       {"aof-disable-auto-gc", kNoAof},
       {"aof_rewrite_cpulist", kNoAof},
       {"maxmemory-clients", kNoClientEviction},
-      {"lazyfree-lazy-eviction", kNoLazyFree},
       {"lazyfree-lazy-expire", kNoLazyFree},
       {"lazyfree-lazy-server-del", kNoLazyFree},
-      {"lazyfree-lazy-user-del", kNoLazyFree},
-      {"lazyfree-lazy-user-flush", kNoLazyFree},
       {"replica-lazy-flush", kNoLazyFree},
       {"tls-port", kNoTls},
       {"tls-auth-clients", kNoTls},

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <limits>
+#include <thread>
 
 #include "common/alloc_count.h"
 #include "common/clock.h"
@@ -164,7 +166,7 @@ bool Evictor::Pick(int* db, std::string* key) {
 Evictor::Outcome Evictor::Perform() {
   if (maxmemory_ == 0) return Outcome::kOk;
   // A replica leaves eviction to its primary (whose DELs it applies): replica-ignore-maxmemory.
-  if (server_.replica().is_replica() && server_.config().GetBool("replica-ignore-maxmemory")) {
+  if (ignore_on_replica_ && server_.replica().is_replica()) {
     return Outcome::kOk;
   }
   size_t used = UsedForEviction();
@@ -178,6 +180,7 @@ Evictor::Outcome Evictor::Perform() {
   Outcome outcome = Outcome::kOk;
   std::string key;
   int db = 0;
+  const bool lazy = server_.keyspace().lazy_free_settings().eviction;
   while (freed < to_free) {
     if (keys == 1) start = MonoUs();
     if (!Pick(&db, &key)) {
@@ -190,9 +193,31 @@ Evictor::Outcome Evictor::Perform() {
     if (before > after) freed += before - after;
     evicted_keys_++;
     keys++;
-    if (keys % 16 == 0 && static_cast<uint64_t>(MonoUs() - start) > TimeLimitUs()) {
-      StartTimer();  // the rest is the timer's: commands meanwhile are not refused
-      break;
+    if (keys % 16 == 0) {
+      // Freed in the background, the memory is not seen going down here: look at it anew.
+      if (lazy && UsedForEviction() <= maxmemory_) {
+        freed = to_free;
+        break;
+      }
+      if (static_cast<uint64_t>(MonoUs() - start) > TimeLimitUs()) {
+        StartTimer();  // the rest is the timer's: commands meanwhile are not refused
+        break;
+      }
+    }
+  }
+  // Nothing left to evict, but the background freer has work: as Redis, wait for it a little
+  // (within the pass's time limit) before refusing the command.
+  if (outcome == Outcome::kFail && lazy) {
+    if (start == 0) start = MonoUs();
+    store::LazyFreer& freer = server_.keyspace().lazy_freer();
+    while (freer.pending() > 0 && static_cast<uint64_t>(MonoUs() - start) < TimeLimitUs()) {
+      if (UsedForEviction() <= maxmemory_) {
+        outcome = Outcome::kOk;
+        freed = to_free;
+        break;
+      }
+      std::this_thread::sleep_for(
+          std::chrono::microseconds(std::min<uint64_t>(TimeLimitUs(), 1000)));
     }
   }
   if (freed >= to_free) MarkOver(false);

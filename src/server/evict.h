@@ -49,6 +49,7 @@ class Evictor {
   EvictPolicy policy() const { return policy_; }
   void set_samples(int n) { samples_ = n; }
   void set_tenacity(int t) { tenacity_ = t; }
+  void set_ignore_on_replica(bool on) { ignore_on_replica_ = on; }  // replica-ignore-maxmemory
 
   // Evicts until the memory in use is within maxmemory, or until the pass's time is up.
   Outcome Perform();
@@ -87,6 +88,7 @@ class Evictor {
   EvictPolicy policy_ = EvictPolicy::kNoEviction;
   int samples_ = 5;
   int tenacity_ = 10;
+  bool ignore_on_replica_ = true;
   // The pool: order_[k] is the slot of the k-th candidate, by score ascending; db < 0: empty.
   std::array<Candidate, kPoolSize> slots_;
   std::array<uint8_t, kPoolSize> order_ = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};

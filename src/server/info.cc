@@ -217,8 +217,9 @@ void MemorySection(Server& s, std::string* out) {
           "mem_total_replication_buffers:%zu\r\nmem_clients_slaves:%zu\r\n"
           "mem_clients_normal:%zu\r\n"
           "mem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:libc\r\n"
-          "active_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
-          replica_out, backlog_bytes, backlog_bytes + replica_out, replica_out, ClientMemory(s));
+          "active_defrag_running:0\r\nlazyfree_pending_objects:%zu\r\nlazyfreed_objects:%llu\r\n",
+          replica_out, backlog_bytes, backlog_bytes + replica_out, replica_out, ClientMemory(s),
+          s.keyspace().lazy_pending(), static_cast<unsigned long long>(s.keyspace().lazy_freed()));
 }
 
 void PersistenceSection(Server& s, std::string* out) {

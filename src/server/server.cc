@@ -222,6 +222,19 @@ void Server::WireConfig() {
     evictor_->set_samples(std::stoi(v));
     return Status::Ok();
   });
+  auto lazy_setting = [this](bool store::LazyFreeSettings::*field) {
+    return [this, field](const std::string& v) {
+      keyspace_->lazy_free_settings().*field = v == "yes";
+      return Status::Ok();
+    };
+  };
+  c.OnApply("lazyfree-lazy-user-del", lazy_setting(&store::LazyFreeSettings::user_del));
+  c.OnApply("lazyfree-lazy-user-flush", lazy_setting(&store::LazyFreeSettings::user_flush));
+  c.OnApply("lazyfree-lazy-eviction", lazy_setting(&store::LazyFreeSettings::eviction));
+  c.OnApply("replica-ignore-maxmemory", [this](const std::string& v) {
+    evictor_->set_ignore_on_replica(v == "yes");
+    return Status::Ok();
+  });
   c.OnApply("maxmemory-eviction-tenacity", [this](const std::string& v) {
     evictor_->set_tenacity(std::stoi(v));
     return Status::Ok();
@@ -480,16 +493,18 @@ void Server::OnKeyExpired(int db, std::string_view key) {
 
 void Server::EvictKey(int db, std::string_view key) {
   std::string k(key);  // the view may point into the entry the deletion frees
-  keyspace_->Delete(db, k);
+  bool lazy = keyspace_->lazy_free_settings().eviction;
+  keyspace_->Delete(db, k, lazy);
   KeyModified(db, k);
   Notify(cmd::kNotifyEvicted, "evicted", k, db);
-  PropagateDeletion(db, k);
+  PropagateDeletion(db, k, lazy);
 }
 
-void Server::PropagateDeletion(int db, std::string_view key) {
-  // Replicas neither expire nor evict keys themselves: they get a DEL. Outside a command (the
-  // cron's active expiry, the eviction timer) each DEL is a unit of its own, as in Redis.
-  std::string_view del[] = {"DEL", key};
+void Server::PropagateDeletion(int db, std::string_view key, bool lazy) {
+  // Replicas neither expire nor evict keys themselves: they get a DEL (UNLINK when freed
+  // lazily, as Redis sends). Outside a command (the cron's active expiry, the eviction timer)
+  // each is a unit of its own, as in Redis.
+  std::string_view del[] = {lazy ? "UNLINK" : "DEL", key};
   primary_->feed().Add(db, del);
   if (!current_client_) EndReplicationUnit();
 }

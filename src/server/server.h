@@ -141,8 +141,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // Removes a key maxmemory evicts, as DEL would: WATCH sees it, the "evicted" event fires and
   // the replicas get a DEL. Keyspace lock held.
   void EvictKey(int db, std::string_view key);
-  // The DEL that tells replicas of a key the primary removed on its own (expired, evicted).
-  void PropagateDeletion(int db, std::string_view key);
+  // The DEL (UNLINK when `lazy`) that tells replicas of a key the primary removed on its own
+  // (expired, evicted).
+  void PropagateDeletion(int db, std::string_view key, bool lazy = false);
   // Runs the replication work that waits for a snapshot child (ReplPrimary::OnChildExit) as
   // soon as `pid` exits, instead of at the next cron tick. Any thread; where the kernel has no
   // pidfd (before Linux 5.3) the cron does it, as before.

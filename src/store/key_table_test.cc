@@ -129,8 +129,8 @@ TEST(KeyTable, RandomCoversTheTable) {
   EXPECT_EQ(empty.Random(), nullptr);
 }
 
-// Eviction's sampling: up to n distinct entries of the table, in every state (sparse, growing
-// mid-rehash), and over many calls every key comes up.
+// Eviction's sampling: between one and n distinct entries of the table, in every state (sparse,
+// growing mid-rehash), and over many calls every key comes up.
 TEST(KeyTable, SomeEntriesSamplesDistinctEntriesAndCoversTheTable) {
   KeyTable t;
   Entry* out[16];
@@ -141,7 +141,9 @@ TEST(KeyTable, SomeEntriesSamplesDistinctEntriesAndCoversTheTable) {
     t.Insert(Entry::Create(K(i), Value::Int(i)));
     saw_rehash |= t.rehashing();
     size_t n = t.SomeEntries(5, out);
-    ASSERT_EQ(n, std::min<size_t>(5, t.size())) << i;
+    // Up to five (as Redis' dictGetSomeKeys, the walk may come short), never none.
+    ASSERT_GE(n, 1u) << i;
+    ASSERT_LE(n, std::min<size_t>(5, t.size())) << i;
     std::set<Entry*> distinct(out, out + n);
     ASSERT_EQ(distinct.size(), n);
     for (size_t j = 0; j < n; j++) ASSERT_EQ(t.Find(out[j]->key()), out[j]);

@@ -43,8 +43,39 @@ Entry* Keyspace::Set(int dbi, std::string_view key, Value value, bool keep_ttl) 
   return e;
 }
 
-void Keyspace::FlushAll() {
-  for (auto& d : dbs_) d.Clear();
+bool Keyspace::Delete(int db, std::string_view key, bool lazy) {
+  if (!lazy) return dbs_[db].Delete(key);
+  Entry* e = dbs_[db].Unlink(key);
+  if (e == nullptr) return false;
+  lazy_freer().Free(e);
+  return true;
+}
+
+LazyFreer& Keyspace::lazy_freer() {
+  if (!lazy_) lazy_ = std::make_unique<LazyFreer>();
+  return *lazy_;
+}
+
+void Keyspace::FlushAll(bool async) {
+  if (!async) {
+    for (auto& d : dbs_) d.Clear();
+    return;
+  }
+  std::vector<Db> old(dbs_.size());
+  std::swap(old, dbs_);
+  for (auto& d : dbs_) d.table().set_resize_allowed(resize_allowed_);
+  lazy_freer().FreeDbs(std::move(old));
+}
+
+void Keyspace::FlushDb(int db, bool async) {
+  if (!async) {
+    dbs_[db].Clear();
+    return;
+  }
+  std::vector<Db> old(1);
+  std::swap(old[0], dbs_[db]);
+  dbs_[db].table().set_resize_allowed(resize_allowed_);
+  lazy_freer().FreeDbs(std::move(old));
 }
 
 size_t Keyspace::TotalKeys() const {
@@ -84,6 +115,7 @@ void Keyspace::Cron(int64_t budget_us) {
 }
 
 void Keyspace::SetResizeAllowed(bool allowed) {
+  resize_allowed_ = allowed;
   for (auto& d : dbs_) d.table().set_resize_allowed(allowed);
 }
 

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
 
 #include "store/db.h"
+#include "store/lazy_free.h"
 
 namespace kv::store {
 
@@ -31,6 +33,13 @@ struct EncodingLimits {
   int64_t list_max_listpack_size = -2;  // quicklist node size: <0 bytes class, >0 entries
 };
 
+// The lazyfree-* settings the keyspace's users read (the server keeps them in step).
+struct LazyFreeSettings {
+  bool user_del = false;    // lazyfree-lazy-user-del: DEL as UNLINK
+  bool user_flush = false;  // lazyfree-lazy-user-flush: FLUSHALL / FLUSHDB as ASYNC
+  bool eviction = false;    // lazyfree-lazy-eviction
+};
+
 struct ExpireCycleStats {
   size_t sampled = 0;
   size_t expired = 0;
@@ -49,12 +58,21 @@ class Keyspace {
   Entry* Lookup(int db, std::string_view key, int64_t now_ms);
   // Adds or replaces a key's value. The TTL is dropped unless keep_ttl.
   Entry* Set(int db, std::string_view key, Value value, bool keep_ttl = false);
-  bool Delete(int db, std::string_view key) { return dbs_[db].Delete(key); }
+  // Removes a key. `lazy` (UNLINK, the lazyfree-* settings) hands a big value to the
+  // background freer instead of freeing it here.
+  bool Delete(int db, std::string_view key, bool lazy = false);
 
   void SwapDb(int a, int b) { std::swap(dbs_[a], dbs_[b]); }
   // Exchanges every database with `other`'s (same number of dbs); settings stay.
   void SwapData(Keyspace& other) { std::swap(dbs_, other.dbs_); }
-  void FlushAll();
+  // Empties every database, or one; `async` (FLUSHALL ASYNC) frees their contents on the
+  // background freer.
+  void FlushAll(bool async = false);
+  void FlushDb(int db, bool async);
+  LazyFreer& lazy_freer();  // started on first use
+  // INFO's lazyfree_pending_objects and lazyfreed_objects (0 before any lazy free).
+  size_t lazy_pending() const { return lazy_ ? lazy_->pending() : 0; }
+  uint64_t lazy_freed() const { return lazy_ ? lazy_->freed() : 0; }
   size_t TotalKeys() const;
 
   // Redis' active expiry: sample volatile keys of each db, up to `budget_us`, repeating a db
@@ -63,6 +81,7 @@ class Keyspace {
   // Incremental rehash upkeep for every table.
   void Cron(int64_t budget_us);
   void SetResizeAllowed(bool allowed);
+  bool resize_allowed() const { return resize_allowed_; }
 
   // Access tracking (LRU seconds, or Redis' LFU log counter when lfu is on). Like Redis' LRU
   // clock, the time it uses is cached: the server ticks it from its cron (resolution 1 s), so
@@ -82,6 +101,7 @@ class Keyspace {
   void SetIdleSeconds(Entry* e, int64_t idle_s);
   void SetLfuFrequency(Entry* e, int freq);
 
+  LazyFreeSettings& lazy_free_settings() { return lazy_settings_; }
   EncodingLimits& limits() { return limits_; }
   const EncodingLimits& limits() const { return limits_; }
 
@@ -89,17 +109,23 @@ class Keyspace {
   // When false (a replica) expired keys are hidden by Lookup but not removed.
   void set_expire_deletes(bool on) { expire_deletes_ = on; }
   uint64_t expired_keys() const { return expired_keys_; }
-  void ResetStats() { expired_keys_ = 0; }
+  void ResetStats() {
+    expired_keys_ = 0;
+    if (lazy_) lazy_->ResetStats();
+  }
 
  private:
   std::vector<Db> dbs_;
   EncodingLimits limits_;
+  LazyFreeSettings lazy_settings_;
   KeyspaceObserver* observer_ = nullptr;
   bool expire_deletes_ = true;
   uint64_t expired_keys_ = 0;
   size_t expire_db_cursor_ = 0;
   uint32_t NowMinutes16() const;
 
+  bool resize_allowed_ = true;
+  std::unique_ptr<LazyFreer> lazy_;
   uint32_t clock_s_ = 0;  // cached wall clock, seconds
   bool lfu_ = false;
   int lfu_log_factor_ = 10;

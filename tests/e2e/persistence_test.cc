@@ -234,6 +234,36 @@ TEST(PersistenceInteropDump, RestoreSetsIdleTimeAndFrequency) {
   EXPECT_TRUE(c.Call({"OBJECT", "IDLETIME", "freq"}).is_error());
 }
 
+// The RDB's IDLE and FREQ records: under an LRU policy a snapshot keeps each key's idle time,
+// under an LFU one its counter, and the other server reads them (both directions).
+TEST(PersistenceInteropDump, IdleAndFreqRecordsMoveBothWays) {
+  for (Kind writer : {Kind::kKvstore, Kind::kRedis}) {
+    Kind reader = writer == Kind::kKvstore ? Kind::kRedis : Kind::kKvstore;
+    SCOPED_TRACE(writer == Kind::kKvstore ? "kvstore -> redis" : "redis -> kvstore");
+    for (const char* policy : {"allkeys-lru", "allkeys-lfu"}) {
+      SCOPED_TRACE(policy);
+      const bool lfu = std::string(policy) == "allkeys-lfu";
+      ServerProcess w(writer, {"--maxmemory-policy", policy});
+      RespClient wc(w.port());
+      wc.Call({"SET", "src", "v"});
+      std::string payload = wc.Call({"DUMP", "src"}).str;
+      ASSERT_EQ(
+          wc.Call({"RESTORE", "k", "0", payload, lfu ? "FREQ" : "IDLETIME", lfu ? "100" : "5000"})
+              .str,
+          "OK");
+      ASSERT_EQ(wc.Call({"SAVE"}).str, "OK");
+      ServerProcess r(reader, {"--dir", w.dir(), "--maxmemory-policy", policy});
+      RespClient rc(r.port());
+      WaitLoaded(rc);
+      if (lfu) {
+        EXPECT_EQ(rc.Call({"OBJECT", "FREQ", "k"}).integer, 100);
+      } else {
+        EXPECT_GE(rc.Call({"OBJECT", "IDLETIME", "k"}).integer, 5000);
+      }
+    }
+  }
+}
+
 // A snapshot started by BGSAVE holds the dataset as it was at the fork, whatever is written
 // while the child runs; the server keeps serving meanwhile.
 TEST(Persistence, BgsaveSnapshotsThePointOfTheFork) {
