@@ -244,11 +244,12 @@ uint64_t Evictor::ExceededMs(int64_t now_us, bool total) const {
 void Evictor::StartTimer() {
   if (timer_running_) return;
   timer_running_ = true;
-  server_.group(0).loop().AddTimer(0, [this]() -> int64_t {
+  // On the cron's loop (whichever poll group's thread evicted): it runs between that loop's
+  // rounds of events, so clients are served meanwhile.
+  server_.group(0).loop().Post([this] {
     std::lock_guard lock(server_.mu());
-    timer_running_ = false;  // Perform sets it again while there is more to do
-    Perform();               // starts a new timer while there is more to do
-    return -1;
+    timer_running_ = false;  // Perform posts again while there is more to do
+    Perform();
   });
 }
 
