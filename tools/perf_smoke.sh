@@ -18,7 +18,13 @@ for _ in $(seq 100); do grep -q "listening on port" "$LOG" && break; sleep 0.05;
 PORT=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$LOG")
 [ -n "$PORT" ] || { echo "server did not start"; cat "$LOG"; exit 1; }
 run() {
-  out=$("$BIN" --client 127.0.0.1 --port "$PORT" --no-progress "$@")
+  # A failing client shows the server's side too (its log, and whether it is still running).
+  out=$("$BIN" --client 127.0.0.1 --port "$PORT" --no-progress "$@") || {
+    rc=$?
+    echo "FAILED (client exit $rc): $*"
+    if kill -0 $SRV 2>/dev/null; then echo "the server runs"; else
+      wait $SRV && echo "the server exited 0" || echo "the server exited $?"; fi
+    echo "server log:"; cat "$LOG"; exit 1; }
   echo "$out" | tail -n 1
   echo "$out" | tail -n 1 | grep -q "^$2 " || { echo "FAILED: $*"; cat "$LOG"; exit 1; }
 }

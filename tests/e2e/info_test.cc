@@ -559,13 +559,6 @@ class ConfigFileServer {
   pid_t pid_ = -1;
 };
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 TEST(ConfigRewrite, RestartedServerLoadsTheRewrittenFile) {
   char tmpl[] = "/tmp/kvstore-rewrite-XXXXXX";
   std::string dir = mkdtemp(tmpl);

@@ -30,13 +30,6 @@ namespace {
 
 using Kind = ServerProcess::Kind;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The replicaof lines of a config file.
 std::vector<std::string> ReplicaOfLines(const std::string& path) {
   std::vector<std::string> out;

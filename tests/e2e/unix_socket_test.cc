@@ -28,13 +28,6 @@ namespace {
 
 using Kind = ServerProcess::Kind;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string Binary(Kind kind) {
   return kind == Kind::kKvstore ? BuildPath("kvstore-server")
                                 : std::string("/usr/bin/redis-server");

@@ -19,6 +19,13 @@
 
 namespace kv::test {
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
 int FreePort() {
   auto fd = net::ListenTcp("127.0.0.1", 0, 1);
   if (!fd.ok()) abort();

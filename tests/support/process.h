@@ -12,6 +12,9 @@
 
 namespace kv::test {
 
+// A file's whole contents ("" when it cannot be read).
+std::string ReadFile(const std::string& path);
+
 // A port that was free a moment ago.
 int FreePort();
 // Path of a binary in the build tree (KVSTORE_BUILD_DIR, set by ctest).
