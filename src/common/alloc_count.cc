@@ -44,14 +44,6 @@ size_t AllocatedBytes() {
 }
 
 bool AllocationsCounted() { return true; }
-
-#else
-size_t AllocatedBytes() {
-  struct mallinfo2 mi = mallinfo2();
-  return mi.uordblks + mi.hblkhd;
-}
-
-bool AllocationsCounted() { return false; }
 #endif
 
 }  // namespace kv
