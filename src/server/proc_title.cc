@@ -8,6 +8,7 @@
 
 #include "common/strutil.h"
 #include "server/config.h"
+#include "server/server.h"
 
 extern char** environ;
 
@@ -99,6 +100,25 @@ Result<std::string> ProcTitle(const Config& c, std::string_view tmpl, const std:
     return Status::Invalid("template format is invalid or contains unknown variables");
   }
   return r;
+}
+
+// The server's side: its title, and its snapshot children's, kept ready for them.
+void Server::UpdateProcTitle() {
+  // Before the listeners exist CONFIG's startup pass has nothing to show yet.
+  if (!listening_ || !config_->GetBool("set-proc-title")) return;
+  std::string tmpl = config_->GetString("proc-title-template");
+  auto title = [&](const std::string& what) {
+    auto t = ProcTitle(*config_, tmpl, what);
+    return t.ok() ? *t : what;
+  };
+  SetProcTitle(title(program_invocation_name));
+  bgsave_title_ = title("kvstore-rdb-bgsave");
+  to_replicas_title_ = title("kvstore-rdb-to-replicas");
+}
+
+void Server::ShowChildProcTitle(bool to_replicas) const {
+  const std::string& title = to_replicas ? to_replicas_title_ : bgsave_title_;
+  if (!title.empty()) SetProcTitle(title);  // empty: set-proc-title no
 }
 
 }  // namespace kv::server

@@ -15,7 +15,6 @@
 #include "server/client.h"
 #include "server/evict.h"
 #include "server/persistence.h"
-#include "server/proc_title.h"
 #include "server/repl_primary.h"
 #include "server/repl_replica.h"
 #include "transport/channel.h"
@@ -364,24 +363,6 @@ Status Server::StartListeners() {
   }
   if (listeners_.empty()) return Status::IoError("Configured to not listen anywhere, exiting.");
   return Status::Ok();
-}
-
-void Server::UpdateProcTitle() {
-  // Before the listeners exist CONFIG's startup pass has nothing to show yet.
-  if (!listening_ || !config_->GetBool("set-proc-title")) return;
-  std::string tmpl = config_->GetString("proc-title-template");
-  auto title = [&](const std::string& what) {
-    auto t = ProcTitle(*config_, tmpl, what);
-    return t.ok() ? *t : what;
-  };
-  SetProcTitle(title(program_invocation_name));
-  bgsave_title_ = title("kvstore-rdb-bgsave");
-  to_replicas_title_ = title("kvstore-rdb-to-replicas");
-}
-
-void Server::ShowChildProcTitle(bool to_replicas) const {
-  const std::string& title = to_replicas ? to_replicas_title_ : bgsave_title_;
-  if (!title.empty()) SetProcTitle(title);  // empty: set-proc-title no
 }
 
 void Server::OnAccept(net::Fd fd, bool unix_socket) {
