@@ -473,7 +473,7 @@ void ExpireGeneric(Context& c, int64_t basetime, bool seconds) {
     c.out.Int(0);
     return;
   }
-  if (when <= c.now_ms) {
+  if (when <= c.now_ms && !c.ks.loading()) {
     c.db().Delete(key);
     c.rewrite = std::vector<std::string>{"DEL", std::string(key)};
     c.Changed(key, kNotifyGeneric, "del");

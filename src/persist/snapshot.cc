@@ -32,22 +32,6 @@ class ScopedFd {
   int fd_;
 };
 
-// A read-only private mapping of a whole file, unmapped on scope exit.
-class Mapping {
- public:
-  Mapping(void* p, size_t n) : p_(p), n_(n) {}
-  ~Mapping() {
-    if (p_ != MAP_FAILED && n_ > 0) ::munmap(p_, n_);
-  }
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
-  std::string_view bytes() const { return {static_cast<const char*>(p_), n_}; }
-
- private:
-  void* p_;
-  size_t n_;
-};
-
 std::string DirOf(const std::string& path) {
   size_t slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
@@ -67,7 +51,7 @@ AuxFields StandardAux(const SnapshotInfo& info) {
     aux.emplace_back("repl-id", info.repl_id);
     aux.emplace_back("repl-offset", std::to_string(info.repl_offset));
   }
-  aux.emplace_back("aof-base", "0");
+  aux.emplace_back("aof-base", info.aof_base ? "1" : "0");
   return aux;
 }
 
@@ -84,14 +68,15 @@ Status WriteRdb(store::Keyspace& ks, Sink& sink, const RdbWriteOptions& opts,
   return Status::Ok();
 }
 
-Status SaveRdbFile(store::Keyspace& ks, const std::string& path, const RdbWriteOptions& opts,
-                   const AuxFields& aux, SaveStats* stats) {
+Status SaveFileAtomic(const std::string& path, const std::function<Status(Sink&)>& write,
+                      const std::string& temp_name) {
   std::string dir = DirOf(path);
-  std::string tmp = dir + "/temp-" + std::to_string(getpid()) + ".rdb";
+  std::string tmp =
+      dir + "/" + (temp_name.empty() ? "temp-" + std::to_string(getpid()) + ".rdb" : temp_name);
   ScopedFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (fd.get() < 0) return Status::FromErrno("failed opening the temp RDB file " + tmp, errno);
+  if (fd.get() < 0) return Status::FromErrno("failed opening the temp file " + tmp, errno);
   FdSink sink(fd.get());
-  Status st = WriteRdb(ks, sink, opts, aux, stats);
+  Status st = write(sink);
   if (st.ok() && ::fsync(fd.get()) != 0) st = Status::FromErrno("fsync " + tmp, errno);
   if (st.ok() && ::close(fd.release()) != 0) st = Status::FromErrno("close " + tmp, errno);
   if (st.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -107,8 +92,16 @@ Status SaveRdbFile(store::Keyspace& ks, const std::string& path, const RdbWriteO
   return Status::Ok();
 }
 
-Status LoadRdbFile(const std::string& path, store::Keyspace& ks, const RdbLoadOptions& opts,
-                   RdbLoadResult* result) {
+Status SaveRdbFile(store::Keyspace& ks, const std::string& path, const RdbWriteOptions& opts,
+                   const AuxFields& aux, SaveStats* stats) {
+  return SaveFileAtomic(path, [&](Sink& sink) { return WriteRdb(ks, sink, opts, aux, stats); });
+}
+
+MappedFile::~MappedFile() {
+  if (p_ != nullptr && n_ > 0) ::munmap(p_, n_);
+}
+
+Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
   ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     if (errno == ENOENT) return Status::NotFound(path + " does not exist");
@@ -116,13 +109,22 @@ Status LoadRdbFile(const std::string& path, store::Keyspace& ks, const RdbLoadOp
   }
   struct stat sb;
   if (::fstat(fd.get(), &sb) != 0) return Status::FromErrno("fstat " + path, errno);
-  size_t size = static_cast<size_t>(sb.st_size);
-  if (size == 0) return Status::Corruption(path + " is empty (not an RDB file)");
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+  auto m = std::unique_ptr<MappedFile>(new MappedFile());
+  m->n_ = static_cast<size_t>(sb.st_size);
+  if (m->n_ == 0) return m;
+  void* p = ::mmap(nullptr, m->n_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
   if (p == MAP_FAILED) return Status::FromErrno("mmap " + path, errno);
-  Mapping map(p, size);
-  ::madvise(p, size, MADV_SEQUENTIAL);
-  MemorySource src(map.bytes());
+  m->p_ = p;
+  ::madvise(p, m->n_, MADV_SEQUENTIAL);
+  return m;
+}
+
+Status LoadRdbFile(const std::string& path, store::Keyspace& ks, const RdbLoadOptions& opts,
+                   RdbLoadResult* result) {
+  auto map = MappedFile::Open(path);
+  if (!map.ok()) return map.status();
+  if ((*map)->bytes().empty()) return Status::Corruption(path + " is empty (not an RDB file)");
+  MemorySource src((*map)->bytes());
   return LoadRdb(src, ks, opts, result);
 }
 

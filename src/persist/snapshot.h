@@ -3,6 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +29,7 @@ struct SnapshotInfo {
   int repl_stream_db = 0;
   std::string repl_id;
   int64_t repl_offset = 0;
+  bool aof_base = false;  // the base of an AOF ("aof-base" 1)
 };
 AuxFields StandardAux(const SnapshotInfo& info);
 
@@ -43,6 +47,27 @@ Status WriteRdb(store::Keyspace& ks, Sink& sink, const RdbWriteOptions& opts,
 // temp file is removed and `path` is untouched.
 Status SaveRdbFile(store::Keyspace& ks, const std::string& path, const RdbWriteOptions& opts,
                    const AuxFields& aux, SaveStats* stats);
+
+// Writes a file at `path` without ever leaving a partial one there: `write` fills a temporary
+// file in the same directory (`temp_name`, or "temp-<pid>.rdb"), which is fsynced and renamed
+// over `path`, and the directory is fsynced. On failure the temporary file is removed.
+Status SaveFileAtomic(const std::string& path, const std::function<Status(Sink&)>& write,
+                      const std::string& temp_name = "");
+
+// A whole file mapped read-only (an empty file maps to no bytes), unmapped on destruction.
+class MappedFile {
+ public:
+  static Result<std::unique_ptr<MappedFile>> Open(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  std::string_view bytes() const { return {static_cast<const char*>(p_), n_}; }
+
+ private:
+  MappedFile() = default;
+  void* p_ = nullptr;
+  size_t n_ = 0;
+};
 
 // Maps `path` and loads it. NotFound when there is no such file.
 Status LoadRdbFile(const std::string& path, store::Keyspace& ks, const RdbLoadOptions& opts,

@@ -1,5 +1,7 @@
 #include "repl/feed.h"
 
+#include "common/clock.h"
+
 namespace kv::repl {
 
 void Feed::CreateBacklog(size_t capacity, int64_t start_offset) {
@@ -12,17 +14,25 @@ void Feed::FreeBacklog() {
   backlog_.reset();
 }
 
-void Feed::Add(int db, std::span<const std::string> argv) {
-  if (!active()) return;
-  pending_.push_back({db, std::vector<std::string>(argv.begin(), argv.end())});
+template <typename Str>
+void Feed::Record(int db, std::span<const Str> argv, bool to_replicas) {
+  to_replicas = to_replicas && active();
+  if (!to_replicas && !aof_on()) return;
+  size_t off = unit_.size();
+  unit_.append("*").append(std::to_string(argv.size())).append("\r\n");
+  for (const auto& a : argv) {
+    unit_.append("$").append(std::to_string(a.size())).append("\r\n");
+    unit_.append(a).append("\r\n");
+  }
+  ops_.push_back({db, off, unit_.size() - off, to_replicas});
 }
 
-void Feed::Add(int db, std::span<const std::string_view> argv) {
-  if (!active()) return;
-  Op op{db, {}};
-  op.argv.reserve(argv.size());
-  for (auto a : argv) op.argv.emplace_back(a);
-  pending_.push_back(std::move(op));
+void Feed::Add(int db, std::span<const std::string> argv, bool to_replicas) {
+  Record(db, argv, to_replicas);
+}
+
+void Feed::Add(int db, std::span<const std::string_view> argv, bool to_replicas) {
+  Record(db, argv, to_replicas);
 }
 
 void Feed::EncodeCommand(std::span<const std::string_view> argv, std::string* out) {
@@ -38,34 +48,60 @@ void Feed::Emit(std::string_view bytes) {
   if (sink_) sink_(bytes);
 }
 
-bool Feed::EndUnit() {
-  if (pending_.empty()) return false;
-  scratch_.clear();
-  bool wrap = pending_.size() > 1;
+void Feed::EncodeUnit(bool replicas_only, int* selected_db, std::string* out) const {
+  size_t n = 0;
+  const Op* first = nullptr;
+  for (const Op& op : ops_) {
+    if (replicas_only && !op.to_replicas) continue;
+    if (!first) first = &op;
+    n++;
+  }
+  if (n == 0) return;
   auto select = [&](int db) {
-    if (db == selected_db_) return;
-    std::string n = std::to_string(db);
-    std::string_view argv[] = {"SELECT", n};
-    EncodeCommand(argv, &scratch_);
-    selected_db_ = db;
+    if (db == *selected_db) return;
+    std::string num = std::to_string(db);
+    std::string_view argv[] = {"SELECT", num};
+    EncodeCommand(argv, out);
+    *selected_db = db;
   };
-  if (wrap) {
-    select(pending_.front().db);
-    std::string_view multi[] = {"MULTI"};
-    EncodeCommand(multi, &scratch_);
+  if (n > 1) {
+    select(first->db);
+    out->append("*1\r\n$5\r\nMULTI\r\n");
   }
-  for (const Op& op : pending_) {
+  for (const Op& op : ops_) {
+    if (replicas_only && !op.to_replicas) continue;
     select(op.db);
-    std::vector<std::string_view> views(op.argv.begin(), op.argv.end());
-    EncodeCommand(views, &scratch_);
+    out->append(unit_, op.off, op.len);
   }
-  if (wrap) {
-    std::string_view exec[] = {"EXEC"};
-    EncodeCommand(exec, &scratch_);
+  if (n > 1) out->append("*1\r\n$4\r\nEXEC\r\n");
+}
+
+bool Feed::EndUnit() {
+  if (ops_.empty()) return false;
+  bool to_replicas = false;
+  for (const Op& op : ops_) to_replicas |= op.to_replicas;
+  if (to_replicas) {
+    scratch_.clear();
+    EncodeUnit(true, &selected_db_, &scratch_);
+    Emit(scratch_);
   }
-  pending_.clear();
-  Emit(scratch_);
-  return true;
+  if (aof_on()) {
+    scratch_.clear();
+    if (aof_timestamps_) {
+      int64_t now_s = WallMs() / 1000;
+      if (now_s > aof_timestamp_s_) {
+        aof_timestamp_s_ = now_s;
+        scratch_.append("#TS:").append(std::to_string(now_s)).append("\r\n");
+      }
+    }
+    EncodeUnit(false, &aof_selected_db_, &scratch_);
+    aof_sink_(scratch_);
+  }
+  ops_.clear();
+  unit_.clear();
+  if (unit_.capacity() > (1u << 20)) std::string().swap(unit_);  // after a big value
+  if (scratch_.capacity() > (1u << 20)) std::string().swap(scratch_);
+  return to_replicas;
 }
 
 void Feed::EmitRaw(std::span<const std::string_view> argv) {

@@ -1,10 +1,13 @@
-// The replication feed: turns executed writes into the replication stream, the exact bytes a
-// Redis 7.0 primary sends its replicas, and hands them to the backlog and to the replicas.
+// The propagation feed: turns executed writes into the replication stream, the exact bytes a
+// Redis 7.0 primary sends its replicas (handed to the backlog and to the replicas), and into the
+// records of the append-only file (handed to the AOF), as Redis' propagateNow feeds both.
 //
 // Writes are collected per execution unit (a command, an EXEC, one expired key) and emitted when
 // the unit ends: a unit with more than one write is wrapped in MULTI/EXEC, so replicas apply it
 // atomically (Redis 7.0's also_propagate rule). A SELECT precedes a write whose database differs
-// from the previous one in the stream. Not thread-safe (the keyspace lock covers it).
+// from the previous one in that target's stream: the replication stream and the AOF keep their
+// own selected database. Each write is encoded once, whatever the targets. Not thread-safe (the
+// keyspace lock covers it).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +28,17 @@ class Feed {
   using Sink = std::function<void(std::string_view bytes)>;
 
   void set_sink(Sink sink) { sink_ = std::move(sink); }
+  // The AOF's records: every unit, as the AOF writes it (null: the AOF is off). With
+  // `timestamps` (aof-timestamp-enabled) a unit in a new second starts with "#TS:<unix time>".
+  void SetAofSink(Sink sink, bool timestamps) {
+    aof_sink_ = std::move(sink);
+    aof_timestamps_ = timestamps;
+    aof_selected_db_ = -1;
+  }
+  bool aof_on() const { return aof_sink_ != nullptr; }
+  void SetAofTimestamps(bool on) { aof_timestamps_ = on; }
+  // The next AOF record starts with SELECT (a new AOF file).
+  void ForgetAofSelectedDb() { aof_selected_db_ = -1; }
   // Propagation is on once a backlog exists (the first replica creates it), as in Redis.
   bool active() const { return backlog_ != nullptr; }
   void CreateBacklog(size_t capacity, int64_t start_offset);
@@ -33,11 +47,13 @@ class Feed {
   // master_repl_offset: the bytes emitted so far (0 before any backlog existed).
   int64_t offset() const { return backlog_ ? backlog_->end_offset() : offset_; }
 
-  // Records a write of the current unit.
-  void Add(int db, std::span<const std::string> argv);
-  void Add(int db, std::span<const std::string_view> argv);
-  // Ends the unit: emits its writes (wrapped in MULTI/EXEC when more than one). Returns whether
-  // anything was emitted.
+  // Records a write of the current unit, for the replicas and the AOF, or (`to_replicas`
+  // false: a replica applying its primary's stream, which it passes on verbatim) for the AOF
+  // alone.
+  void Add(int db, std::span<const std::string> argv, bool to_replicas = true);
+  void Add(int db, std::span<const std::string_view> argv, bool to_replicas = true);
+  // Ends the unit: emits its writes (wrapped in MULTI/EXEC when more than one) to each target.
+  // Returns whether anything went to the replication stream.
   bool EndUnit();
   // Emits a command outside any unit and outside MULTI wrapping (PING to replicas).
   void EmitRaw(std::span<const std::string_view> argv);
@@ -54,17 +70,27 @@ class Feed {
 
  private:
   void Emit(std::string_view bytes);
+  template <typename Str>
+  void Record(int db, std::span<const Str> argv, bool to_replicas);
+  // The unit's writes for one target, with its SELECTs, wrapped when more than one.
+  void EncodeUnit(bool replicas_only, int* selected_db, std::string* out) const;
 
   struct Op {
     int db;
-    std::vector<std::string> argv;
+    size_t off, len;  // its encoding in unit_
+    bool to_replicas;
   };
-  std::vector<Op> pending_;
+  std::vector<Op> ops_;
+  std::string unit_;
   std::unique_ptr<Backlog> backlog_;
   int64_t offset_ = 0;
   int selected_db_ = -1;
   Sink sink_;
   std::string scratch_;
+  Sink aof_sink_;
+  bool aof_timestamps_ = false;
+  int aof_selected_db_ = -1;
+  int64_t aof_timestamp_s_ = 0;
 };
 
 }  // namespace kv::repl

@@ -81,5 +81,46 @@ TEST(Feed, SelectsDbsAndWrapsUnitsOfSeveralWrites) {
   EXPECT_EQ(f.offset(), f.backlog()->end_offset());
 }
 
+TEST(Feed, TheAofGetsEveryWriteWithItsOwnSelectedDb) {
+  Feed f;
+  std::string stream, aof;
+  f.set_sink([&](std::string_view b) { stream.append(b); });
+  f.SetAofSink([&](std::string_view b) { aof.append(b); }, false);
+  std::vector<std::string> set = {"SET", "k", "v"};
+  f.Add(3, set);
+  f.EndUnit();  // no backlog: the AOF alone
+  EXPECT_TRUE(stream.empty());
+  EXPECT_EQ(aof, "*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n");
+  f.CreateBacklog(1024, 0);
+  aof.clear();
+  f.Add(3, set);
+  EXPECT_TRUE(f.EndUnit());
+  // The stream selects db 3 for itself; the AOF had selected it already.
+  EXPECT_EQ(stream, "*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n");
+  EXPECT_EQ(aof, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n");
+  // A replica's writes from its primary: to the AOF only, wrapped there when they are several.
+  stream.clear();
+  aof.clear();
+  std::vector<std::string> del = {"DEL", "x"};
+  f.Add(3, set, false);
+  f.Add(3, del, false);
+  EXPECT_FALSE(f.EndUnit());
+  EXPECT_TRUE(stream.empty());
+  EXPECT_EQ(aof,
+            "*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
+            "*2\r\n$3\r\nDEL\r\n$1\r\nx\r\n*1\r\n$4\r\nEXEC\r\n");
+  // aof-timestamp-enabled: a unit in a new second starts with its annotation.
+  aof.clear();
+  f.SetAofTimestamps(true);
+  f.Add(3, set);
+  f.EndUnit();
+  EXPECT_EQ(aof.rfind("#TS:", 0), 0u) << aof;
+  f.ForgetAofSelectedDb();
+  aof.clear();
+  f.Add(3, set);
+  f.EndUnit();  // a new file: a SELECT again
+  EXPECT_NE(aof.find("*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n*3"), std::string::npos) << aof;
+}
+
 }  // namespace
 }  // namespace kv::repl

@@ -500,7 +500,7 @@ void Shutdown(Context& c) {
     c.Error("No shutdown in progress.");
     return;
   }
-  if (!ServerOf(c).persistence().PrepareShutdown(save, nosave).ok() && !force) {
+  if (!ServerOf(c).PrepareShutdown(save, nosave, force).ok() && !force) {
     c.Error("Errors trying to SHUTDOWN. Check logs.");
     return;
   }

@@ -1,5 +1,7 @@
 #include "server/client.h"
 
+#include <algorithm>
+
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -8,6 +10,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/strutil.h"
+#include "server/aof.h"
 #include "server/poll_group.h"
 #include "server/repl_primary.h"
 #include "server/server.h"
@@ -235,6 +238,7 @@ void Client::ProcessInput() {
     server_.primary().ReleaseDataLinkBytes(&round_kicks.links);
     lock.unlock();
     KickDataLinksAfterRound();
+    if (server_.aof().NeedsWrite()) PostAofRoundEnd();
   }
   in_pending_.store(in_.size(), std::memory_order_relaxed);
   in_cap_.store(in_.capacity(), std::memory_order_relaxed);
@@ -263,7 +267,36 @@ void Client::DropReplicaThatGotAReply(std::span<const std::string_view> args, si
   RequestClose();
 }
 
+thread_local Client::RoundAof Client::round_aof;
+
+// Posted once per round on this thread's loop: runs after the round's events, so one write (and
+// under appendfsync always one fsync) covers every client the round served.
+void Client::PostAofRoundEnd() {
+  if (round_aof.posted) return;
+  round_aof.posted = true;
+  group_.loop().Post([&group = group_, &server = server_] {
+    round_aof.posted = false;
+    std::vector<uint64_t> waiting;
+    waiting.swap(round_aof.waiting);
+    server.aof().WriteBuffer();
+    for (uint64_t id : waiting) {
+      Client* c = group.Find(id);
+      if (c && !c->closed_ && c->Flush()) c->UpdateInterest();
+    }
+  });
+}
+
 bool Client::Flush() {
+  // No reply goes out before the writes it follows are in the AOF (on disk, under always).
+  if (out_sent_ < out_.size() &&
+      aof_offset_.load(std::memory_order_relaxed) > server_.aof().reply_offset()) {
+    if (std::find(round_aof.waiting.begin(), round_aof.waiting.end(), id()) ==
+        round_aof.waiting.end()) {
+      round_aof.waiting.push_back(id());
+    }
+    PostAofRoundEnd();
+    return true;
+  }
   if (OverNormalOutputLimit()) {
     LogOverLimit();
     Close("output buffer limit");

@@ -125,6 +125,8 @@ class Client : public net::FdHandler {
   // The replication offset this client's last write reached (WAIT). Keyspace lock held.
   int64_t write_offset() const { return woff_; }
   void set_write_offset(int64_t o) { woff_ = o; }
+  // The AOF offset this client's replies wait for (aof.h). Any thread.
+  void set_aof_offset(uint64_t o) { aof_offset_.store(o, std::memory_order_relaxed); }
   // Input that arrived before the client existed (the replication stream read past the
   // snapshot). Before Start, loop thread.
   void InjectInput(std::string_view data);
@@ -147,6 +149,14 @@ class Client : public net::FdHandler {
     bool posted = false;  // this round kicked once and posted its end-of-round kick
   };
   static thread_local RoundKicks round_kicks;
+  // The AOF's work at the end of this thread's event-loop round: writing what the round's
+  // commands appended, and (appendfsync always) the fsync the waiting clients' replies need.
+  struct RoundAof {
+    std::vector<uint64_t> waiting;  // client ids whose replies wait for the fsync
+    bool posted = false;
+  };
+  static thread_local RoundAof round_aof;
+  void PostAofRoundEnd();
   size_t ParseBatch(resp::ParserLimits& limits, bool* protocol_error);
   bool IsDataLinkResume(std::span<const std::string_view> args);
   void DropReplicaThatGotAReply(std::span<const std::string_view> args, size_t reply_at);
@@ -191,6 +201,7 @@ class Client : public net::FdHandler {
   std::set<std::string> channels_, patterns_;  // keyspace lock
   const std::string* last_cmd_ = nullptr; // keyspace lock
   int64_t woff_ = 0;                      // keyspace lock
+  std::atomic<uint64_t> aof_offset_{0};
 
   std::mutex push_mu_;
   std::string pushed_;          // guarded by push_mu_

@@ -11,8 +11,6 @@
 namespace kv::server {
 namespace {
 
-constexpr const char* kNoAof =
-    "the append-only file is not implemented yet: kvstore persists by RDB snapshots only";
 constexpr const char* kNoClientEviction =
     "client eviction (maxmemory-clients) is not implemented yet: only keys are evicted";
 constexpr const char* kNoTls = "kvstore has no TLS support yet";
@@ -28,19 +26,6 @@ constexpr const char* kNoDefrag =
 
 const std::map<std::string, std::string>& Refused() {
   static const std::map<std::string, std::string> m = {
-      {"appendonly", kNoAof},
-      {"appendfilename", kNoAof},
-      {"appenddirname", kNoAof},
-      {"appendfsync", kNoAof},
-      {"no-appendfsync-on-rewrite", kNoAof},
-      {"auto-aof-rewrite-percentage", kNoAof},
-      {"auto-aof-rewrite-min-size", kNoAof},
-      {"aof-load-truncated", kNoAof},
-      {"aof-use-rdb-preamble", kNoAof},
-      {"aof-rewrite-incremental-fsync", kNoAof},
-      {"aof-timestamp-enabled", kNoAof},
-      {"aof-disable-auto-gc", kNoAof},
-      {"aof_rewrite_cpulist", kNoAof},
       {"maxmemory-clients", kNoClientEviction},
       {"lazyfree-lazy-expire", kNoLazyFree},
       {"lazyfree-lazy-server-del", kNoLazyFree},
@@ -102,6 +87,8 @@ const std::map<std::string, std::string>& Refused() {
       {"acl-pubsub-default", "ACLs are not implemented yet (requirepass is)"},
       {"rdb-del-sync-files", "kvstore keeps the RDB files a replication sync wrote"},
       {"rdb-save-incremental-fsync", "kvstore fsyncs a snapshot once, when it is complete"},
+      {"aof-rewrite-incremental-fsync",
+       "kvstore fsyncs a rewritten AOF base once, when it is complete"},
       {"sanitize-dump-payload", "kvstore validates every payload it loads the same way"},
       {"repl-disable-tcp-nodelay", "kvstore's replication sockets always use TCP_NODELAY"},
       {"replica-announced", "every replica is announced"},
@@ -116,6 +103,7 @@ const std::map<std::string, std::string>& Refused() {
       {"oom-score-adj-values", "kvstore does not adjust its OOM score"},
       {"tracking-table-max-keys", "client-side caching (CLIENT TRACKING) is not implemented"},
       {"bgsave_cpulist", "kvstore does not pin its threads to CPUs"},
+      {"aof_rewrite_cpulist", "kvstore does not pin its threads to CPUs"},
       {"bio_cpulist", "kvstore does not pin its threads to CPUs"},
       {"server_cpulist", "kvstore does not pin its threads to CPUs"},
       {"propagation-error-behavior", "kvstore applies replicated commands whatever they answer"},

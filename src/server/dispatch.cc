@@ -6,6 +6,7 @@
 
 #include "common/clock.h"
 #include "common/strutil.h"
+#include "server/aof.h"
 #include "server/client.h"
 #include "server/evict.h"
 #include "server/persistence.h"
@@ -28,6 +29,8 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   auto block = Run(c, args, w);
   // WAIT waits for the stream to reach the end of this client's last write.
   if (EndReplicationUnit()) c.set_write_offset(primary_->feed().offset());
+  // Its replies wait for the AOF to hold every write made so far (its own and those it saw).
+  if (primary_->feed().aof_on()) c.set_aof_offset(aof_->appended());
   if (block) BlockClient(c, args, std::move(*block));
   // CLIENT REPLY OFF (as in force after the command, so "CLIENT REPLY ON" itself is answered)
   // and SKIP drop whatever the command wrote, errors included. The primary gets no replies.
@@ -159,13 +162,17 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     CountErrors(w);
     return std::nullopt;
   }
-  // MISCONF: a failing background save stops writes (and PING, as in Redis).
-  if (((flags & cmd::kWrite) || spec->name == "ping") && persistence_->WritesDenied()) {
-    w.Error(kMisconfError);
-    mspec->stats.rejected_calls++;
-    FlagTransactionError(c);
-    CountErrors(w);
-    return std::nullopt;
+  // MISCONF: a failing background save or AOF write stops writes (and PING, as in Redis);
+  // the primary's stream is never refused.
+  if (((flags & cmd::kWrite) || spec->name == "ping") && !(c.flags() & Client::kMaster)) {
+    std::string aof_error;
+    if (persistence_->WritesDenied() || aof_->WritesDenied(&aof_error)) {
+      w.Error(aof_error.empty() ? std::string(kMisconfError) : aof_error);
+      mspec->stats.rejected_calls++;
+      FlagTransactionError(c);
+      CountErrors(w);
+      return std::nullopt;
+    }
   }
   if (QueueInTransaction(c, spec, args, w)) {
     if (w.errors()) CountErrors(w);
@@ -180,17 +187,20 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   ctx.spec = spec;
   int db = session.db;  // a write propagates in the db it ran in (SELECT/MOVE change it)
   spec->handler(ctx);
-  // Writes from our own primary are passed on verbatim instead (OnMasterCommand).
-  if (ctx.dirty > 0 && !(flags & cmd::kNoPropagate) && primary_->feed().active() &&
-      !(c.flags() & Client::kMaster)) {
+  // Writes from our own primary go to sub-replicas verbatim instead (OnMasterCommand), and to
+  // the AOF from here, as any write.
+  repl::Feed& feed = primary_->feed();
+  bool from_primary = c.flags() & Client::kMaster;
+  if (ctx.dirty > 0 && !(flags & cmd::kNoPropagate) &&
+      ((feed.active() && !from_primary) || feed.aof_on())) {
     if (!ctx.propagate.empty()) {
       for (const auto& argv : ctx.propagate) {
-        primary_->feed().Add(db, std::span<const std::string>(argv));
+        feed.Add(db, std::span<const std::string>(argv), !from_primary);
       }
     } else if (ctx.rewrite) {
-      primary_->feed().Add(db, std::span<const std::string>(*ctx.rewrite));
+      feed.Add(db, std::span<const std::string>(*ctx.rewrite), !from_primary);
     } else {
-      primary_->feed().Add(db, args);
+      feed.Add(db, args, !from_primary);
     }
   }
   int64_t dur_us = std::max<int64_t>(0, WallUs() - start_us);

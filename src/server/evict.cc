@@ -11,6 +11,7 @@
 #include "common/logging.h"
 #include "server/repl_primary.h"
 #include "server/repl_replica.h"
+#include "server/aof.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -47,7 +48,10 @@ void Evictor::set_policy(EvictPolicy p) {
   for (auto& c : slots_) c.db = -1;  // scores of another policy do not compare
 }
 
-size_t Evictor::NotCounted() const { return server_.primary().OutputBytes(); }
+// As Redis' freeMemoryGetNotCountedMemory: the replicas' output and the AOF's buffer.
+size_t Evictor::NotCounted() const {
+  return server_.primary().OutputBytes() + server_.aof().buffer_length();
+}
 
 size_t Evictor::UsedForEviction() const {
   size_t used = AllocatedBytes();

@@ -33,6 +33,7 @@
 #include "server/poll_group.h"
 #include "server/repl_primary.h"
 #include "server/repl_replica.h"
+#include "server/aof.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -209,27 +210,25 @@ void MemorySection(Server& s, std::string* out) {
   Appendf(out, "rss_overhead_ratio:1.00\r\nrss_overhead_bytes:0\r\n");
   Appendf(out, "mem_fragmentation_ratio:%.2f\r\nmem_fragmentation_bytes:%lld\r\n",
           Ratio(m.rss, m.used), diff(m.rss, m.used));
-  size_t replica_out = s.evictor().NotCounted();
+  size_t not_counted = s.evictor().NotCounted();
+  size_t replica_out = s.primary().OutputBytes();
   repl::Backlog* backlog = s.primary().feed().backlog();
   size_t backlog_bytes = backlog ? backlog->capacity() : 0;
   Appendf(out,
           "mem_not_counted_for_evict:%zu\r\nmem_replication_backlog:%zu\r\n"
           "mem_total_replication_buffers:%zu\r\nmem_clients_slaves:%zu\r\n"
           "mem_clients_normal:%zu\r\n"
-          "mem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:libc\r\n"
+          "mem_cluster_links:0\r\nmem_aof_buffer:%zu\r\nmem_allocator:libc\r\n"
           "active_defrag_running:0\r\nlazyfree_pending_objects:%zu\r\nlazyfreed_objects:%llu\r\n",
-          replica_out, backlog_bytes, backlog_bytes + replica_out, replica_out, ClientMemory(s),
-          s.keyspace().lazy_pending(), static_cast<unsigned long long>(s.keyspace().lazy_freed()));
+          not_counted, backlog_bytes, backlog_bytes + replica_out, replica_out, ClientMemory(s),
+          s.aof().buffer_length(), s.keyspace().lazy_pending(),
+          static_cast<unsigned long long>(s.keyspace().lazy_freed()));
 }
 
 void PersistenceSection(Server& s, std::string* out) {
-  s.persistence().AppendInfo(out, WallMs());
-  Appendf(out,
-          "aof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n"
-          "aof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\n"
-          "aof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\n"
-          "aof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\n"
-          "aof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
+  int64_t now = WallMs();
+  s.persistence().AppendInfo(out, now);
+  s.aof().AppendInfo(out, now);
 }
 
 // Rates over the cron's sample ring, oldest to newest sample: commands/s and KiB/s in and out.

@@ -3,6 +3,7 @@
 #include "cmd/context.h"
 #include "common/strutil.h"
 #include "persist/dump.h"
+#include "server/aof.h"
 #include "server/persistence.h"
 #include "server/server.h"
 
@@ -26,8 +27,8 @@ void Save(Context& c) {
 }
 
 void Bgsave(Context& c) {
-  // SCHEDULE is accepted: in Redis it waits for a child of another kind (an AOF rewrite), never
-  // for one writing an RDB snapshot, and kvstore's children all do.
+  // SCHEDULE waits for a child of another kind (an AOF rewrite), never for one writing an RDB
+  // snapshot, as in Redis.
   if (c.argc() > 1 && !(c.argc() == 2 && EqualsIgnoreCase(c.arg(1), "SCHEDULE"))) {
     c.Error(OpStatus::kSyntax);
     return;
@@ -37,10 +38,33 @@ void Bgsave(Context& c) {
     c.Error("Background save already in progress");
     return;
   }
+  if (ServerOf(c).AnyChild() || ServerOf(c).in_exec()) {
+    // An AOF rewrite runs (or a transaction): SCHEDULE, or being inside EXEC, waits for it, as
+    // in Redis.
+    if (c.argc() == 2 || ServerOf(c).in_exec()) {
+      p.ScheduleBackgroundSave();
+      c.out.Simple("Background saving scheduled");
+    } else {
+      c.Error(
+          "Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE "
+          "SCHEDULE in order to schedule a BGSAVE whenever possible.");
+    }
+    return;
+  }
   if (p.StartBackgroundSave().ok()) {
     c.out.Simple("Background saving started");
   } else {
     c.Error("-ERR");
+  }
+}
+
+void BgRewriteAof(Context& c) {
+  Server& s = ServerOf(c);
+  std::string reply = s.aof().BgRewriteCommand(s.in_exec());
+  if (reply[0] == '-') {
+    c.Error(reply);
+  } else {
+    c.out.Simple(reply);
   }
 }
 
@@ -152,6 +176,13 @@ void RegisterPersistCommands(cmd::CommandTable& t) {
          .handler = Bgsave,
          .group = "server",
          .summary = "Asynchronously save the dataset to disk",
+         .since = "1.0.0"});
+  t.Add({.name = "bgrewriteaof",
+         .arity = 1,
+         .flags = kAdmin | kNoScript | kNoAsyncLoading,
+         .handler = BgRewriteAof,
+         .group = "server",
+         .summary = "Asynchronously rewrite the append-only file",
          .since = "1.0.0"});
   t.Add({.name = "lastsave",
          .arity = 1,

@@ -79,6 +79,14 @@ persist::AuxFields Persistence::Aux() const {
   return persist::StandardAux(info);
 }
 
+persist::AuxFields Persistence::AofBaseAux() const {
+  persist::SnapshotInfo info;
+  info.version = kRedisCompatVersion;
+  info.used_memory = static_cast<int64_t>(UsedMemory());
+  info.aof_base = true;
+  return persist::StandardAux(info);
+}
+
 std::vector<std::pair<int64_t, int64_t>> Persistence::SavePoints() const {
   std::vector<std::pair<int64_t, int64_t>> points;
   auto words = SplitArgs(server_.config().GetString("save")).value_or(std::vector<std::string>{});
@@ -194,6 +202,8 @@ bool Persistence::AnyRdbChild() const {
 
 Status Persistence::StartBackgroundSave() {
   if (AnyRdbChild()) return Status::Invalid("Background save already in progress");
+  if (server_.AnyChild()) return Status::Invalid("Another child process is active");
+  bgsave_scheduled_ = false;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return Status::FromErrno("pipe", errno);
   fcntl(fds[0], F_SETFL, O_NONBLOCK);
@@ -212,7 +222,7 @@ Status Persistence::StartBackgroundSave() {
   }
   if (pid == 0) {
     close(fds[0]);
-    server_.ShowChildProcTitle(false);
+    server_.ShowChildProcTitle(Server::ChildKind::kBgsave);
     RunChild(fds[1]);  // never returns
   }
   close(fds[1]);
@@ -258,7 +268,7 @@ void Persistence::ReapChild(int status) {
   child_pid_ = -1;
   close(progress_fd_);
   progress_fd_ = -1;
-  server_.keyspace().SetResizeAllowed(true);
+  if (!server_.AnyChild()) server_.keyspace().SetResizeAllowed(true);
 }
 
 void Persistence::KillChild() {
@@ -275,6 +285,11 @@ void Persistence::Cron(int64_t now_ms) {
     ReadChildProgress();
     int status = 0;
     if (waitpid(child_pid_, &status, WNOHANG) == child_pid_) ReapChild(status);
+    return;
+  }
+  if (server_.AnyChild()) return;  // one child at a time (an AOF rewrite, a replica's sync)
+  if (bgsave_scheduled_ && !server_.in_exec()) {
+    (void)StartBackgroundSave();
     return;
   }
   int64_t now_s = now_ms / 1000;

@@ -36,6 +36,8 @@ class Persistence {
   // BGSAVE: forks a child that writes the snapshot. Fails if a child already runs.
   Status StartBackgroundSave();
   bool child_running() const { return child_pid_ > 0; }
+  // BGSAVE SCHEDULE: starts once no child runs (the cron checks).
+  void ScheduleBackgroundSave() { bgsave_scheduled_ = true; }
   // This one's child or the replication snapshot's (which may be sending dbfilename): SAVE and
   // BGSAVE wait for both, as Redis' wait for any RDB child.
   bool AnyRdbChild() const;
@@ -67,10 +69,19 @@ class Persistence {
   const std::optional<History>& startup_history() const { return startup_history_; }
   void AppendInfo(std::string* out, int64_t now_ms) const;
   void AppendForkStats(std::string* out) const;
+  // Counts a fork made by another part of the server (the AOF rewrite) in INFO's fork stats.
+  void CountFork(int64_t fork_us) {
+    total_forks_++;
+    latest_fork_us_ = fork_us;
+  }
+
+  // How snapshots are written (rdbcompression, rdbchecksum, ...), and the AUX fields of an AOF
+  // base with the RDB preamble (aof-base 1, no replication history, as Redis writes them).
+  persist::RdbWriteOptions WriteOptions() const;
+  persist::AuxFields AofBaseAux() const;
 
  private:
   std::string RdbPath() const;
-  persist::RdbWriteOptions WriteOptions() const;
   persist::AuxFields Aux() const;
   std::vector<std::pair<int64_t, int64_t>> SavePoints() const;
   Status Load(const std::string& path, bool merge, persist::RdbLoadResult* res);
@@ -82,6 +93,7 @@ class Persistence {
   Server& server_;
   int64_t last_save_s_;
   int64_t last_bgsave_try_s_ = 0;
+  bool bgsave_scheduled_ = false;
   bool last_bgsave_ok_ = true;
   int64_t last_bgsave_duration_s_ = -1;
   uint64_t rdb_saves_ = 0;

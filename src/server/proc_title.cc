@@ -114,10 +114,13 @@ void Server::UpdateProcTitle() {
   SetProcTitle(title(program_invocation_name));
   bgsave_title_ = title("kvstore-rdb-bgsave");
   to_replicas_title_ = title("kvstore-rdb-to-replicas");
+  aof_rewrite_title_ = title("kvstore-aof-rewrite");
 }
 
-void Server::ShowChildProcTitle(bool to_replicas) const {
-  const std::string& title = to_replicas ? to_replicas_title_ : bgsave_title_;
+void Server::ShowChildProcTitle(ChildKind kind) const {
+  const std::string& title = kind == ChildKind::kToReplicas   ? to_replicas_title_
+                             : kind == ChildKind::kAofRewrite ? aof_rewrite_title_
+                                                              : bgsave_title_;
   if (!title.empty()) SetProcTitle(title);  // empty: set-proc-title no
 }
 

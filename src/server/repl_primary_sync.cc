@@ -15,6 +15,7 @@
 #include "common/logging.h"
 #include "persist/snapshot.h"
 #include "server/client.h"
+#include "server/aof.h"
 #include "server/persistence.h"
 #include "server/repl_link_io.h"
 #include "server/repl_primary.h"
@@ -65,7 +66,8 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   for (Replica* r : batch) disk = disk || !r->capa_eof;
   // Disk-based syncs start at once; diskless ones wait for more replicas to share the transfer.
   if (batch.empty() || (!disk && !enough && now_ms - oldest < delay_ms)) return;
-  if (server_.persistence().child_running()) return;  // one child at a time
+  // One child at a time: a BGSAVE's or an AOF rewrite's is waited for, as in Redis.
+  if (server_.persistence().child_running() || server_.aof().child_running()) return;
   int64_t offset = feed_.offset();
   // The stream restarts with a SELECT for whoever joins now.
   feed_.ForgetSelectedDb();
@@ -116,7 +118,7 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   if (pid == 0) {
     // A replication snapshot has no use once the primary is gone.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    server_.ShowChildProcTitle(!disk);
+    server_.ShowChildProcTitle(disk ? Server::ChildKind::kBgsave : Server::ChildKind::kToReplicas);
     std::vector<SnapshotRing*> child_rings;
     for (auto& [r, ring] : rings) child_rings.push_back(ring.get());
     RunChild(fds, child_rings, offset, disk, report ? report->bytes() : nullptr);

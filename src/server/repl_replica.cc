@@ -14,6 +14,7 @@
 #include "common/strutil.h"
 #include "net/socket.h"
 #include "persist/snapshot.h"
+#include "server/aof.h"
 #include "server/client.h"
 #include "server/poll_group.h"
 #include "server/repl_rdma.h"
@@ -490,6 +491,7 @@ void ReplReplica::InstallSide(store::Keyspace& side, const std::string& replid, 
   // Our own replicas followed the history we just dropped: they must resync with the new one.
   server_.primary().DisconnectReplicas();
   sync_total_ = -1;
+  server_.aof().RestartAfterSync();
 }
 
 Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& replid,
@@ -558,6 +560,7 @@ Status ReplReplica::LoadSnapshot(int fd, const std::string& path, const std::str
   // Our own replicas followed the history we just dropped: they must resync with the new one.
   server_.primary().DisconnectReplicas();
   sync_total_ = -1;
+  server_.aof().RestartAfterSync();
   LOG_NOTICE("MASTER <-> REPLICA sync: Finished with success (%llu keys, %.3f s to load)",
              static_cast<unsigned long long>(res.keys_loaded), (MonoMs() - start) / 1000.0);
   return Status::Ok();

@@ -12,6 +12,7 @@
 #include "common/hash.h"
 #include "common/logging.h"
 #include "common/strutil.h"
+#include "server/aof.h"
 #include "server/client.h"
 #include "server/evict.h"
 #include "server/persistence.h"
@@ -91,6 +92,7 @@ Server::Server(std::unique_ptr<Config> config)
   keyspace_ = std::make_unique<store::Keyspace>(static_cast<int>(config_->GetInt("databases")));
   keyspace_->set_observer(this);
   persistence_ = std::make_unique<Persistence>(*this);
+  aof_ = std::make_unique<Aof>(*this);
   primary_ = std::make_unique<ReplPrimary>(*this);
   replica_ = std::make_unique<ReplReplica>(*this);
   evictor_ = std::make_unique<Evictor>(*this);
@@ -227,6 +229,24 @@ void Server::WireConfig() {
       return Status::Ok();
     };
   };
+  // The AOF: turned on and off at runtime as Redis' updateAppendonly does; at startup
+  // LoadAtStartup reads the settings.
+  c.OnApply("appendonly", [this](const std::string& v) {
+    if (!listening_) return Status::Ok();
+    if (v == "no" && aof_->enabled()) aof_->Stop();
+    if (v == "yes" && !aof_->enabled()) return aof_->Start();
+    return Status::Ok();
+  });
+  for (const char* name : {"appendfsync", "no-appendfsync-on-rewrite", "aof-timestamp-enabled"}) {
+    c.OnApply(name, [this](const std::string&) {
+      aof_->ApplySettings();
+      return Status::Ok();
+    });
+  }
+  c.OnApply("aof-disable-auto-gc", [this](const std::string& v) {
+    if (listening_ && v == "no") aof_->DeleteHistory();
+    return Status::Ok();
+  });
   c.OnApply("lazyfree-lazy-user-del", lazy_setting(&store::LazyFreeSettings::user_del));
   c.OnApply("lazyfree-lazy-user-flush", lazy_setting(&store::LazyFreeSettings::user_flush));
   c.OnApply("lazyfree-lazy-eviction", lazy_setting(&store::LazyFreeSettings::eviction));
@@ -280,14 +300,22 @@ Status Server::Start() {
     }
   }
   keyspace_->TickClock(WallMs());
-  s = persistence_->LoadAtStartup();
-  if (!s.ok()) return s;
   int64_t threads = config_->GetInt("io-threads");
   if (threads <= 0) threads = DefaultPollGroups(std::thread::hardware_concurrency());
   for (int i = 0; i < threads; i++) {
     groups_.push_back(std::make_unique<PollGroup>(*this, i));
     groups_.back()->loop().SetBusyPollUs(busy_poll_us_);
   }
+  // With appendonly on, the AOF is the dataset and the RDB is not read (as in Redis).
+  bool aof_used = false;
+  s = aof_->LoadAtStartup(&aof_used);
+  if (!s.ok()) return s;
+  if (!aof_used) {
+    s = persistence_->LoadAtStartup();
+    if (!s.ok()) return s;
+  }
+  s = aof_->OpenOnStart();
+  if (!s.ok()) return s;
   s = StartListeners();
   if (!s.ok()) return s;
   listening_ = true;
@@ -429,6 +457,7 @@ int64_t Server::Cron() {
   if (active_expire_ && !replica_->is_replica()) keyspace_->ActiveExpireCycle(period_ms * 1000 / 4, now);  // 25% of CPU
   if (config_->GetBool("activerehashing")) keyspace_->Cron(1000);
   persistence_->Cron(now);
+  aof_->Cron(now);
   primary_->Cron(now);
   replica_->Cron(now);
   EndReplicationUnit();
@@ -502,7 +531,7 @@ void Server::WaitForShutdown() {
       LOG_WARNING("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
       // Save points mean a final snapshot; if it fails the server keeps running, as Redis.
       std::lock_guard lock(mu_);
-      if (persistence_->PrepareShutdown(false, false).ok()) break;
+      if (PrepareShutdown(false, false, false).ok()) break;
       LOG_WARNING("%s received but errors trying to shut down the server, check the logs for "
                   "more information", sig == SIGINT ? "SIGINT" : "SIGTERM");
     }
@@ -510,6 +539,16 @@ void Server::WaitForShutdown() {
   LOG_WARNING("User requested shutdown...");
   Stop();
   LOG_WARNING("kvstore is now ready to exit, bye bye...");
+}
+
+bool Server::AnyChild() const {
+  return persistence_->child_running() || primary_->child_running() || aof_->child_running();
+}
+
+Status Server::PrepareShutdown(bool save, bool nosave, bool force) {
+  Status st = aof_->PrepareShutdown(force);
+  if (!st.ok() && !force) return st;
+  return persistence_->PrepareShutdown(save, nosave);
 }
 
 void Server::CloseListenersInChild() {

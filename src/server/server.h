@@ -32,6 +32,7 @@ namespace kv::server {
 
 class Client;
 class Persistence;
+class Aof;
 class ReplPrimary;
 class ReplReplica;
 class Evictor;
@@ -127,7 +128,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // The process title from set-proc-title and proc-title-template (ps, top), and the titles of
   // the snapshot children, computed here so that a child only has to show its own.
   void UpdateProcTitle();
-  void ShowChildProcTitle(bool to_replicas) const;
+  enum class ChildKind { kBgsave, kToReplicas, kAofRewrite };
+  void ShowChildProcTitle(ChildKind kind) const;
   // tcp-keepalive (seconds; 0: off), for sockets that do not come through the listeners.
   int64_t tcp_keepalive_s() const { return tcp_keepalive_s_.load(); }
   int64_t start_time_ms() const { return start_time_ms_; }
@@ -135,6 +137,15 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   size_t num_groups() const { return groups_.size(); }
   PollGroup& group(size_t i) { return *groups_[i]; }
   Persistence& persistence() { return *persistence_; }
+  Aof& aof() { return *aof_; }
+  // A child process of any kind runs (BGSAVE, a replication snapshot, an AOF rewrite): Redis
+  // runs one at a time. Keyspace lock held.
+  bool AnyChild() const;
+  // Inside EXEC (a fork or an AOF switch must wait for the transaction's end).
+  bool in_exec() const { return running_queued_; }
+  // Before exiting: the AOF's last writes and fsync, then the final snapshot when save points
+  // (or `save`) ask for one. An error refuses the shutdown (unless `force`).
+  Status PrepareShutdown(bool save, bool nosave, bool force);
   ReplPrimary& primary() { return *primary_; }
   ReplReplica& replica() { return *replica_; }
   Evictor& evictor() { return *evictor_; }
@@ -170,6 +181,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void PrefetchKeys(int db, std::span<const std::string_view> keys);
   // The client whose command is running (server commands use it). Keyspace lock held.
   Client& current_client() { return *current_client_; }
+  // The AOF's replay runs commands as a client without a connection (aof_load.cc).
+  void set_current_client(Client* c) { current_client_ = c; }
 
   // Values the IO threads read without the lock.
   int64_t max_bulk_len() const { return max_bulk_len_.load(std::memory_order_relaxed); }
@@ -258,6 +271,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::mutex mu_;
   std::unique_ptr<store::Keyspace> keyspace_;
   std::unique_ptr<Persistence> persistence_;
+  std::unique_ptr<Aof> aof_;
   std::unique_ptr<ReplPrimary> primary_;
   std::unique_ptr<ReplReplica> replica_;
   std::unique_ptr<Evictor> evictor_;
@@ -272,7 +286,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::atomic<bool> shutdown_requested_{false};
   int port_ = 0;
   std::string unix_socket_path_;                  // the unixsocket listener's file, removed at Stop
-  std::string bgsave_title_, to_replicas_title_;  // UpdateProcTitle
+  std::string bgsave_title_, to_replicas_title_, aof_rewrite_title_;  // UpdateProcTitle
   bool listening_ = false;
   int64_t start_time_ms_;
   std::string run_id_;

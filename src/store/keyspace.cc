@@ -22,7 +22,7 @@ uint32_t Keyspace::NowMinutes16() const { return (clock_s_ / 60) & 0xFFFF; }
 Entry* Keyspace::Lookup(int dbi, std::string_view key, int64_t now_ms) {
   Db& d = dbs_[dbi];
   Entry* e = d.Find(key);
-  if (!e || !d.IsExpired(e, now_ms)) return e;
+  if (!e || loading_ || !d.IsExpired(e, now_ms)) return e;
   if (!expire_deletes_) return nullptr;
   if (observer_) observer_->OnKeyExpired(dbi, key);
   expired_keys_++;

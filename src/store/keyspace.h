@@ -108,6 +108,11 @@ class Keyspace {
   void set_observer(KeyspaceObserver* o) { observer_ = o; }
   // When false (a replica) expired keys are hidden by Lookup but not removed.
   void set_expire_deletes(bool on) { expire_deletes_ = on; }
+  // While an AOF is replayed nothing expires, as in Redis: a key whose TTL passed since it was
+  // written is still there for the commands that follow it in the file (and an expire time in
+  // the past is set, not applied), and expires once the server runs.
+  void set_loading(bool on) { loading_ = on; }
+  bool loading() const { return loading_; }
   uint64_t expired_keys() const { return expired_keys_; }
   void ResetStats() {
     expired_keys_ = 0;
@@ -120,6 +125,7 @@ class Keyspace {
   LazyFreeSettings lazy_settings_;
   KeyspaceObserver* observer_ = nullptr;
   bool expire_deletes_ = true;
+  bool loading_ = false;
   uint64_t expired_keys_ = 0;
   size_t expire_db_cursor_ = 0;
   uint32_t NowMinutes16() const;

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/support/dataset.h"
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
 #include "tests/support/wait.h"
@@ -27,92 +28,6 @@ void WriteFile(const std::string& path, const std::string& data) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f << data;
 }
-
-// A server answers (-LOADING) before its dataset is loaded; waits until it is.
-void WaitLoaded(RespClient& c) {
-  ASSERT_TRUE(WaitFor([&] { return InfoField(c, "persistence", "loading") == "0"; }, 30000));
-}
-
-std::string RandomBytes(std::mt19937_64& rng, size_t n) {
-  std::string s(n, '\0');
-  for (auto& ch : s) ch = static_cast<char>(rng());
-  return s;
-}
-
-// Every type in its compact and its general encoding, integers, binary values, expiries and
-// several databases; `big` adds a 64 MiB value.
-void Populate(RespClient& c, bool big) {
-  std::mt19937_64 rng(42);
-  auto ok = [&](const Cmd& cmd) {
-    Reply r = c.Call(cmd);
-    ASSERT_FALSE(r.is_error()) << r.str;
-  };
-  for (int db : {0, 3, 15}) {
-    ok({"SELECT", std::to_string(db)});
-    std::string p = "db" + std::to_string(db) + ":";
-    ok({"SET", p + "str", "hello world"});
-    ok({"SET", p + "int", "12345"});
-    ok({"SET", p + "negint", "-9223372036854775808"});
-    ok({"SET", p + "float", "3.14159"});
-    ok({"SET", p + "bin", RandomBytes(rng, 300)});
-    ok({"SET", p + "compressible", std::string(10000, 'z')});
-    ok({"SET", p + "ttl", "v", "PX", "3600000"});
-    ok({"SET", p + "empty", ""});
-    for (int size : {5, 700}) {
-      std::string n = std::to_string(size);
-      Cmd rpush = {"RPUSH", p + "list" + n}, sadd_i = {"SADD", p + "iset" + n},
-          sadd_s = {"SADD", p + "sset" + n}, zadd = {"ZADD", p + "zset" + n},
-          hset = {"HSET", p + "hash" + n};
-      for (int i = 0; i < size; i++) {
-        std::string s = std::to_string(i);
-        rpush.push_back(i % 2 ? s : "elem-" + s);
-        sadd_i.push_back(std::to_string(i * 1000003 - 50000));
-        sadd_s.push_back("m" + s);
-        zadd.push_back(i % 3 ? std::to_string(i * 0.25) : s);
-        zadd.push_back("member-" + s);
-        hset.push_back("field-" + s);
-        hset.push_back(i % 2 ? s : RandomBytes(rng, 20));
-      }
-      for (const Cmd& cmd : {rpush, sadd_i, sadd_s, zadd, hset}) ok(cmd);
-    }
-    ok({"HSET", p + "hash-long", "f", std::string(200, 'x')});
-    ok({"ZADD", p + "zset-long", "1", std::string(100, 'y')});
-    ok({"RPUSH", p + "list-bigelem", std::string(20000, 'q'), "small"});
-    ok({"ZADD", p + "zset-inf", "inf", "a", "-inf", "b", "0", "c"});
-    ok({"EXPIRE", p + "hash5", "100000"});
-  }
-  if (big) {
-    ok({"SELECT", "0"});
-    ok({"SET", "big", RandomBytes(rng, 64 << 20)});
-  }
-  ok({"SELECT", "0"});
-}
-
-// Every key's OBJECT ENCODING and TTL presence, db by db: loaded datasets must choose the
-// encodings Redis chooses.
-std::string Shape(RespClient& c) {
-  std::string out;
-  for (int db : {0, 3, 15}) {
-    c.Call({"SELECT", std::to_string(db)});
-    Reply keys = c.Call({"KEYS", "*"});
-    std::vector<std::string> lines;
-    for (const auto& k : keys.elems) {
-      lines.push_back(std::to_string(db) + " " + k.str + " " +
-                      c.Call({"OBJECT", "ENCODING", k.str}).str + " " +
-                      (c.Call({"PTTL", k.str}).integer > 0 ? "ttl" : "persistent"));
-    }
-    std::sort(lines.begin(), lines.end());
-    for (auto& l : lines) out += l + "\n";
-  }
-  c.Call({"SELECT", "0"});
-  return out;
-}
-
-struct Snapshot {
-  std::string digest, shape;
-};
-
-Snapshot Capture(RespClient& c) { return {c.Call({"DEBUG", "DIGEST"}).str, Shape(c)}; }
 
 class PersistenceInterop : public ::testing::TestWithParam<const char*> {
  protected:
@@ -129,7 +44,7 @@ TEST_P(PersistenceInterop, BothDirectionsGiveIdenticalDatasets) {
     SCOPED_TRACE(writer == Kind::kKvstore ? "kvstore -> redis" : "redis -> kvstore");
     ServerProcess w(writer, {"--rdbcompression", compression});
     RespClient wc(w.port());
-    Populate(wc, /*big=*/compression == "yes");
+    PopulateAllTypes(wc, /*big=*/compression == "yes");
     Snapshot before = Capture(wc);
     ASSERT_EQ(wc.Call({"SAVE"}).str, "OK");
     ServerProcess r(reader, {"--dir", w.dir()});
@@ -147,8 +62,8 @@ TEST(PersistenceInteropDump, PayloadsMoveBothWays) {
   if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
   ServerProcess kv(Kind::kKvstore), redis(Kind::kRedis);
   RespClient k(kv.port()), r(redis.port());
-  Populate(k, false);
-  Populate(r, false);
+  PopulateAllTypes(k, false);
+  PopulateAllTypes(r, false);
   for (int db : {0, 3, 15}) {
     for (RespClient* c : {&k, &r}) c->Call({"SELECT", std::to_string(db)});
     Reply keys = k.Call({"KEYS", "*"});
@@ -352,7 +267,7 @@ TEST(Persistence, ShutdownSavesWhenConfiguredAndNosaveDoesNot) {
 TEST(Persistence, DebugReloadKeepsTheDataset) {
   ServerProcess kv(Kind::kKvstore);
   RespClient c(kv.port());
-  Populate(c, false);
+  PopulateAllTypes(c, false);
   Snapshot before = Capture(c);
   ASSERT_EQ(c.Call({"DEBUG", "RELOAD"}).str, "OK");
   Snapshot after = Capture(c);
@@ -426,35 +341,11 @@ TEST(Persistence, CrashMidSaveLeavesThePreviousFileIntact) {
   EXPECT_NE(kv.LogText().find("terminated by signal 9"), std::string::npos);
 }
 
-// Starts kvstore on `dir` expecting it to refuse to start; returns its log.
-std::string ExpectRefusesToStart(const std::string& dir) {
-  std::string log = dir + "/refused.log";
-  pid_t pid = fork();
-  if (pid == 0) {
-    std::string bin = BuildPath("kvstore-server");
-    std::string port = std::to_string(FreePort());
-    execl(bin.c_str(), bin.c_str(), "--port", port.c_str(), "--dir", dir.c_str(), "--save", "",
-          "--logfile", log.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  for (int i = 0; i < 500 && waitpid(pid, &status, WNOHANG) != pid; i++) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (i == 499) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      ADD_FAILURE() << "kvstore started on a corrupt file";
-    }
-  }
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1);
-  return ReadFile(log);
-}
-
 TEST(Persistence, CorruptFileRefusesToStartAndIsLeftAlone) {
   ServerProcess kv(Kind::kKvstore);
   {
     RespClient c(kv.port());
-    Populate(c, false);
+    PopulateAllTypes(c, false);
     ASSERT_EQ(c.Call({"SAVE"}).str, "OK");
   }
   std::string path = kv.dir() + "/dump.rdb";

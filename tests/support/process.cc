@@ -1,5 +1,7 @@
 #include "tests/support/process.h"
 
+#include <gtest/gtest.h>
+
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -68,6 +70,41 @@ std::string NonLoopbackAddress() {
   }
   freeifaddrs(list);
   return found;
+}
+
+std::string ExpectRefusesToStart(const std::string& dir, std::vector<std::string> extra_args,
+                                 bool redis) {
+  std::string log = dir + "/refused.log";
+  [[maybe_unused]] int rc = truncate(log.c_str(), 0);
+  std::vector<std::string> args = {redis ? "/usr/bin/redis-server" : BuildPath("kvstore-server"),
+                                   "--port",
+                                   std::to_string(FreePort()),
+                                   "--dir",
+                                   dir,
+                                   "--save",
+                                   "",
+                                   "--logfile",
+                                   log};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  for (int i = 0; i < 500 && waitpid(pid, &status, WNOHANG) != pid; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (i == 499) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      ADD_FAILURE() << "the server started; its log:\n" << ReadFile(log);
+    }
+  }
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << ReadFile(log);
+  return ReadFile(log);
 }
 
 ServerProcess::ServerProcess(Kind kind, std::vector<std::string> extra_args) {

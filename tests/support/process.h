@@ -25,6 +25,12 @@ bool HaveRedisServer();
 // Soft-RoCE guest's rxe0), else the first an interface has; empty when there is none.
 std::string NonLoopbackAddress();
 
+// Starts a server on `dir` with `extra_args` expecting it to exit with status 1 without ever
+// serving (a corrupt file, a bad setting); returns its log. A server that keeps running is
+// killed and the test fails.
+std::string ExpectRefusesToStart(const std::string& dir, std::vector<std::string> extra_args = {},
+                                 bool redis = false);
+
 class ServerProcess {
  public:
   enum class Kind { kKvstore, kRedis };

@@ -1,0 +1,304 @@
+// Loading the AOF at startup, as Redis 7.0's loadAppendOnlyFiles and loadSingleAppendOnlyFile
+// do it: the manifest, then the base (an RDB, or commands) and each increment in order, with
+// the same rules for torn tails, incomplete transactions and corruption, and the same log
+// lines (kvstore adds the offset and the reason to a format error).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "cmd/command.h"
+#include "cmd/context.h"
+#include "common/clock.h"
+#include "common/logging.h"
+#include "persist/aof_file.h"
+#include "persist/rdb_format.h"
+#include "persist/snapshot.h"
+#include "server/aof.h"
+#include "server/client.h"
+#include "server/persistence.h"
+#include "server/server.h"
+
+namespace kv::server {
+namespace {
+
+enum class LoadResult { kOk, kNotExist, kEmpty, kOpenError, kFailed, kTruncated };
+
+bool PathExists(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+// Replays one file of the AOF into the keyspace.
+class AofLoader {
+ public:
+  AofLoader(Server& server, Aof& aof) : server_(server), aof_(aof) {}
+
+  LoadResult LoadFile(const std::string& name, bool old_style) {
+    std::string path = aof_.DirPath(name);
+    auto map = persist::MappedFile::Open(path);
+    if (!map.ok()) {
+      if (map.status().code() == Code::kNotFound) {
+        LOG_WARNING("The append log file %s doesn't exist: %s", name.c_str(), strerror(ENOENT));
+        return LoadResult::kNotExist;
+      }
+      LOG_WARNING("Fatal error: can't open the append log file %s for reading: %s", name.c_str(),
+                  map.status().message().c_str());
+      return LoadResult::kOpenError;
+    }
+    std::string_view data = (*map)->bytes();
+    if (data.empty()) return LoadResult::kEmpty;
+    uint64_t start = 0;
+    if (data.substr(0, 5) == "REDIS") {
+      LOG_NOTICE(old_style ? "Reading RDB preamble from AOF file..."
+                           : "Reading RDB base file on AOF loading...");
+      persist::RdbLoadOptions opts;
+      opts.now_ms = WallMs();
+      opts.drop_expired = false;  // the increments may still touch them
+      opts.verify_checksum = server_.config().GetBool("rdbchecksum");
+      opts.key_load_delay_us = static_cast<int>(server_.config().GetInt("key-load-delay"));
+      opts.warn = [](const std::string& w) { LOG_WARNING("RDB load: %s", w.c_str()); };
+      persist::MemorySource src(data);
+      persist::RdbLoadResult res;
+      Status st = persist::LoadRdb(src, server_.keyspace(), opts, &res);
+      if (!st.ok()) {
+        LOG_WARNING(old_style ? "Error reading the RDB preamble of the AOF file %s, AOF loading "
+                                "aborted: %s"
+                              : "Error reading the RDB base file %s, AOF loading aborted: %s",
+                    name.c_str(), st.message().c_str());
+        return LoadResult::kFailed;
+      }
+      keys_ += res.keys_loaded;
+      start = res.bytes;
+      if (old_style) LOG_NOTICE("Reading the remaining AOF tail...");
+    }
+    return Replay(name, path, data, start);
+  }
+
+  uint64_t commands() const { return commands_; }
+  uint64_t keys() const { return keys_; }
+
+ private:
+  LoadResult Replay(const std::string& name, const std::string& path, std::string_view data,
+                    uint64_t start) {
+    persist::AofCommandReader reader(data.substr(start));
+    // The client the commands run as: no connection, never blocked, its replies dropped.
+    Client fake(server_, server_.group(0), net::Fd(), UINT64_MAX);
+    fake.session().authenticated = true;
+    server_.set_current_client(&fake);
+    struct Restore {
+      Server& s;
+      ~Restore() { s.set_current_client(nullptr); }
+    } restore{server_};
+    bool in_multi = false;
+    std::vector<std::vector<std::string_view>> queued;
+    uint64_t valid_up_to = start, valid_before_multi = start;
+    bool truncate_ok = server_.config().GetBool("aof-load-truncated");
+    int delay_us = static_cast<int>(server_.config().GetInt("key-load-delay"));
+    int64_t last_log = MonoMs();
+    std::vector<std::string_view> argv;
+    for (;;) {
+      auto next = reader.Read(&argv);
+      if (next == persist::AofCommandReader::Next::kEnd) {
+        if (!in_multi) return LoadResult::kOk;
+        // Well-formed, but the transaction never ended: handled as a torn tail.
+        LOG_WARNING("Revert incomplete MULTI/EXEC transaction in AOF file %s", name.c_str());
+        valid_up_to = valid_before_multi;
+        return TornTail(name, path, valid_up_to, truncate_ok);
+      }
+      if (next == persist::AofCommandReader::Next::kTruncated) {
+        return TornTail(name, path, in_multi ? valid_before_multi : valid_up_to, truncate_ok);
+      }
+      if (next == persist::AofCommandReader::Next::kFormatError) {
+        LOG_WARNING(
+            "Bad file format reading the append only file %s (%s): make a backup of "
+            "your AOF file, then use ./redis-check-aof --fix <filename.manifest>",
+            name.c_str(), AtOffset(reader.error(), start).c_str());
+        return LoadResult::kFailed;
+      }
+      const cmd::CommandSpec* known = server_.commands().Find(argv[0]);
+      if (!known) {
+        LOG_WARNING("Unknown command '%s' reading the append only file %s",
+                    std::string(argv[0]).c_str(), name.c_str());
+        return LoadResult::kFailed;
+      }
+      if (known->name == "multi") {
+        valid_before_multi = valid_up_to;
+        in_multi = true;
+        queued.clear();
+      } else if (known->name == "exec") {
+        for (const auto& q : queued) {
+          if (!Run(name, q, fake)) return LoadResult::kFailed;
+        }
+        queued.clear();
+        in_multi = false;
+      } else if (in_multi) {
+        queued.push_back(argv);  // views into the mapping, valid until it goes
+      } else if (!Run(name, argv, fake)) {
+        return LoadResult::kFailed;
+      }
+      valid_up_to = start + reader.offset();
+      commands_++;
+      if (delay_us != 0) persist::DebugKeyDelay(delay_us);
+      if ((commands_ & 1023) == 0 && MonoMs() - last_log >= 1000) {
+        last_log = MonoMs();
+        LOG_NOTICE("Loading AOF %s: %llu commands, %.1f%% of the file", name.c_str(),
+                   static_cast<unsigned long long>(commands_),
+                   100.0 * static_cast<double>(valid_up_to) / static_cast<double>(data.size()));
+      }
+    }
+  }
+
+  static std::string AtOffset(const std::string& what, uint64_t base) {
+    // The reader counts from where the commands start; the log gives file offsets.
+    size_t at = what.rfind("offset ");
+    if (at == std::string::npos) return what;
+    uint64_t off = std::stoull(what.substr(at + 7)) + base;
+    return what.substr(0, at + 7) + std::to_string(off);
+  }
+
+  bool Run(const std::string& name, std::span<const std::string_view> argv, Client& fake) {
+    std::string error;
+    const cmd::CommandSpec* spec = cmd::ResolveCommand(server_.commands(), argv, &error);
+    if (!spec) {
+      LOG_WARNING("Bad command '%s' in the append only file %s: %s", std::string(argv[0]).c_str(),
+                  name.c_str(), error.c_str());
+      return false;
+    }
+    reply_.clear();
+    resp::ReplyWriter w(&reply_, 2);
+    cmd::Context ctx(argv, w, server_.keyspace(), fake.session(), server_, stats_, WallMs());
+    ctx.spec = spec;
+    spec->handler(ctx);
+    return true;
+  }
+
+  LoadResult TornTail(const std::string& name, const std::string& path, uint64_t valid_up_to,
+                      bool truncate_ok) {
+    if (truncate_ok) {
+      LOG_WARNING("!!! Warning: short read while loading the AOF file %s!!!", name.c_str());
+      LOG_WARNING("!!! Truncating the AOF %s at offset %llu !!!", name.c_str(),
+                  static_cast<unsigned long long>(valid_up_to));
+      if (truncate(path.c_str(), static_cast<off_t>(valid_up_to)) != 0) {
+        LOG_WARNING("Error truncating the AOF file %s: %s", name.c_str(), strerror(errno));
+      } else {
+        LOG_WARNING("AOF %s loaded anyway because aof-load-truncated is enabled", name.c_str());
+        return LoadResult::kTruncated;
+      }
+    }
+    LOG_WARNING(
+        "Unexpected end of file reading the append only file %s. You can: 1) Make a "
+        "backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. "
+        "2) Alternatively you can set the 'aof-load-truncated' configuration option to "
+        "yes and restart the server.",
+        name.c_str());
+    return LoadResult::kFailed;
+  }
+
+  Server& server_;
+  Aof& aof_;
+  cmd::ExecStats stats_;
+  std::string reply_;
+  uint64_t commands_ = 0, keys_ = 0;
+};
+
+Status Aof::LoadAtStartup(bool* used) {
+  *used = false;
+  Config& c = server_.config();
+  dir_ = c.GetString("appenddirname");
+  filename_ = c.GetString("appendfilename");
+  ApplySettings();
+  // The manifest is read whatever appendonly says, so that a runtime `appendonly yes` or a
+  // BGREWRITEAOF continues its numbering.
+  std::string manifest_path = DirPath(persist::AofManifestName(filename_));
+  if (PathExists(manifest_path)) {
+    auto map = persist::MappedFile::Open(manifest_path);
+    if (!map.ok()) {
+      LOG_WARNING("Fatal error: can't open the AOF manifest file %s for reading: %s",
+                  manifest_path.c_str(), map.status().message().c_str());
+      return map.status();
+    }
+    auto m = persist::ParseAofManifest((*map)->bytes());
+    if (!m.ok()) {
+      LOG_WARNING("*** FATAL AOF MANIFEST FILE ERROR *** %s", m.status().message().c_str());
+      return m.status();
+    }
+    manifest_ = std::move(*m);
+  }
+  if (!c.GetBool("appendonly")) return Status::Ok();
+  state_ = State::kOn;
+  *used = true;
+  // An old-style AOF (one file in `dir`) moves into the directory, as Redis upgrades it.
+  if (PathExists(filename_)) {
+    bool no_dir = !PathExists(dir_);
+    bool empty = !manifest_.base && manifest_.incrs.empty();
+    bool only_it = manifest_.base && manifest_.incrs.empty() && manifest_.base->name == filename_ &&
+                   !PathExists(DirPath(filename_));
+    if (no_dir || empty || only_it) {
+      if (mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) {
+        LOG_WARNING("Can't open or create append-only dir %s: %s", dir_.c_str(), strerror(errno));
+        return Status::FromErrno("mkdir " + dir_, errno);
+      }
+      manifest_ = persist::AofManifest{};
+      manifest_.base = persist::AofFileInfo{filename_, 1, persist::AofFileInfo::Type::kBase};
+      manifest_.curr_base_seq = 1;
+      KV_TRY(PersistManifest(manifest_));
+      if (rename(filename_.c_str(), DirPath(filename_).c_str()) != 0) {
+        LOG_WARNING("Error trying to move the old AOF file %s into dir %s: %s", filename_.c_str(),
+                    dir_.c_str(), strerror(errno));
+        return Status::FromErrno("rename " + filename_, errno);
+      }
+      LOG_NOTICE("Successfully migrated an old-style AOF file (%s) into the AOF directory (%s).",
+                 filename_.c_str(), dir_.c_str());
+    }
+  }
+  if (!manifest_.base && manifest_.incrs.empty()) return Status::Ok();
+  std::vector<std::string> files;
+  if (manifest_.base) files.push_back(manifest_.base->name);
+  for (const auto& i : manifest_.incrs) files.push_back(i.name);
+  int64_t total = 0, base_size = 0;
+  for (const auto& f : files) {
+    bool exists = false;
+    int64_t size = FileSize(f, &exists);
+    if (!exists) {
+      LOG_WARNING("Unable to obtain the AOF file %s length. stat: %s", f.c_str(), strerror(errno));
+      return Status::NotFound("the AOF file " + f + " listed in the manifest is missing");
+    }
+    if (manifest_.base && f == manifest_.base->name) base_size = size;
+    total += size;
+  }
+  if (total == 0) return Status::Ok();
+  int64_t start_ms = MonoMs();
+  AofLoader loader(server_, *this);
+  server_.keyspace().set_loading(true);
+  LoadResult r = LoadResult::kOk;
+  for (size_t i = 0; i < files.size(); i++) {
+    bool is_base = manifest_.base && i == 0;
+    bool last = i + 1 == files.size();
+    int64_t file_start = MonoMs();
+    r = loader.LoadFile(files[i], is_base && files[i] == filename_);
+    if (r == LoadResult::kOk || (r == LoadResult::kTruncated && last)) {
+      LOG_NOTICE("DB loaded from %s file %s: %.3f seconds", is_base ? "base" : "incr",
+                 files[i].c_str(), (MonoMs() - file_start) / 1000.0);
+    }
+    if (r == LoadResult::kEmpty && !is_base) r = LoadResult::kOk;
+    if (r == LoadResult::kTruncated && !last) r = LoadResult::kFailed;
+    if (r == LoadResult::kOpenError || r == LoadResult::kFailed || r == LoadResult::kNotExist) {
+      break;
+    }
+  }
+  server_.keyspace().set_loading(false);
+  if (r == LoadResult::kOpenError || r == LoadResult::kFailed || r == LoadResult::kNotExist) {
+    return Status::Corruption("the AOF could not be loaded (see the log)");
+  }
+  current_size_ = total;
+  rewrite_base_size_ = base_size;
+  fsync_size_ = total;
+  LOG_NOTICE("DB loaded from append only file: %.3f seconds", (MonoMs() - start_ms) / 1000.0);
+  return Status::Ok();
+}
+
+}  // namespace kv::server
