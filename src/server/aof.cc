@@ -57,7 +57,15 @@ Status FsyncDir(const std::string& dir) {
 Aof::Aof(Server& server) : server_(server), bio_(std::make_unique<AofBio>()) {}
 
 Aof::~Aof() {
-  KillChild();
+  // The server is going away: no bookkeeping, only no orphan child and no temporary file.
+  if (child_running()) {
+    kill(child_pid_, SIGUSR1);
+    int status;
+    while (waitpid(child_pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    unlink(("temp-rewriteaof-bg-" + std::to_string(child_pid_) + ".aof").c_str());
+    unlink(("temp-rewriteaof-" + std::to_string(child_pid_) + ".aof").c_str());
+  }
   if (fd_ >= 0) close(fd_);
 }
 
@@ -105,11 +113,18 @@ void Aof::WriteBuffer() {
 
 void Aof::WriteLocked(bool fsync_always) {
   if (fd_ < 0) return;  // off: Stop() dropped the buffer
-  std::string pending;
+  std::string& pending = io_buf_;
   {
     std::lock_guard lock(buf_mu_);
     pending.swap(buf_);
   }
+  struct Reuse {  // keeps the capacity for the next round, unless a burst made it big
+    std::string& s;
+    ~Reuse() {
+      if (s.capacity() > (4u << 20)) std::string().swap(s);
+      s.clear();
+    }
+  } reuse{pending};
   int64_t now_s = WallMs() / 1000;
   if (!pending.empty()) {
     ssize_t n = WriteAll(fd_, pending.data(), pending.size());
@@ -146,6 +161,7 @@ void Aof::WriteLocked(bool fsync_always) {
         _exit(1);
       }
       write_ok_ = false;
+      released_.store(appended_.load());
       size_t done = n > 0 ? static_cast<size_t>(n) : 0;
       current_size_ += static_cast<int64_t>(done);
       last_incr_size_ += static_cast<int64_t>(done);

@@ -31,6 +31,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -81,7 +82,8 @@ class Aof {
   // What a reply waits for: its writes in the file (write(2) done, as Redis writes the AOF
   // before it replies), and on disk under appendfsync always. Any thread.
   uint64_t reply_offset() const {
-    return always() ? durable() : written_.load(std::memory_order_acquire);
+    return std::max(released_.load(std::memory_order_acquire),
+                    always() ? durable() : written_.load(std::memory_order_acquire));
   }
   // A replica's full sync replaced the dataset: the AOF starts over with a rewrite of it
   // (Redis' restartAOFAfterSYNC).
@@ -144,6 +146,10 @@ class Aof {
   std::mutex io_mu_;
   int fd_ = -1;
   std::atomic<uint64_t> written_{0}, durable_{0};
+  // Replies up to here go out though the file does not have them: a write error under
+  // everysec or no (Redis replies then too, and refuses the writes that follow with MISCONF).
+  std::atomic<uint64_t> released_{0};
+  std::string io_buf_;  // the buffer being written (io_mu_), swapped with buf_
   // Settings the round-end writes read without the keyspace lock (ApplySettings mirrors them).
   std::atomic<bool> always_{false}, everysec_{true}, no_fsync_on_rewrite_{false};
   std::atomic<bool> child_active_{false};   // a child process runs (any kind; the cron updates it)
@@ -151,7 +157,7 @@ class Aof {
   std::atomic<int64_t> last_incr_size_{0};  // the open increment's size
   std::atomic<int64_t> fsync_size_{0};      // aof_fsync_offset
   int64_t rewrite_base_size_ = 0;
-  int64_t last_fsync_s_ = 0;
+  std::atomic<int64_t> last_fsync_s_{0};
   std::atomic<bool> write_ok_{true};
   std::atomic<int> write_errno_{0};
   int64_t last_write_error_log_s_ = 0;

@@ -99,56 +99,84 @@ class AofLoader {
     bool truncate_ok = server_.config().GetBool("aof-load-truncated");
     int delay_us = static_cast<int>(server_.config().GetInt("key-load-delay"));
     int64_t last_log = MonoMs();
-    std::vector<std::string_view> argv;
+    // Commands are parsed a batch ahead, so that the table slots of their keys are prefetched
+    // together (as a client's pipeline is) instead of one cache miss after the other.
+    constexpr size_t kBatch = 16;
+    struct Parsed {
+      std::vector<std::string_view> argv;
+      uint64_t end = 0;  // file offset after it
+    };
+    std::vector<Parsed> batch(kBatch);
+    std::vector<std::string_view> keys;
     for (;;) {
-      auto next = reader.Read(&argv);
-      if (next == persist::AofCommandReader::Next::kEnd) {
-        if (!in_multi) return LoadResult::kOk;
-        // Well-formed, but the transaction never ended: handled as a torn tail.
-        LOG_WARNING("Revert incomplete MULTI/EXEC transaction in AOF file %s", name.c_str());
-        valid_up_to = valid_before_multi;
-        return TornTail(name, path, valid_up_to, truncate_ok);
+      size_t n = 0;
+      auto next = persist::AofCommandReader::Next::kCommand;
+      while (n < kBatch &&
+             (next = reader.Read(&batch[n].argv)) == persist::AofCommandReader::Next::kCommand) {
+        batch[n++].end = start + reader.offset();
       }
-      if (next == persist::AofCommandReader::Next::kTruncated) {
-        return TornTail(name, path, in_multi ? valid_before_multi : valid_up_to, truncate_ok);
+      keys.clear();
+      for (size_t i = 0; i < n; i++) {
+        std::string_view k = server_.FirstKey(batch[i].argv);
+        if (!k.empty()) keys.push_back(k);
       }
-      if (next == persist::AofCommandReader::Next::kFormatError) {
-        LOG_WARNING(
-            "Bad file format reading the append only file %s (%s): make a backup of "
-            "your AOF file, then use ./redis-check-aof --fix <filename.manifest>",
-            name.c_str(), AtOffset(reader.error(), start).c_str());
-        return LoadResult::kFailed;
-      }
-      const cmd::CommandSpec* known = server_.commands().Find(argv[0]);
-      if (!known) {
-        LOG_WARNING("Unknown command '%s' reading the append only file %s",
-                    std::string(argv[0]).c_str(), name.c_str());
-        return LoadResult::kFailed;
-      }
-      if (known->name == "multi") {
-        valid_before_multi = valid_up_to;
-        in_multi = true;
-        queued.clear();
-      } else if (known->name == "exec") {
-        for (const auto& q : queued) {
-          if (!Run(name, q, fake)) return LoadResult::kFailed;
+      if (keys.size() > 1) server_.PrefetchKeys(fake.session().db, keys);
+      int64_t now_ms = WallMs();
+      for (size_t i = 0; i < n; i++) {
+        const std::vector<std::string_view>& argv = batch[i].argv;
+        std::string error;
+        const cmd::CommandSpec* spec = cmd::ResolveCommand(server_.commands(), argv, &error);
+        if (!spec) {
+          if (!server_.commands().Find(argv[0])) {
+            LOG_WARNING("Unknown command '%s' reading the append only file %s",
+                        std::string(argv[0]).c_str(), name.c_str());
+          } else {
+            LOG_WARNING("Bad command '%s' in the append only file %s: %s",
+                        std::string(argv[0]).c_str(), name.c_str(), error.c_str());
+          }
+          return LoadResult::kFailed;
         }
-        queued.clear();
-        in_multi = false;
-      } else if (in_multi) {
-        queued.push_back(argv);  // views into the mapping, valid until it goes
-      } else if (!Run(name, argv, fake)) {
-        return LoadResult::kFailed;
+        const std::string& cmd_name = spec->parent ? spec->parent->name : spec->name;
+        if (cmd_name == "multi") {
+          valid_before_multi = valid_up_to;
+          in_multi = true;
+          queued.clear();
+        } else if (cmd_name == "exec") {
+          for (const auto& q : queued) {
+            if (!Run(name, q, fake, now_ms)) return LoadResult::kFailed;
+          }
+          queued.clear();
+          in_multi = false;
+        } else if (in_multi) {
+          queued.push_back(argv);  // views into the mapping, valid until it goes
+        } else {
+          Execute(spec, argv, fake, now_ms);
+        }
+        valid_up_to = batch[i].end;
+        commands_++;
+        if (delay_us != 0) persist::DebugKeyDelay(delay_us);
       }
-      valid_up_to = start + reader.offset();
-      commands_++;
-      if (delay_us != 0) persist::DebugKeyDelay(delay_us);
-      if ((commands_ & 1023) == 0 && MonoMs() - last_log >= 1000) {
+      if ((commands_ & 1023) < n && MonoMs() - last_log >= 1000) {
         last_log = MonoMs();
         LOG_NOTICE("Loading AOF %s: %llu commands, %.1f%% of the file", name.c_str(),
                    static_cast<unsigned long long>(commands_),
                    100.0 * static_cast<double>(valid_up_to) / static_cast<double>(data.size()));
       }
+      if (next == persist::AofCommandReader::Next::kCommand) continue;  // a full batch
+      if (next == persist::AofCommandReader::Next::kEnd) {
+        if (!in_multi) return LoadResult::kOk;
+        // Well-formed, but the transaction never ended: handled as a torn tail.
+        LOG_WARNING("Revert incomplete MULTI/EXEC transaction in AOF file %s", name.c_str());
+        return TornTail(name, path, valid_before_multi, truncate_ok);
+      }
+      if (next == persist::AofCommandReader::Next::kTruncated) {
+        return TornTail(name, path, in_multi ? valid_before_multi : valid_up_to, truncate_ok);
+      }
+      LOG_WARNING(
+          "Bad file format reading the append only file %s (%s): make a backup of your AOF "
+          "file, then use ./redis-check-aof --fix <filename.manifest>",
+          name.c_str(), AtOffset(reader.error(), start).c_str());
+      return LoadResult::kFailed;
     }
   }
 
@@ -160,7 +188,9 @@ class AofLoader {
     return what.substr(0, at + 7) + std::to_string(off);
   }
 
-  bool Run(const std::string& name, std::span<const std::string_view> argv, Client& fake) {
+  // A queued command of a transaction (resolved again: it was only parsed when queued).
+  bool Run(const std::string& name, std::span<const std::string_view> argv, Client& fake,
+           int64_t now_ms) {
     std::string error;
     const cmd::CommandSpec* spec = cmd::ResolveCommand(server_.commands(), argv, &error);
     if (!spec) {
@@ -168,12 +198,17 @@ class AofLoader {
                   name.c_str(), error.c_str());
       return false;
     }
+    Execute(spec, argv, fake, now_ms);
+    return true;
+  }
+
+  void Execute(const cmd::CommandSpec* spec, std::span<const std::string_view> argv, Client& fake,
+               int64_t now_ms) {
     reply_.clear();
     resp::ReplyWriter w(&reply_, 2);
-    cmd::Context ctx(argv, w, server_.keyspace(), fake.session(), server_, stats_, WallMs());
+    cmd::Context ctx(argv, w, server_.keyspace(), fake.session(), server_, stats_, now_ms);
     ctx.spec = spec;
     spec->handler(ctx);
-    return true;
   }
 
   LoadResult TornTail(const std::string& name, const std::string& path, uint64_t valid_up_to,

@@ -269,6 +269,11 @@ void Client::DropReplicaThatGotAReply(std::span<const std::string_view> args, si
 
 thread_local Client::RoundAof Client::round_aof;
 
+void Client::InitThreadState() {
+  round_kicks.posted = false;
+  round_aof.posted = false;
+}
+
 // Posted once per round on this thread's loop: runs after the round's events, so one write (and
 // under appendfsync always one fsync) covers every client the round served.
 void Client::PostAofRoundEnd() {
@@ -281,7 +286,9 @@ void Client::PostAofRoundEnd() {
     server.aof().WriteBuffer();
     for (uint64_t id : waiting) {
       Client* c = group.Find(id);
-      if (c && !c->closed_ && c->Flush()) c->UpdateInterest();
+      if (c == nullptr || c->closed_) continue;
+      c->aof_held_ = false;
+      if (c->Flush()) c->UpdateInterest();
     }
   });
 }
@@ -290,8 +297,8 @@ bool Client::Flush() {
   // No reply goes out before the writes it follows are in the AOF (on disk, under always).
   if (out_sent_ < out_.size() &&
       aof_offset_.load(std::memory_order_relaxed) > server_.aof().reply_offset()) {
-    if (std::find(round_aof.waiting.begin(), round_aof.waiting.end(), id()) ==
-        round_aof.waiting.end()) {
+    if (!aof_held_) {
+      aof_held_ = true;
       round_aof.waiting.push_back(id());
     }
     PostAofRoundEnd();
@@ -329,7 +336,8 @@ bool Client::Flush() {
 }
 
 void Client::UpdateInterest() {
-  bool need_write = out_sent_ < out_.size();
+  // Replies held for the AOF go out from the round's end, not on EPOLLOUT.
+  bool need_write = out_sent_ < out_.size() && !aof_held_;
   uint32_t ev = (reading_paused_ ? 0 : net::EventLoop::kReadable) |
                 (need_write ? net::EventLoop::kWritable : 0);
   if (need_write == want_write_ && !reading_paused_ && ev_reading_) return;

@@ -44,6 +44,8 @@ class Client : public net::FdHandler {
   // Registers with the loop and the server. Loop thread.
   void Start();
   void OnEvents(uint32_t events) override;
+  // Initializes this thread's per-round state (a poll group's thread, as it starts).
+  static void InitThreadState();
   // Closes the connection now and hands the object to the poll group for deletion.
   void Close(const std::string& reason);
 
@@ -202,6 +204,7 @@ class Client : public net::FdHandler {
   const std::string* last_cmd_ = nullptr; // keyspace lock
   int64_t woff_ = 0;                      // keyspace lock
   std::atomic<uint64_t> aof_offset_{0};
+  bool aof_held_ = false;  // replies wait in round_aof for the AOF's write (loop thread)
 
   std::mutex push_mu_;
   std::string pushed_;          // guarded by push_mu_

@@ -1,5 +1,7 @@
 #include "server/poll_group.h"
 
+#include <future>
+
 #include "common/logging.h"
 #include "common/sharded_counter.h"
 #include "server/client.h"
@@ -12,8 +14,13 @@ PollGroup::PollGroup(Server& server, int index) : server_(server), index_(index)
 PollGroup::~PollGroup() { StopAndJoin(); }
 
 void PollGroup::StartThread() {
-  thread_ = std::thread([this] {
+  std::promise<void> started;
+  thread_ = std::thread([this, &started] {
     SetCounterShard(static_cast<unsigned>(index_) + 1);
+    // Thread-locals with destructors register them under the dynamic loader's lock; done now,
+    // a first request never waits for a library being opened meanwhile (libfabric's, ~200 ms).
+    Client::InitThreadState();
+    started.set_value();
     loop_.Run();
     // Close what is left on the loop thread, where clients live.
     std::vector<uint64_t> ids;
@@ -23,6 +30,7 @@ void PollGroup::StartThread() {
     }
     clients_.clear();
   });
+  started.get_future().wait();
 }
 
 void PollGroup::StopAndJoin() {

@@ -20,6 +20,7 @@ class PollGroup {
   PollGroup(Server& server, int index);
   ~PollGroup();
 
+  // Starts the loop's thread; returns once it runs.
   void StartThread();
   void StopAndJoin();
 

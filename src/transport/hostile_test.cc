@@ -88,7 +88,7 @@ class HostileFabricPeer : public fabric::ControlPlane::Handler {
       (void)receiver.Wait(1);
       (void)Poll();
     }
-    ASSERT_EQ(r, 0) << fi_strerror(static_cast<int>(-r));
+    ASSERT_EQ(r, 0) << fabric::FiStrerror(static_cast<int>(-r));
     // Our own completion, so that the next write may reuse the staging buffer.
     int before = done_;
     deadline = MonoMs() + 5000;
@@ -104,7 +104,7 @@ class HostileFabricPeer : public fabric::ControlPlane::Handler {
       ssize_t r = fi_send(ctx_->ctrl_ep(), raw_.slot(0), raw_len_, raw_.desc(), ctx_->peer(),
                           &raw_op_);
       if (r == 0) raw_len_ = 0;
-      EXPECT_TRUE(r == 0 || r == -FI_EAGAIN) << fi_strerror(static_cast<int>(-r));
+      EXPECT_TRUE(r == 0 || r == -FI_EAGAIN) << fabric::FiStrerror(static_cast<int>(-r));
     }
     return control_.Poll(16, *this);
   }
@@ -246,7 +246,7 @@ TEST_P(HostileFabricTest, WritePastTheRingNeverLands) {
     EXPECT_EQ(peer_.done(), 0) << "the provider completed a write past the registered ring";
     RecordProperty("outcome", p.ok() ? "no completion" : p.status().ToString());
   } else {
-    RecordProperty("outcome", fi_strerror(static_cast<int>(-r)));
+    RecordProperty("outcome", fabric::FiStrerror(static_cast<int>(-r)));
   }
   auto ring = dynamic_cast<fabric::FabricReceiver*>(receiver_.get())->ring_memory();
   for (size_t i = ring.size() - 8; i < ring.size(); ++i) EXPECT_EQ(ring[i], 0) << i;

@@ -83,7 +83,7 @@ Status FabricContext::Connect(const PeerAddress& peer, uint64_t link_id, int tim
   // An active endpoint is opened for its destination: verbs creates the endpoint's rdma_cm id
   // (address and route resolution) from the info's addresses, and refuses one without a
   // destination (fi_endpoint: EINVAL); the tcp provider takes either.
-  InfoPtr active(fi_dupinfo(info_.get()));
+  InfoPtr active(FiDupinfo(info_.get()));
   if (!active) return Status::IoError("fi_dupinfo failed");
   free(active->dest_addr);
   active->dest_addr = malloc(peer.bytes.size());

@@ -42,7 +42,7 @@ namespace {
 // receive, as on verbs: the control plane then keeps receives posted for them). FI_MR_ENDPOINT is not offered: the receive ring is registered before the MSG
 // endpoints exist, and none of verbs/tcp/shm needs it.
 InfoPtr MakeHints(const ProviderSpec& spec, bool ordered) {
-  InfoPtr hints(fi_allocinfo());
+  InfoPtr hints(FiDupinfo(nullptr));
   if (!hints) std::abort();
   hints->caps = FI_MSG | FI_RMA;
   hints->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
@@ -65,7 +65,7 @@ Result<InfoPtr> GetInfo(const ProviderSpec& spec, const FabricOptions& opts) {
   for (bool ordered : {true, false}) {
     InfoPtr hints = MakeHints(spec, ordered);
     fi_info* info = nullptr;
-    ret = fi_getinfo(kFiVersion, node, nullptr, flags, hints.get(), &info);
+    ret = FiGetinfo(kFiVersion, node, nullptr, flags, hints.get(), &info);
     if (ret == 0 && info != nullptr) {
       if (!ordered && spec.kind == EpKind::kRdm) {
         LOG_WARNING("transport: provider %s does not promise send-after-send order",
@@ -74,7 +74,7 @@ Result<InfoPtr> GetInfo(const ProviderSpec& spec, const FabricOptions& opts) {
       return InfoPtr(info);
     }
   }
-  return FiError("fi_getinfo(" + spec.name + ")", ret);
+  return FiError("FiGetinfo(" + spec.name + ")", ret);
 }
 
 }  // namespace
@@ -92,7 +92,7 @@ void LoadProviders() {
     // Any query initializes the library; shm's is the cheapest to answer.
     InfoPtr hints = MakeHints({"shm", EpKind::kRdm}, false);
     fi_info* info = nullptr;
-    if (fi_getinfo(kFiVersion, nullptr, nullptr, 0, hints.get(), &info) == 0) fi_freeinfo(info);
+    if (FiGetinfo(kFiVersion, nullptr, nullptr, 0, hints.get(), &info) == 0) FiFreeinfo(info);
     LOG_DEBUG("transport: fabric providers loaded in %lld ms",
               static_cast<long long>(MonoMs() - start));
   });
@@ -171,7 +171,7 @@ Status FabricContext::OpenWith(const ProviderSpec& spec, const FabricOptions& op
   next_key_ = std::random_device{}() & 0xffff;
 
   fid_fabric* fab = nullptr;
-  int ret = fi_fabric(info_->fabric_attr, &fab, nullptr);
+  int ret = FiFabric(info_->fabric_attr, &fab, nullptr);
   if (ret) return FiError("fi_fabric", ret);
   fabric_.reset(fab);
   fid_domain* dom = nullptr;

@@ -7,7 +7,7 @@
 namespace kv::transport::fabric {
 
 InfoPtr DupInfo(const fi_info* info) {
-  fi_info* copy = fi_dupinfo(info);
+  fi_info* copy = FiDupinfo(info);
   if (copy == nullptr) std::abort();
   return InfoPtr(copy);
 }
@@ -22,7 +22,7 @@ bool IsDisconnect(int err) {
 
 Status FiError(const std::string& what, int ret) {
   int err = ret < 0 ? -ret : ret;
-  std::string msg = what + ": " + fi_strerror(err) + " (" + std::to_string(err) + ")";
+  std::string msg = what + ": " + FiStrerror(err) + " (" + std::to_string(err) + ")";
   return Status(IsDisconnect(err) ? Code::kClosed : Code::kIoError, std::move(msg));
 }
 

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "transport/fabric/fi_library.h"
 
 namespace kv::transport::fabric {
 
@@ -43,7 +44,7 @@ using MrPtr = FiPtr<fid_mr>;
 
 struct InfoFreer {
   void operator()(fi_info* p) const {
-    if (p != nullptr) fi_freeinfo(p);
+    if (p != nullptr) FiFreeinfo(p);
   }
 };
 using InfoPtr = std::unique_ptr<fi_info, InfoFreer>;
