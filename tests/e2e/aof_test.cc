@@ -406,6 +406,51 @@ TEST(Aof, AutomaticRewriteOnGrowth) {
   EXPECT_LT(std::stoll(InfoField(c, "persistence", "aof_current_size")), 100 * 1024);
 }
 
+// aof-disable-auto-gc yes keeps the history files a rewrite leaves (listed as type h, in
+// Redis' order); turning it off removes them. Both servers.
+TEST(Aof, HistoryStaysWhileAutoGcIsOff) {
+  for (Kind k : {Kind::kKvstore, Kind::kRedis}) {
+    if (k == Kind::kRedis && !HaveRedisServer()) continue;
+    SCOPED_TRACE(Name(k));
+    ServerProcess s(k, {"--appendonly", "yes", "--aof-disable-auto-gc", "yes"});
+    RespClient c(s.port());
+    c.Call({"SET", "k", "v"});
+    ASSERT_FALSE(c.Call({"BGREWRITEAOF"}).is_error());
+    WaitRewriteDone(c);
+    EXPECT_EQ(ReadFile(Dir(s) + "/appendonly.aof.manifest"),
+              "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.1.incr.aof seq 1 "
+              "type h\nfile appendonly.aof.1.base.rdb seq 1 type h\nfile "
+              "appendonly.aof.2.incr.aof seq 2 type i\n");
+    EXPECT_EQ(Files(Dir(s)).size(), 5u);
+    ASSERT_EQ(c.Call({"CONFIG", "SET", "aof-disable-auto-gc", "no"}).str, "OK");
+    EXPECT_EQ(ReadFile(Dir(s) + "/appendonly.aof.manifest"),
+              "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 "
+              "type i\n");
+    EXPECT_TRUE(WaitFor([&] { return Files(Dir(s)).size() == 3; }));
+  }
+}
+
+// Keys the server removes on its own reach the AOF as DELs: evicted keys do not come back at
+// the next start, expired ones are gone from the file's replay too.
+TEST(Aof, EvictionsAndExpiriesAreInTheFile) {
+  ServerProcess s(Kind::kKvstore, {"--appendonly", "yes", "--maxmemory", "4mb",
+                                   "--maxmemory-policy", "allkeys-lru"});
+  RespClient c(s.port());
+  for (int i = 0; i < 4000; i++) c.Call({"SET", "k" + std::to_string(i), std::string(1000, 'x')});
+  c.Call({"SET", "short", "v", "PX", "50"});
+  ASSERT_TRUE(WaitFor([&] { return InfoField(c, "stats", "expired_keys") == "1"; }));
+  int64_t evicted = std::stoll(InfoField(c, "stats", "evicted_keys"));
+  EXPECT_GT(evicted, 0);
+  int64_t keys = c.Call({"DBSIZE"}).integer;
+  std::string digest = c.Call({"DEBUG", "DIGEST"}).str;
+  ASSERT_EQ(s.Stop(), 0);
+  EXPECT_NE(ReadFile(LastIncr(Dir(s))).find("$3\r\nDEL\r\n$5\r\nshort"), std::string::npos);
+  ServerProcess again(Kind::kKvstore, {"--dir", s.dir(), "--appendonly", "yes"});
+  RespClient a(again.port());
+  EXPECT_EQ(a.Call({"DBSIZE"}).integer, keys);
+  EXPECT_EQ(a.Call({"DEBUG", "DIGEST"}).str, digest);
+}
+
 // redis.conf lines as users write them, and the INFO fields monitoring reads.
 TEST(Aof, ConfigFileAndInfo) {
   char tmpl[] = "/tmp/kvstore-aofconf-XXXXXX";
