@@ -380,6 +380,12 @@ void Aof::Stop() {
   SetFeedSink();
 }
 
+void Aof::ReapChild() {
+  if (!child_running()) return;
+  int status = 0;
+  if (waitpid(child_pid_, &status, WNOHANG) == child_pid_) RewriteDone(status);
+}
+
 void Aof::RestartAfterSync() {
   if (!enabled()) return;
   Stop();
@@ -414,10 +420,7 @@ bool Aof::RewriteLimited(int64_t now_s) {
 void Aof::Cron(int64_t now_ms) {
   int64_t now_s = now_ms / 1000;
   child_active_ = server_.AnyChild();
-  if (child_running()) {
-    int status = 0;
-    if (waitpid(child_pid_, &status, WNOHANG) == child_pid_) RewriteDone(status);
-  }
+  ReapChild();
   if (!server_.AnyChild() && rewrite_scheduled_ && !RewriteLimited(now_s)) {
     (void)StartRewrite();
   }

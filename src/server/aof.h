@@ -98,6 +98,9 @@ class Aof {
   Status Start();
   void Stop();
   bool child_running() const { return child_pid_ > 0; }
+  // Handles the rewrite child's exit if it has exited (the cron, and the child's pidfd watch
+  // at once).
+  void ReapChild();
   void Cron(int64_t now_ms);
   // Before exiting: stops a rewrite, writes and fsyncs what is buffered. While the first
   // rewrite of a runtime `appendonly yes` runs there is no complete AOF yet: refused unless

@@ -136,6 +136,7 @@ Status Aof::StartRewrite() {
   LOG_NOTICE("Background append only file rewriting started by pid %d", static_cast<int>(pid));
   child_pid_ = pid;
   child_active_ = true;
+  server_.WatchSnapshotChild(pid);  // its exit is handled at once, not at the next cron tick
   rewrite_scheduled_ = false;
   rewrite_start_s_ = WallMs() / 1000;
   // Growing tables now would copy pages the child shares with us.

@@ -59,7 +59,8 @@ class Server::ChildWatch : public net::FdHandler {
     done_ = true;
     {
       std::lock_guard lock(server_.mu_);
-      server_.primary_->OnChildExit(WallMs());
+      server_.aof_->ReapChild();
+      server_.primary_->OnChildExit(WallMs());  // a sync that waited for the child starts
       server_.EndReplicationUnit();
     }
     // Freed after this event, with any other watch that has fired.

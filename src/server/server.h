@@ -155,9 +155,10 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // The DEL (UNLINK when `lazy`) that tells replicas of a key the primary removed on its own
   // (expired, evicted).
   void PropagateDeletion(int db, std::string_view key, bool lazy = false);
-  // Runs the replication work that waits for a snapshot child (ReplPrimary::OnChildExit) as
-  // soon as `pid` exits, instead of at the next cron tick. Any thread; where the kernel has no
-  // pidfd (before Linux 5.3) the cron does it, as before.
+  // Handles a child's exit (an AOF rewrite's, a replication snapshot's, and the replication
+  // work that waited for it: ReplPrimary::OnChildExit) as soon as `pid` exits, instead of at
+  // the next cron tick. Any thread; where the kernel has no pidfd (before Linux 5.3) the cron
+  // does it, as before.
   void WatchSnapshotChild(pid_t pid);
   // client-output-buffer-limit replica. Keyspace lock held.
   const OutputLimit& replica_limits() const { return replica_limits_; }
