@@ -213,6 +213,7 @@ void Aof::RewriteDone(int status) {
     manifest_ = std::move(next);
     if (fd_ >= 0) {
       server_.primary().feed().ForgetAofSelectedDb();
+      std::lock_guard lock(io_mu_);  // the round-end writes add to the sizes
       current_size_ = FileSize(base, nullptr) + last_incr_size_.load();
       rewrite_base_size_ = current_size_.load();
       fsync_size_.store(current_size_.load());
