@@ -6,6 +6,7 @@ void RegisterDataCommands(CommandTable& table) {
   RegisterConnectionCommands(table);
   RegisterKeyCommands(table);
   RegisterStringCommands(table);
+  RegisterBitmapCommands(table);
   RegisterHashCommands(table);
   RegisterListCommands(table);
   RegisterSetCommands(table);

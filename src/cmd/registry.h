@@ -8,6 +8,7 @@ namespace kv::cmd {
 void RegisterConnectionCommands(CommandTable& table);  // connection.cc: PING ECHO SELECT
 void RegisterKeyCommands(CommandTable& table);         // keys.cc
 void RegisterStringCommands(CommandTable& table);      // strings.cc
+void RegisterBitmapCommands(CommandTable& table);      // bitmaps.cc: SETBIT BITCOUNT BITFIELD ...
 void RegisterHashCommands(CommandTable& table);        // hashes.cc
 void RegisterListCommands(CommandTable& table);        // lists.cc
 void RegisterSetCommands(CommandTable& table);         // sets.cc

@@ -15,37 +15,14 @@
 #include <vector>
 
 #include "cmd/context.h"
+#include "cmd/string_ops.h"
 #include "cmd/registry.h"
 #include "common/strutil.h"
 
 namespace kv::cmd {
-namespace {
 
 using store::Entry;
-using store::ObjType;
 using store::Value;
-
-// ---- Shared helpers ---------------------------------------------------------------------------
-
-std::vector<std::string> Argv(std::initializer_list<std::string_view> parts) {
-  return std::vector<std::string>(parts.begin(), parts.end());
-}
-
-void ReplyValue(Context& c, const Value& v) {
-  char scratch[24];
-  c.out.Bulk(v.Str(scratch));
-}
-
-// Redis' getGenericCommand: answers the string at `key` or null. Returns false (having answered
-// WRONGTYPE) when the key holds another type, so callers stop before changing anything.
-bool ReplyGet(Context& c, std::string_view key) {
-  bool wrongtype;
-  Entry* e = c.LookupReadOfType(key, ObjType::kString, &wrongtype);
-  if (wrongtype) return false;
-  if (e) ReplyValue(c, e->value);
-  else c.out.Null();
-  return true;
-}
 
 // A write lookup that insists on a string; answers WRONGTYPE and sets *wrongtype otherwise.
 Entry* LookupWriteString(Context& c, std::string_view key, bool* wrongtype) {
@@ -80,6 +57,36 @@ Entry* StoreKeepTtl(Context& c, Entry* e, std::string_view key, Value v) {
   e = c.ks.Set(c.session.db, key, std::move(v));
   NotifyNew(c, key);
   return e;
+}
+
+namespace {
+
+using store::Entry;
+using store::ObjType;
+using store::Value;
+
+// ---- Shared helpers ---------------------------------------------------------------------------
+
+std::vector<std::string> Argv(std::initializer_list<std::string_view> parts) {
+  return std::vector<std::string>(parts.begin(), parts.end());
+}
+
+void ReplyValue(Context& c, const Value& v) {
+  char scratch[24];
+  c.out.Bulk(v.Str(scratch));
+}
+
+// Redis' getGenericCommand: answers the string at `key` or null. Returns false (having answered
+// WRONGTYPE) when the key holds another type, so callers stop before changing anything.
+bool ReplyGet(Context& c, std::string_view key) {
+  bool wrongtype;
+  Entry* e = c.LookupReadOfType(key, ObjType::kString, &wrongtype);
+  if (wrongtype) return false;
+  if (e)
+    ReplyValue(c, e->value);
+  else
+    c.out.Null();
+  return true;
 }
 
 std::string_view CommandName(const Context& c) { return c.spec ? c.spec->name : c.arg(0); }

@@ -18,6 +18,7 @@ GenTable& Table() {
   static GenTable* t = [] {
     auto* t = new GenTable;
     AddStringAndKeyGens(t);
+    AddBitmapGens(t);
     AddHashGens(t);
     AddListGens(t);
     AddSetGens(t);

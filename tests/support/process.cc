@@ -72,6 +72,23 @@ std::string NonLoopbackAddress() {
   return found;
 }
 
+namespace {
+
+// Starts args[0] with the arguments; returns its pid.
+pid_t Spawn(std::vector<std::string> args) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+}  // namespace
+
 std::string ExpectRefusesToStart(const std::string& dir, std::vector<std::string> extra_args,
                                  bool redis) {
   std::string log = dir + "/refused.log";
@@ -86,14 +103,7 @@ std::string ExpectRefusesToStart(const std::string& dir, std::vector<std::string
                                    "--logfile",
                                    log};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
-  pid_t pid = fork();
-  if (pid == 0) {
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  pid_t pid = Spawn(args);
   int status = 0;
   for (int i = 0; i < 500 && waitpid(pid, &status, WNOHANG) != pid; i++) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -130,14 +140,7 @@ ServerProcess::ServerProcess(Kind kind, std::vector<std::string> extra_args) {
     }
     args.insert(args.end(), base.begin(), base.end());
     args.insert(args.end(), options, extra_args.end());
-    pid_ = fork();
-    if (pid_ == 0) {
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
+    pid_ = Spawn(args);
     for (int i = 0; i < 200; i++) {
       // Another test's server may hold the port we picked (ours then fails to bind and exits):
       // only our own process, having logged that it listens, counts.
