@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Commands of the data types redis-benchmark has no built-in test for: kvstore vs redis-server
+in the same run.
+
+Each case is a command line given to redis-benchmark (its __rand_int__ placeholder becomes a
+zero-padded random number below -r 1000000 for every request, so it can name keys but not
+offsets: both servers refuse "000123" as a bit offset), run at each pipeline depth against both
+servers, alternating which goes first; median requests/second of --runs runs. Both servers run
+with their defaults (no persistence); this job has no Redis setting that speeds it up.
+
+Cases (--cases, comma-separated names):
+  setbit     SETBIT bm:__rand_int__ 1000 1     (up to 1M bitmaps of 126 bytes)
+  getbit     GETBIT bm:__rand_int__ 1000
+  bitcount   BITCOUNT bitmap 0 -1              (one bitmap of 125 KB)
+  bitcount-r BITCOUNT bitmap 1000 -1000 BIT    (the same with edge bits)
+  bitfield   BITFIELD bf:__rand_int__ INCRBY u8 100 1
+
+Usage: bench/types_bench.py [--runs 5] [--requests 200000] [--pipelines 1,16] [--cases ...]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from redis_bench import ROOT, Server  # noqa: E402
+
+CASES = {
+    "setbit": ["SETBIT", "bm:__rand_int__", "1000", "1"],
+    "getbit": ["GETBIT", "bm:__rand_int__", "1000"],
+    "bitcount": ["BITCOUNT", "bitmap", "0", "-1"],
+    "bitcount-r": ["BITCOUNT", "bitmap", "1000", "-1000", "BIT"],
+    "bitfield": ["BITFIELD", "bf:__rand_int__", "INCRBY", "u8", "100", "1"],
+}
+
+
+def run(port, argv, pipeline, requests, clients):
+    args = ["redis-benchmark", "-p", str(port), "-c", str(clients), "-n", str(requests),
+            "-r", "1000000", "-P", str(pipeline), "--csv"] + argv
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    lines = [line for line in out.splitlines() if line and not line.startswith('"test"')]
+    return float(lines[-1].split(",")[1].strip('"'))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--requests", type=int, default=200000, help="redis-benchmark -n (x4 at P16)")
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--pipelines", default="1,16")
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    opts = ap.parse_args()
+    cases = [c for c in opts.cases.split(",") if c]
+    pipelines = [int(p) for p in opts.pipelines.split(",")]
+    servers = {"kvstore": Server("kvstore", [os.path.join(opts.build, "kvstore-server")]),
+               "redis": Server("redis", ["redis-server", "--appendonly", "no"])}
+    results = {}
+    try:
+        for srv in servers.values():
+            srv.command("SETBIT", "bitmap", "999999", "1")  # 125 KB
+            for off in range(0, 1000000, 7919):
+                srv.command("SETBIT", "bitmap", str(off), "1")
+        total, done = len(cases) * len(pipelines) * opts.runs * 2, 0
+        for case in cases:
+            for p in pipelines:
+                n = opts.requests * (4 if p > 1 else 1)
+                for run_i in range(opts.runs):
+                    for name in ("kvstore", "redis") if run_i % 2 == 0 else ("redis", "kvstore"):
+                        rps = run(servers[name].port, CASES[case], p, n, opts.clients)
+                        results.setdefault((case, p, name), []).append(rps)
+                        done += 1
+                        print(f"[{done}/{total}] {case} P{p} {name}: {rps:,.0f} req/s",
+                              file=sys.stderr, flush=True)
+    finally:
+        for srv in servers.values():
+            srv.close()
+    print(f"\nredis-benchmark -c {opts.clients} -r 1000000, median of {opts.runs} runs")
+    print(f"{'case':<12}{'pipeline':>9}{'kvstore req/s':>16}{'redis req/s':>14}{'ratio':>8}")
+    for case in cases:
+        for p in pipelines:
+            kv = statistics.median(results[(case, p, "kvstore")])
+            rd = statistics.median(results[(case, p, "redis")])
+            print(f"{case:<12}{p:>9}{kv:>16,.0f}{rd:>14,.0f}{kv / rd:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()
