@@ -14,6 +14,9 @@ Cases (--cases, comma-separated names):
   bitcount   BITCOUNT bitmap 0 -1              (one bitmap of 125 KB)
   bitcount-r BITCOUNT bitmap 1000 -1000 BIT    (the same with edge bits)
   bitfield   BITFIELD bf:__rand_int__ INCRBY u8 100 1
+  pfadd      PFADD hll el:__rand_int__          (one HLL, dense after the first few thousand)
+  pfcount    PFCOUNT hll                        (the cached count, stale after every new element)
+  pfcount3   PFCOUNT hll hll2 hll3              (the union of three dense HLLs)
 
 Usage: bench/types_bench.py [--runs 5] [--requests 200000] [--pipelines 1,16] [--cases ...]
 """
@@ -32,6 +35,9 @@ CASES = {
     "bitcount": ["BITCOUNT", "bitmap", "0", "-1"],
     "bitcount-r": ["BITCOUNT", "bitmap", "1000", "-1000", "BIT"],
     "bitfield": ["BITFIELD", "bf:__rand_int__", "INCRBY", "u8", "100", "1"],
+    "pfadd": ["PFADD", "hll", "el:__rand_int__"],
+    "pfcount": ["PFCOUNT", "hll"],
+    "pfcount3": ["PFCOUNT", "hll", "hll2", "hll3"],
 }
 
 
@@ -62,6 +68,8 @@ def main():
             srv.command("SETBIT", "bitmap", "999999", "1")  # 125 KB
             for off in range(0, 1000000, 7919):
                 srv.command("SETBIT", "bitmap", str(off), "1")
+            for key in ("hll", "hll2", "hll3"):
+                srv.command("PFADD", key, *[f"{key}-{i}" for i in range(5000)])
         total, done = len(cases) * len(pipelines) * opts.runs * 2, 0
         for case in cases:
             for p in pipelines:

@@ -68,6 +68,8 @@ class ServerHooks {
   virtual void Notify(int klass, std::string_view event, std::string_view key, int db) = 0;
   // proto-max-bulk-len, for commands that grow strings.
   virtual int64_t MaxBulkLen() const = 0;
+  // hll-sparse-max-bytes: the size at which a sparse HyperLogLog turns dense.
+  virtual int64_t HllSparseMaxBytes() const { return 3000; }
 };
 
 // What a blocking command that found nothing to serve asks of the dispatcher: park the client

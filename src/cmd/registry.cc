@@ -7,6 +7,7 @@ void RegisterDataCommands(CommandTable& table) {
   RegisterKeyCommands(table);
   RegisterStringCommands(table);
   RegisterBitmapCommands(table);
+  RegisterHyperLogLogCommands(table);
   RegisterHashCommands(table);
   RegisterListCommands(table);
   RegisterSetCommands(table);

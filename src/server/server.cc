@@ -112,6 +112,7 @@ void Server::WireConfig() {
     });
   };
   int_atomic("proto-max-bulk-len", &max_bulk_len_);
+  int_atomic("hll-sparse-max-bytes", &hll_sparse_max_bytes_);
   int_atomic("client-query-buffer-limit", &query_buf_limit_);
   int_atomic("maxclients", &maxclients_);
   int_atomic("tcp-keepalive", &tcp_keepalive_s_);

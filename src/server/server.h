@@ -235,6 +235,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void KeyModified(int db, std::string_view key) override;  // multi.cc
   void Notify(int klass, std::string_view event, std::string_view key, int db) override;
   int64_t MaxBulkLen() const override { return max_bulk_len(); }
+  int64_t HllSparseMaxBytes() const override {
+    return hll_sparse_max_bytes_.load(std::memory_order_relaxed);
+  }
   // KeyspaceObserver.
   void OnKeyExpired(int db, std::string_view key) override;
 
@@ -293,6 +296,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::string run_id_;
 
   std::atomic<int64_t> max_bulk_len_{512LL * 1024 * 1024};
+  std::atomic<int64_t> hll_sparse_max_bytes_{3000};
   std::atomic<int64_t> query_buf_limit_{1024LL * 1024 * 1024};
   std::atomic<bool> auth_required_{false};
   std::atomic<int64_t> maxclients_{10000};

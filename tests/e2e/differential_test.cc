@@ -19,6 +19,7 @@ GenTable& Table() {
     auto* t = new GenTable;
     AddStringAndKeyGens(t);
     AddBitmapGens(t);
+    AddHyperLogLogGens(t);
     AddHashGens(t);
     AddListGens(t);
     AddSetGens(t);

@@ -63,6 +63,7 @@ std::string TypeOnly(const Args& cmd, const Reply& r);        // random results:
 // One per family, each in diff/<family>.cc.
 void AddStringAndKeyGens(GenTable* t);
 void AddBitmapGens(GenTable* t);
+void AddHyperLogLogGens(GenTable* t);
 void AddHashGens(GenTable* t);
 void AddListGens(GenTable* t);
 void AddSetGens(GenTable* t);
