@@ -90,6 +90,21 @@ uint32_t SetKeyFlags(std::span<const std::string_view> args, int) {
   return kKeyOW | kKeyUpdate;
 }
 
+uint32_t BitfieldKeyFlags(std::span<const std::string_view> args, int) {
+  // Redis' bitfieldGetKeys: GETs (and OVERFLOWs) only read; anything else may write.
+  for (size_t i = 2; i < args.size(); i++) {
+    size_t remaining = args.size() - i - 1;
+    if (EqualsIgnoreCase(args[i], "get") && remaining >= 2) {
+      i += 2;
+    } else if (EqualsIgnoreCase(args[i], "overflow") && remaining >= 1) {
+      i += 1;
+    } else {
+      return kKeyRW | kKeyAccess | kKeyUpdate;  // a write, or a syntax error (safer as RW)
+    }
+  }
+  return kKeyRO | kKeyAccess;
+}
+
 uint32_t SortKeyFlags(std::span<const std::string_view>, int key_index) {
   return key_index == 1 ? kKeyRO | kKeyAccess : kKeyOW | kKeyUpdate;
 }

@@ -93,6 +93,7 @@ using KeyFlagsFn = uint32_t (*)(std::span<const std::string_view> args, int key_
 
 // The flags of SET's key, which depend on its GET option (Redis' setGetKeys).
 uint32_t SetKeyFlags(std::span<const std::string_view> args, int key_index);
+uint32_t BitfieldKeyFlags(std::span<const std::string_view> args, int key_index);
 // The flags of SORT's keys: the sorted key is read, a STORE destination overwritten (Redis'
 // sortGetKeys).
 uint32_t SortKeyFlags(std::span<const std::string_view> args, int key_index);

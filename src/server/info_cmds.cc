@@ -412,18 +412,22 @@ const CommandSpec* GetKeysCommand(Context& c) {
   return spec;
 }
 
-// Movable-key commands answer from their key finder, the others from the legacy range.
+std::vector<cmd::KeyRef> KeysAndFlags(const CommandSpec& spec,
+                                      std::span<const std::string_view> args);
+
+// The keys as GETKEYSANDFLAGS finds them (Redis 7.0 answers both from the key specs where they
+// fit): PFMERGE with its destination alone is an error in both.
 void CommandGetKeys(Context& c) {
   const CommandSpec* spec = GetKeysCommand(c);
   if (!spec) return;
   std::span<const std::string_view> args = c.args.subspan(2);
-  std::vector<int> keys = spec->FindKeys(args);
+  std::vector<cmd::KeyRef> keys = KeysAndFlags(*spec, args);
   if (keys.empty()) {
     c.Error("Invalid arguments specified for command");
     return;
   }
   c.out.Array(keys.size());
-  for (int k : keys) c.out.Bulk(args[k]);
+  for (const cmd::KeyRef& k : keys) c.out.Bulk(args[k.index]);
 }
 
 // Redis' getKeysFromCommandWithSpecs: the key specs answer, with their flags, unless they do
