@@ -8,6 +8,7 @@ void RegisterDataCommands(CommandTable& table) {
   RegisterStringCommands(table);
   RegisterBitmapCommands(table);
   RegisterHyperLogLogCommands(table);
+  RegisterGeoCommands(table);
   RegisterHashCommands(table);
   RegisterListCommands(table);
   RegisterSetCommands(table);

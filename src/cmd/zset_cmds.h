@@ -16,6 +16,9 @@
 
 namespace kv::cmd::zset {
 
+// ZADD's handler (GEOADD runs its arguments through it, as Redis does).
+void ZaddCommand(Context& c);
+
 using store::Entry;
 using store::LexBound;
 using store::LexRange;

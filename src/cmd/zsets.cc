@@ -382,6 +382,10 @@ void Zscan(Context& c) {
 
 }  // namespace
 
+namespace zset {
+void ZaddCommand(Context& c) { Zadd(c); }
+}  // namespace zset
+
 // Arity, flags and key positions are those Redis 7.0's COMMAND INFO reports (numkeys commands:
 // ZUNION/ZINTER/ZDIFF/ZINTERCARD/ZMPOP 0 0 0, the STORE forms 1 1 1, as their first key spec).
 void RegisterZsetCommands(CommandTable& t) {

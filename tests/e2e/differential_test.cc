@@ -20,6 +20,7 @@ GenTable& Table() {
     AddStringAndKeyGens(t);
     AddBitmapGens(t);
     AddHyperLogLogGens(t);
+    AddGeoGens(t);
     AddHashGens(t);
     AddListGens(t);
     AddSetGens(t);

@@ -64,6 +64,7 @@ std::string TypeOnly(const Args& cmd, const Reply& r);        // random results:
 void AddStringAndKeyGens(GenTable* t);
 void AddBitmapGens(GenTable* t);
 void AddHyperLogLogGens(GenTable* t);
+void AddGeoGens(GenTable* t);
 void AddHashGens(GenTable* t);
 void AddListGens(GenTable* t);
 void AddSetGens(GenTable* t);
