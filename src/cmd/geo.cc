@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cmd/command.h"
@@ -164,19 +165,28 @@ const store::ZSetValue* ReadZset(Context& c, std::string_view key, bool* wrongty
   return e ? e->value.As<store::ZSetValue>() : nullptr;
 }
 
+// A member's position, decoded from its score; nullopt when the zset or the member is missing.
+std::optional<std::pair<double, double>> Position(const store::ZSetValue* z,
+                                                  std::string_view member) {
+  std::optional<double> score = z ? z->Score(member) : std::nullopt;
+  if (!score) return std::nullopt;
+  std::pair<double, double> lonlat;
+  Decode(*score, &lonlat.first, &lonlat.second);
+  return lonlat;
+}
+
 void GeoPos(Context& c) {
   bool wrongtype;
   const store::ZSetValue* z = ReadZset(c, c.arg(1), &wrongtype);
   if (wrongtype) return;
   c.out.Array(c.argc() - 2);
   for (size_t j = 2; j < c.argc(); j++) {
-    std::optional<double> score = z ? z->Score(c.arg(j)) : std::nullopt;
-    if (!score) {
+    auto pos = Position(z, c.arg(j));
+    if (!pos) {
       c.out.NullArray();
       continue;
     }
-    double lon, lat;
-    Decode(*score, &lon, &lat);
+    auto [lon, lat] = *pos;
     // Redis' addReplyHumanLongDouble: a bulk string in RESP2, a double in RESP3.
     c.out.Array(2);
     for (double v : {lon, lat}) {
@@ -213,17 +223,14 @@ void GeoDist(Context& c) {
   bool wrongtype;
   const store::ZSetValue* z = ReadZset(c, c.arg(1), &wrongtype);
   if (wrongtype) return;
-  std::optional<double> s1 = z ? z->Score(c.arg(2)) : std::nullopt;
-  std::optional<double> s2 = z ? z->Score(c.arg(3)) : std::nullopt;
-  if (!s1 || !s2) {
+  auto p1 = Position(z, c.arg(2)), p2 = Position(z, c.arg(3));
+  if (!p1 || !p2) {
     c.out.Null();
     return;
   }
-  double xy[4];
-  Decode(*s1, &xy[0], &xy[1]);
-  Decode(*s2, &xy[2], &xy[3]);
   char buf[128];
-  int n = snprintf(buf, sizeof(buf), "%.4f", Distance(xy[0], xy[1], xy[2], xy[3]) / to_meter);
+  int n = snprintf(buf, sizeof(buf), "%.4f",
+                   Distance(p1->first, p1->second, p2->first, p2->second) / to_meter);
   c.out.Bulk(std::string_view(buf, static_cast<size_t>(n)));
 }
 
@@ -234,16 +241,14 @@ void GeoHash(Context& c) {
   if (wrongtype) return;
   c.out.Array(c.argc() - 2);
   for (size_t j = 2; j < c.argc(); j++) {
-    std::optional<double> score = z ? z->Score(c.arg(j)) : std::nullopt;
-    if (!score) {
+    auto pos = Position(z, c.arg(j));
+    if (!pos) {
       c.out.Null();
       continue;
     }
     // Our latitudes span +-85.05; a standard geohash spans +-90: decode, then encode again.
-    double lon, lat;
-    Decode(*score, &lon, &lat);
     uint64_t bits = 0;
-    Encode({-180, 180}, {-90, 90}, lon, lat, &bits);
+    Encode({-180, 180}, {-90, 90}, pos->first, pos->second, &bits);
     char buf[11];
     for (int i = 0; i < 11; i++) {
       int idx = i == 10 ? 0 : static_cast<int>((bits >> (52 - (i + 1) * 5)) & 0x1f);

@@ -21,6 +21,7 @@
 #include "cmd/context.h"
 #include "cmd/registry.h"
 #include "cmd/string_ops.h"
+#include "common/hash.h"
 #include "common/strutil.h"
 
 namespace kv::cmd {
@@ -46,55 +47,9 @@ constexpr double kAlphaInf = 0.721347520444481703680;  // 0.5 / ln(2)
 constexpr std::string_view kInvalidHll = "-INVALIDOBJ Corrupted HLL object detected";
 constexpr std::string_view kNotHll = "-WRONGTYPE Key is not a valid HyperLogLog string value.";
 
-// Redis' MurmurHash64A (little-endian hosts).
-uint64_t MurmurHash64A(const void* key, int len, unsigned int seed) {
-  const uint64_t m = 0xc6a4a7935bd1e995ULL;
-  const int r = 47;
-  uint64_t h = seed ^ (static_cast<uint64_t>(len) * m);
-  const auto* data = static_cast<const uint8_t*>(key);
-  const uint8_t* end = data + (len - (len & 7));
-  while (data != end) {
-    uint64_t k;
-    memcpy(&k, data, 8);
-    k *= m;
-    k ^= k >> r;
-    k *= m;
-    h ^= k;
-    h *= m;
-    data += 8;
-  }
-  switch (len & 7) {
-    case 7:
-      h ^= static_cast<uint64_t>(data[6]) << 48;
-      [[fallthrough]];
-    case 6:
-      h ^= static_cast<uint64_t>(data[5]) << 40;
-      [[fallthrough]];
-    case 5:
-      h ^= static_cast<uint64_t>(data[4]) << 32;
-      [[fallthrough]];
-    case 4:
-      h ^= static_cast<uint64_t>(data[3]) << 24;
-      [[fallthrough]];
-    case 3:
-      h ^= static_cast<uint64_t>(data[2]) << 16;
-      [[fallthrough]];
-    case 2:
-      h ^= static_cast<uint64_t>(data[1]) << 8;
-      [[fallthrough]];
-    case 1:
-      h ^= static_cast<uint64_t>(data[0]);
-      h *= m;
-  }
-  h ^= h >> r;
-  h *= m;
-  h ^= h >> r;
-  return h;
-}
-
 // The register an element goes to, and the length of its hash's 000...1 pattern.
 int PatternLength(std::string_view ele, long* reg) {
-  uint64_t hash = MurmurHash64A(ele.data(), static_cast<int>(ele.size()), 0xadc83b19ULL);
+  uint64_t hash = Hash64(ele, 0xadc83b19ULL);  // MurmurHash64A, Redis' seed
   *reg = static_cast<long>(hash & (kRegisters - 1));
   hash >>= kP;
   hash |= uint64_t{1} << kQ;  // the loop ends, with a count of at most Q + 1
@@ -232,7 +187,6 @@ int SparseSet(std::string& s, long index, uint8_t count, int64_t sparse_max_byte
   if (span == 0 || pos >= end) return -1;
   uint8_t op = at(pos);
   bool is_zero = IsZero(op), is_xzero = IsXZero(op), is_val = !is_zero && !is_xzero;
-  size_t next = pos + (is_xzero ? 2 : 1);
   long runlen = is_zero ? ZeroLen(op) : is_xzero ? XZeroLen(Bytes(s) + pos) : ValLen(op);
   bool done = false;
   if (is_val) {
@@ -301,7 +255,6 @@ int SparseSet(std::string& s, long index, uint8_t count, int64_t sparse_max_byte
     }
     p++;
   }
-  (void)next;
   InvalidateCache(s);
   return 1;
 }
