@@ -17,11 +17,18 @@ Cases (--cases, comma-separated names):
   pfadd      PFADD hll el:__rand_int__          (one HLL, dense after the first few thousand)
   pfcount    PFCOUNT hll                        (the cached count, stale after every new element)
   pfcount3   PFCOUNT hll hll2 hll3              (the union of three dense HLLs)
+  geoadd     GEOADD geo 13.__rand_int__ 38.__rand_int__ m:__rand_int__   (one set, up to 1M points)
+  geosearch  GEOSEARCH geopts FROMLONLAT 13.__rand_int__ 38.__rand_int__ BYRADIUS 1 km ASC WITHDIST
+  geobox     GEOSEARCH geopts FROMLONLAT ... BYBOX 3 3 km COUNT 10 WITHCOORD
+             (geopts: 100,000 points spread over 1 x 1 degree north-east of 13, 38; the zero-padded
+             __rand_int__ puts every centre within a metre of that corner, where a 1 km circle
+             holds about 8 points and the 3 km box about 23)
 
 Usage: bench/types_bench.py [--runs 5] [--requests 200000] [--pipelines 1,16] [--cases ...]
 """
 import argparse
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -38,6 +45,11 @@ CASES = {
     "pfadd": ["PFADD", "hll", "el:__rand_int__"],
     "pfcount": ["PFCOUNT", "hll"],
     "pfcount3": ["PFCOUNT", "hll", "hll2", "hll3"],
+    "geoadd": ["GEOADD", "geo", "13.__rand_int__", "38.__rand_int__", "m:__rand_int__"],
+    "geosearch": ["GEOSEARCH", "geopts", "FROMLONLAT", "13.__rand_int__", "38.__rand_int__",
+                  "BYRADIUS", "1", "km", "ASC", "WITHDIST"],
+    "geobox": ["GEOSEARCH", "geopts", "FROMLONLAT", "13.__rand_int__", "38.__rand_int__",
+               "BYBOX", "3", "3", "km", "COUNT", "10", "WITHCOORD"],
 }
 
 
@@ -70,6 +82,14 @@ def main():
                 srv.command("SETBIT", "bitmap", str(off), "1")
             for key in ("hll", "hll2", "hll3"):
                 srv.command("PFADD", key, *[f"{key}-{i}" for i in range(5000)])
+            if any(c.startswith("geo") for c in cases):
+                rng = random.Random(7)
+                for batch in range(100):
+                    args = []
+                    for i in range(1000):
+                        args += [f"{13 + rng.random():.6f}", f"{38 + rng.random():.6f}",
+                                 f"p{batch * 1000 + i}"]
+                    srv.command("GEOADD", "geopts", *args)
         total, done = len(cases) * len(pipelines) * opts.runs * 2, 0
         for case in cases:
             for p in pipelines:

@@ -87,4 +87,20 @@ std::vector<int> SortKeys(Args args) {
 
 std::vector<int> SortRoKeys(Args) { return {1}; }
 
+// Redis' georadiusGetKeys: from the fifth argument on, each STORE or STOREDIST with an argument
+// names the destination, the last one winning (as georadiusGeneric reads them).
+std::vector<int> GeoradiusKeys(Args args) {
+  std::vector<int> keys = {1};
+  int store = 0;
+  const int argc = static_cast<int>(args.size());
+  for (int i = 5; i < argc; i++) {
+    std::string_view a = args[i];
+    if ((EqualsIgnoreCase(a, "store") || EqualsIgnoreCase(a, "storedist")) && i + 1 < argc) {
+      store = ++i;
+    }
+  }
+  if (store > 0) keys.push_back(store);
+  return keys;
+}
+
 }  // namespace kv::cmd

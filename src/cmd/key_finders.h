@@ -23,6 +23,8 @@ std::vector<int> NumkeysAt2Keys(std::span<const std::string_view> args);
 std::vector<int> StoreNumkeysKeys(std::span<const std::string_view> args);
 // SORT: the sorted key, then the last STORE destination.
 std::vector<int> SortKeys(std::span<const std::string_view> args);
+// GEORADIUS and GEORADIUSBYMEMBER: the source key, then the last STORE or STOREDIST key.
+std::vector<int> GeoradiusKeys(std::span<const std::string_view> args);
 // SORT_RO: the sorted key only.
 std::vector<int> SortRoKeys(std::span<const std::string_view> args);
 

@@ -61,13 +61,20 @@ TEST(KeyFinders, Sort) {
   EXPECT_EQ(Find(SortKeys, {"sort", "k", "limit", "store", "x", "store"}), (Keys{1}));
   EXPECT_EQ(Find(SortKeys, {"sort", "k", "store"}), (Keys{1}));
   EXPECT_EQ(Find(SortRoKeys, {"sort_ro", "k", "store", "d"}), (Keys{1}));
+  EXPECT_EQ(Find(GeoradiusKeys, {"georadius", "k", "1", "2", "3", "km"}), (Keys{1}));
+  EXPECT_EQ(
+      Find(GeoradiusKeys, {"georadius", "k", "1", "2", "3", "km", "STORE", "a", "storedist", "b"}),
+      (Keys{1, 9}));
+  EXPECT_EQ(Find(GeoradiusKeys, {"georadiusbymember", "k", "m", "3", "km", "store", "a"}),
+            (Keys{1, 6}));
+  EXPECT_EQ(Find(GeoradiusKeys, {"georadius", "k", "1", "2", "3", "km", "store"}), (Keys{1}));
 }
 
 TEST(KeyFinders, TableMarksMovableCommands) {
   CommandRunner r;
   for (const char* name : {"lmpop", "blmpop", "zmpop", "bzmpop", "zunion", "zinter", "zdiff",
-                           "zunionstore", "zinterstore", "zdiffstore", "zintercard",
-                           "sintercard", "sort", "sort_ro"}) {
+                           "zunionstore", "zinterstore", "zdiffstore", "zintercard", "sintercard",
+                           "sort", "sort_ro", "georadius", "georadiusbymember"}) {
     const CommandSpec* s = r.table.Find(name);
     ASSERT_NE(s, nullptr) << name;
     EXPECT_NE(s->getkeys, nullptr) << name;

@@ -10,7 +10,7 @@ void RegisterKeyCommands(CommandTable& table);         // keys.cc
 void RegisterStringCommands(CommandTable& table);      // strings.cc
 void RegisterBitmapCommands(CommandTable& table);      // bitmaps.cc: SETBIT BITCOUNT BITFIELD ...
 void RegisterHyperLogLogCommands(CommandTable& table);  // hyperloglog.cc: PFADD PFCOUNT PFMERGE ...
-void RegisterGeoCommands(CommandTable& table);          // geo.cc: GEOADD GEOPOS GEODIST GEOHASH
+void RegisterGeoCommands(CommandTable& table);  // geo.cc, geo_search.cc: GEOADD ... GEOSEARCH
 void RegisterHashCommands(CommandTable& table);        // hashes.cc
 void RegisterListCommands(CommandTable& table);        // lists.cc
 void RegisterSetCommands(CommandTable& table);         // sets.cc

@@ -413,6 +413,25 @@ size_t ZSetValue::FirstNotBefore(const Pred& before) const {
   return rank;
 }
 
+void ZSetValue::VisitFrom(const Pred& before, const Visitor& fn) const {
+  if (skiplist_) {
+    size_t rank;
+    ZNode* last =
+        index_->list.Descend([&](const ZNode* n) { return before(n->key(), n->score); }, &rank);
+    for (ZNode* n = last ? last->forward() : index_->list.first(); n; n = n->forward()) {
+      if (!fn(n->key(), n->score)) return;
+    }
+    return;
+  }
+  bool started = false;
+  for (size_t off = 0; off < lp_bytes_;) {
+    LpEntry e = Decode(lp_ + off);
+    started = started || !before(e.member, e.score);
+    if (started && !fn(e.member, e.score)) return;
+    off += e.size;
+  }
+}
+
 size_t ZSetValue::LastWithin(const Pred& within) const {
   if (skiplist_) {
     size_t rank;

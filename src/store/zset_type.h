@@ -123,6 +123,9 @@ class ZSetValue : public Collection {
   // the head (listpack) or a skiplist descent (which assumes `before` holds on a prefix).
   // Size() when there is none.
   size_t FirstNotBefore(const Pred& before) const;
+  // Visits towards the tail from the first element for which `before` is false (found as
+  // FirstNotBefore finds it), in one pass, until fn is false.
+  void VisitFrom(const Pred& before, const Visitor& fn) const;
   // Rank of the last element for which `within` holds: a scan from the tail (listpack) or a
   // descent (which assumes `within` holds on a prefix). kNone when there is none.
   size_t LastWithin(const Pred& within) const;

@@ -210,10 +210,12 @@ TEST_P(SentinelFailover, KilledPrimaryIsReplacedAndEveryNodeRestartsInTheNewLayo
   for (auto& s : sentinels_) s->Terminate();
   other.Shutdown();
   primary.Shutdown();
-  for (auto& s : sentinels_) s->Start();
+  // The data nodes first: Sentinels that came up first would count a node that is still
+  // starting (slow on a loaded machine) as down after a second and fail over again.
   primary.Start();
   other.Start();
   first.Start();  // its file still says it is a primary: the Sentinels turn it into a replica
+  for (auto& s : sentinels_) s->Start();
   ASSERT_TRUE(WaitFor([&] { return AgreedPrimary() == primary.port(); }, 30000, 200)) << Logs();
   EXPECT_EQ(InfoField(*primary.Connect(), "replication", "role"), "master");
   EXPECT_EQ(primary.Connect()->Call({"GET", "written-after"}).str, "too");

@@ -1,6 +1,6 @@
-// Generators for COMMAND GETKEYS over the movable-key commands (numkeys and SORT ... STORE),
-// with numkeys values that Redis' two key-finding paths read differently: string2ll for the key
-// specs, atoi for the legacy fallback ("02", "+1", " 1", "1x", overflowing values).
+// Generators for COMMAND GETKEYS over the movable-key commands (numkeys, SORT ... STORE, GEORADIUS
+// ... STORE), with numkeys values that Redis' two key-finding paths read differently: string2ll for
+// the key specs, atoi for the legacy fallback ("02", "+1", " 1", "1x", overflowing values).
 #include <string>
 
 #include "tests/e2e/diff/gen.h"
@@ -44,11 +44,24 @@ Args SortGetKeys(Gen& g) {
   return a;
 }
 
+// GEORADIUS[BYMEMBER]'s key specs search STORE and STOREDIST as keywords from a fixed index.
+Args GeoradiusGetKeys(Gen& g) {
+  bool member = g.Chance(50);
+  Args a{"COMMAND", "GETKEYS", member ? "GEORADIUSBYMEMBER" : "GEORADIUS", g.Key()};
+  for (int i = member ? 3 : 4; i > 0; i--) a.push_back(g.Chance(80) ? "1" : "store");
+  static const char* kWords[] = {"STORE", "storedist", "ASC", "COUNT", "WITHDIST"};
+  for (size_t i = g.Pick(5); i > 0; i--) {
+    a.push_back(g.Chance(60) ? kWords[g.Pick(std::size(kWords))] : g.Key());
+  }
+  return a;
+}
+
 }  // namespace
 
 void AddCommandKeysGens(GenTable* t) {
   t->gens.push_back({2, NumkeysGetKeys});
   t->gens.push_back({1, SortGetKeys});
+  t->gens.push_back({1, GeoradiusGetKeys});
 }
 
 }  // namespace kv::test

@@ -72,4 +72,11 @@ void AddZsetGens(GenTable* t);
 void AddSortGens(GenTable* t);
 void AddCommandKeysGens(GenTable* t);  // COMMAND GETKEYS of the movable-key commands
 
+// diff/geo.cc, for the geo searches' own differential test: a position (longitude, latitude)
+// near one of a few clusters or anywhere (sometimes invalid, unless `valid`), and one random search
+// (GEORADIUS[BYMEMBER][_RO], GEOSEARCH[STORE]) over the keys geo0..geo2, FROMMEMBER and BYMEMBER
+// naming Member()s.
+void RandomGeoPosition(Gen& g, Args* a, bool valid = false);
+Args RandomGeoSearch(Gen& g);
+
 }  // namespace kv::test
