@@ -23,8 +23,15 @@ Cases (--cases, comma-separated names):
              (geopts: 100,000 points spread over 1 x 1 degree north-east of 13, 38; the zero-padded
              __rand_int__ puts every centre within a metre of that corner, where a 1 km circle
              holds about 8 points and the 3 km box about 23)
+  xadd       XADD events * f __rand_int__           (one stream, auto IDs)
+  xrange     XRANGE feed - + COUNT 10               (feed: 100,000 entries of two fields)
+  xread      XREAD COUNT 10 STREAMS feed 0-0
+
+--memory N measures instead the memory a stream of N entries (XADD s * f __rand_int__, one
+12-digit value per entry) takes on each server: used_memory and RSS growth, per entry.
 
 Usage: bench/types_bench.py [--runs 5] [--requests 200000] [--pipelines 1,16] [--cases ...]
+       bench/types_bench.py --memory 1000000
 """
 import argparse
 import os
@@ -50,7 +57,45 @@ CASES = {
                   "BYRADIUS", "1", "km", "ASC", "WITHDIST"],
     "geobox": ["GEOSEARCH", "geopts", "FROMLONLAT", "13.__rand_int__", "38.__rand_int__",
                "BYBOX", "3", "3", "km", "COUNT", "10", "WITHCOORD"],
+    "xadd": ["XADD", "events", "*", "f", "__rand_int__"],
+    "xrange": ["XRANGE", "feed", "-", "+", "COUNT", "10"],
+    "xread": ["XREAD", "COUNT", "10", "STREAMS", "feed", "0-0"],
 }
+
+
+def used_memory(srv):
+    for line in srv.command("INFO", "memory").splitlines():
+        if line.startswith("used_memory:"):
+            return int(line.split(":")[1])
+    return 0
+
+
+def memory(opts):
+    """Bytes per stream entry on each server, medians of --runs fills."""
+    rows = {}
+    for run_i in range(opts.runs):
+        for name in ("kvstore", "redis") if run_i % 2 == 0 else ("redis", "kvstore"):
+            argv = [os.path.join(opts.build, "kvstore-server")] if name == "kvstore" else \
+                ["redis-server", "--appendonly", "no"]
+            srv = Server(name, argv)
+            try:
+                m0, r0 = used_memory(srv), srv.rss_kb()
+                subprocess.run(["redis-benchmark", "-p", str(srv.port), "-c", "10", "-n",
+                                str(opts.memory), "-r", "1000000", "-P", "64", "XADD", "s", "*",
+                                "f", "__rand_int__"], capture_output=True, check=True)
+                n = int(srv.command("XLEN", "s"))
+                m1, r1 = used_memory(srv), srv.rss_kb()
+                rows.setdefault(name, []).append(((m1 - m0) / n, (r1 - r0) * 1024 / n))
+                print(f"[{run_i + 1}/{opts.runs}] {name}: {n} entries, "
+                      f"{(m1 - m0) / n:.1f} B/entry used_memory", file=sys.stderr, flush=True)
+            finally:
+                srv.close()
+    print(f"\nStream of {opts.memory:,} entries (XADD s * f <12 digits>), median of {opts.runs}")
+    print(f"{'':<22}{'kvstore':>10}{'redis':>10}{'ratio':>8}")
+    for i, what in enumerate(("used_memory B/entry", "RSS B/entry")):
+        kv = statistics.median(r[i] for r in rows["kvstore"])
+        rd = statistics.median(r[i] for r in rows["redis"])
+        print(f"{what:<22}{kv:>10.1f}{rd:>10.1f}{kv / rd:>8.2f}")
 
 
 def run(port, argv, pipeline, requests, clients):
@@ -69,7 +114,11 @@ def main():
     ap.add_argument("--pipelines", default="1,16")
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--memory", type=int, default=0, help="measure bytes per stream entry")
     opts = ap.parse_args()
+    if opts.memory:
+        memory(opts)
+        return
     cases = [c for c in opts.cases.split(",") if c]
     pipelines = [int(p) for p in opts.pipelines.split(",")]
     servers = {"kvstore": Server("kvstore", [os.path.join(opts.build, "kvstore-server")]),
@@ -82,6 +131,10 @@ def main():
                 srv.command("SETBIT", "bitmap", str(off), "1")
             for key in ("hll", "hll2", "hll3"):
                 srv.command("PFADD", key, *[f"{key}-{i}" for i in range(5000)])
+            if any(c in ("xrange", "xread") for c in cases):
+                subprocess.run(["redis-benchmark", "-p", str(srv.port), "-c", "10", "-n", "100000",
+                                "-r", "1000000", "-P", "64", "XADD", "feed", "*", "f", "v", "n",
+                                "__rand_int__"], capture_output=True, check=True)
             if any(c.startswith("geo") for c in cases):
                 rng = random.Random(7)
                 for batch in range(100):

@@ -105,6 +105,24 @@ bool Context::ParseBlockTimeout(std::string_view s, int64_t* deadline_ms) {
   return true;
 }
 
+bool Context::ParseBlockTimeoutMs(std::string_view s, int64_t* deadline_ms) {
+  auto ms = kv::ParseInt64(s);
+  if (!ms) {
+    Error("timeout is not an integer or out of range");
+    return false;
+  }
+  if (*ms < 0) {
+    Error(OpStatus::kNegativeTimeout);
+    return false;
+  }
+  if (*ms > 0 && *ms > INT64_MAX - now_ms) {
+    Error("timeout is out of range");
+    return false;
+  }
+  *deadline_ms = *ms > 0 ? now_ms + *ms : 0;
+  return true;
+}
+
 bool Context::ParseDouble(std::string_view s, double* v) {
   auto r = kv::ParseDouble(s);
   if (!r) {

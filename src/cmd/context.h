@@ -55,6 +55,9 @@ struct Session {
   bool close_after_reply = false;  // QUIT, or an error that ends the connection
   size_t subscriptions = 0;        // pub/sub channels and patterns (PING answers differently)
   bool deny_blocking = false;      // inside MULTI/EXEC: blocking commands answer at once
+  // The primary's link or the AOF loader (Redis' mustObeyClient): what they send is applied
+  // as it comes (XADD/XTRIM's LIMIT, for one, is not enforced).
+  bool obey = false;
 };
 
 // The server's side of the contract, implemented in server/. Data commands call these for
@@ -81,6 +84,9 @@ struct BlockRequest {
   bool null_array = true;  // timeout reply: null array (BLPOP...) or null bulk (BLMOVE...)
   // Only a key holding this type wakes the client (a SET on the key does not, as in Redis).
   store::ObjType type = store::ObjType::kList;
+  // The command to run again when woken, when not the original (XREAD's "$" becomes the ID it
+  // stood for when the client blocked).
+  std::vector<std::string> retry_args;
 };
 
 // Counters the dispatcher folds into INFO stats.
@@ -160,6 +166,8 @@ class Context {
   // A blocking command's timeout in seconds (fractions allowed), as an absolute deadline in ms
   // (0: wait forever). Errors as Redis' getTimeoutFromObjectOrReply.
   bool ParseBlockTimeout(std::string_view s, int64_t* deadline_ms);
+  // The same for a timeout in milliseconds, an integer (XREAD's BLOCK).
+  bool ParseBlockTimeoutMs(std::string_view s, int64_t* deadline_ms);
 };
 
 }  // namespace kv::cmd

@@ -87,6 +87,32 @@ std::vector<int> SortKeys(Args args) {
 
 std::vector<int> SortRoKeys(Args) { return {1}; }
 
+// Redis' xreadGetKeys: options skipped up to the first STREAMS (a group, a consumer or a key
+// may be called "streams"); no keys when what follows it is empty or odd.
+std::vector<int> XreadKeys(Args args) {
+  const int argc = static_cast<int>(args.size());
+  int streams_pos = -1;
+  for (int i = 1; i < argc; i++) {
+    std::string_view a = args[i];
+    if (EqualsIgnoreCase(a, "block") || EqualsIgnoreCase(a, "count")) {
+      i++;
+    } else if (EqualsIgnoreCase(a, "group")) {
+      i += 2;
+    } else if (EqualsIgnoreCase(a, "noack")) {
+    } else if (EqualsIgnoreCase(a, "streams")) {
+      streams_pos = i;
+      break;
+    } else {
+      break;
+    }
+  }
+  int num = argc - streams_pos - 1;
+  if (streams_pos == -1 || num == 0 || num % 2 != 0) return {};
+  std::vector<int> keys;
+  for (int i = streams_pos + 1; i < argc - num / 2; i++) keys.push_back(i);
+  return keys;
+}
+
 // Redis' georadiusGetKeys: from the fifth argument on, each STORE or STOREDIST with an argument
 // names the destination, the last one winning (as georadiusGeneric reads them).
 std::vector<int> GeoradiusKeys(Args args) {

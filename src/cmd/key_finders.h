@@ -25,6 +25,8 @@ std::vector<int> StoreNumkeysKeys(std::span<const std::string_view> args);
 std::vector<int> SortKeys(std::span<const std::string_view> args);
 // GEORADIUS and GEORADIUSBYMEMBER: the source key, then the last STORE or STOREDIST key.
 std::vector<int> GeoradiusKeys(std::span<const std::string_view> args);
+// XREAD and XREADGROUP: the keys after STREAMS, half of what follows it.
+std::vector<int> XreadKeys(std::span<const std::string_view> args);
 // SORT_RO: the sorted key only.
 std::vector<int> SortRoKeys(std::span<const std::string_view> args);
 

@@ -424,7 +424,8 @@ bool ParseExpireFlags(Context& c, int* flags) {
     else if (EqualsIgnoreCase(opt, "lt"))
       *flags |= kExpireLt;
     else {
-      c.Error("Unsupported option " + std::string(opt));
+      // Redis formats it with %s, which stops at a NUL byte.
+      c.Error("Unsupported option " + std::string(opt.substr(0, opt.find('\0'))));
       return false;
     }
   }

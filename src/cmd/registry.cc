@@ -9,6 +9,7 @@ void RegisterDataCommands(CommandTable& table) {
   RegisterBitmapCommands(table);
   RegisterHyperLogLogCommands(table);
   RegisterGeoCommands(table);
+  RegisterStreamCommands(table);
   RegisterHashCommands(table);
   RegisterListCommands(table);
   RegisterSetCommands(table);

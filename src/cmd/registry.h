@@ -11,6 +11,7 @@ void RegisterStringCommands(CommandTable& table);      // strings.cc
 void RegisterBitmapCommands(CommandTable& table);      // bitmaps.cc: SETBIT BITCOUNT BITFIELD ...
 void RegisterHyperLogLogCommands(CommandTable& table);  // hyperloglog.cc: PFADD PFCOUNT PFMERGE ...
 void RegisterGeoCommands(CommandTable& table);  // geo.cc, geo_search.cc: GEOADD ... GEOSEARCH
+void RegisterStreamCommands(CommandTable& table);      // streams.cc, stream_read.cc: XADD ... XREAD
 void RegisterHashCommands(CommandTable& table);        // hashes.cc
 void RegisterListCommands(CommandTable& table);        // lists.cc
 void RegisterSetCommands(CommandTable& table);         // sets.cc

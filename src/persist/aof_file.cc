@@ -1,9 +1,11 @@
 #include "persist/aof_file.h"
 
 #include <cstring>
+#include <span>
 
 #include "common/strutil.h"
 #include "persist/rdb_format.h"
+#include "store/stream_type.h"
 
 namespace kv::persist {
 namespace {
@@ -135,6 +137,82 @@ void WriteCollection(CommandWriter& w, std::string_view name, std::string_view k
   });
 }
 
+// Redis' rewriteStreamObject: an XADD per entry (or XADD MAXLEN 0 0-1 x y for an empty
+// stream), XSETID with the counters, then per group XGROUP CREATE ... ENTRIESREAD, an XCLAIM
+// ... JUSTID FORCE per pending entry of each consumer, XGROUP CREATECONSUMER for those with none.
+Status WriteStream(CommandWriter& w, std::string_view key, const store::StreamValue& s) {
+  Status st;
+  if (s.length() > 0) {
+    s.Range(store::StreamID::Min(), store::StreamID::Max(), false,
+            [&](store::StreamID id, std::span<const store::StreamValue::FieldValue> fields) {
+              w.Count('*', 3 + fields.size() * 2);
+              w.Bulk("XADD");
+              w.Bulk(key);
+              w.Bulk(id.ToString());
+              for (const auto& [f, v] : fields) {
+                w.Bulk(f);
+                w.Bulk(v);
+              }
+              st = w.MaybeFlush();
+              return st.ok();
+            });
+    KV_TRY(st);
+  } else {
+    w.Count('*', 7);
+    for (std::string_view a :
+         {std::string_view("XADD"), key, std::string_view("MAXLEN"), std::string_view("0"),
+          std::string_view("0-1"), std::string_view("x"), std::string_view("y")}) {
+      w.Bulk(a);
+    }
+  }
+  w.Count('*', 7);
+  w.Bulk("XSETID");
+  w.Bulk(key);
+  w.Bulk(s.last_id().ToString());
+  w.Bulk("ENTRIESADDED");
+  w.Bulk(std::to_string(s.entries_added()));
+  w.Bulk("MAXDELETEDID");
+  w.Bulk(s.max_deleted_id().ToString());
+  for (const auto& [name, g] : s.groups()) {
+    w.Count('*', 7);
+    w.Bulk("XGROUP");
+    w.Bulk("CREATE");
+    w.Bulk(key);
+    w.Bulk(name);
+    w.Bulk(g->last_id.ToString());
+    w.Bulk("ENTRIESREAD");
+    w.Bulk(std::to_string(g->entries_read));
+    for (const auto& [cname, c] : g->consumers) {
+      if (c->pel.empty()) {
+        w.Count('*', 5);
+        w.Bulk("XGROUP");
+        w.Bulk("CREATECONSUMER");
+        w.Bulk(key);
+        w.Bulk(name);
+        w.Bulk(cname);
+        continue;
+      }
+      for (const auto& [id, nack] : c->pel) {
+        w.Count('*', 12);
+        w.Bulk("XCLAIM");
+        w.Bulk(key);
+        w.Bulk(name);
+        w.Bulk(cname);
+        w.Bulk("0");
+        w.Bulk(id.ToString());
+        w.Bulk("TIME");
+        w.Bulk(std::to_string(nack->delivery_time));
+        w.Bulk("RETRYCOUNT");
+        w.Bulk(std::to_string(nack->delivery_count));
+        w.Bulk("JUSTID");
+        w.Bulk("FORCE");
+        KV_TRY(w.MaybeFlush());
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status WriteAofCommands(store::Keyspace& ks, Sink& sink, const AofCommandsOptions& opts,
@@ -171,6 +249,10 @@ Status WriteAofCommands(store::Keyspace& ks, Sink& sink, const AofCommandsOption
           break;
         case store::ObjType::kHash:
           WriteCollection(w, "HMSET", key, *v.object(), true, false);
+          break;
+        case store::ObjType::kStream:
+          st = WriteStream(w, key, *v.As<store::StreamValue>());
+          if (!st.ok()) return;
           break;
       }
       if (int64_t when = db.GetExpire(e); when >= 0) {

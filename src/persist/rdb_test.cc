@@ -475,15 +475,25 @@ TEST(Rdb, RejectsDuplicatesAndUnknownTypes) {
     std::string name, rdb, expect;
   };
   std::vector<Case> cases = {
-      {"duplicate key",
-       RdbBuilder().Byte(0).Str("k").Str("a").Byte(0).Str("k").Str("b").Finish(), "duplicated"},
+      {"duplicate key", RdbBuilder().Byte(0).Str("k").Str("a").Byte(0).Str("k").Str("b").Finish(),
+       "duplicated"},
       {"duplicate set member", RdbBuilder().Byte(2).Str("s").Len(2).Str("x").Str("x").Finish(),
        "duplicate"},
       {"duplicate hash field",
        RdbBuilder().Byte(4).Str("h").Len(2).Str("f").Str("1").Str("f").Str("2").Finish(),
        "duplicate"},
       {"unknown type", RdbBuilder().Byte(42).Str("k").Str("v").Finish(), "unknown value type"},
-      {"stream", RdbBuilder().Byte(15).Str("k").Finish(), "stream"},
+      {"stream node key", RdbBuilder().Byte(19).Str("k").Len(1).Str("short").Finish(),
+       "Stream node key entry is not the size of a stream ID"},
+      {"stream listpack",
+       RdbBuilder()
+           .Byte(19)
+           .Str("k")
+           .Len(1)
+           .Str(std::string(16, '\0'))
+           .Str("not a listpack")
+           .Finish(),
+       "Stream listpack integrity check failed"},
       {"db out of range", RdbBuilder().Byte(254).Len(99).Finish(), "databases"},
       {"absurd list length", RdbBuilder().Byte(1).Str("l").Len(0xFFFFFFFF).Finish(), "count"},
   };

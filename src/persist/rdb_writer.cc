@@ -14,6 +14,7 @@
 #include "persist/rdb_format.h"
 #include "store/hash_type.h"
 #include "store/set_type.h"
+#include "store/stream_type.h"
 #include "store/zset_type.h"
 
 namespace kv::persist {
@@ -260,6 +261,60 @@ void RdbWriter::PutHash(const store::Collection& c) {
   });
 }
 
+// Redis 7.0's rdbSaveObject for streams (RDB_TYPE_STREAM_LISTPACKS_2): the nodes as they are,
+// the counters, and each group with its global PEL (ID, delivery time, count) and its consumers
+// (name, seen time, the IDs they own).
+void RdbWriter::PutStream(const store::Collection& c) {
+  const auto& s = static_cast<const store::StreamValue&>(c);
+  auto put_raw_id = [&](store::StreamID id) {
+    char b[16];
+    for (int i = 0; i < 8; i++) {
+      b[i] = static_cast<char>(id.ms >> (56 - 8 * i));
+      b[8 + i] = static_cast<char>(id.seq >> (56 - 8 * i));
+    }
+    Put(b, 16);
+  };
+  auto put_id = [&](store::StreamID id) {
+    PutLen(id.ms);
+    PutLen(id.seq);
+  };
+  auto put_millis = [&](int64_t t) { Put(&t, 8); };  // little-endian hosts
+  PutLen(s.nodes().size());
+  for (const auto& [master, lp] : s.nodes()) {
+    char key[16];
+    for (int i = 0; i < 8; i++) {
+      key[i] = static_cast<char>(master.ms >> (56 - 8 * i));
+      key[8 + i] = static_cast<char>(master.seq >> (56 - 8 * i));
+    }
+    PutString(std::string_view(key, 16));
+    PutString(lp.view());
+  }
+  PutLen(s.length());
+  put_id(s.last_id());
+  put_id(s.first_id());
+  put_id(s.max_deleted_id());
+  PutLen(s.entries_added());
+  PutLen(s.groups().size());
+  for (const auto& [name, g] : s.groups()) {
+    PutString(name);
+    put_id(g->last_id);
+    PutLen(static_cast<uint64_t>(g->entries_read));
+    PutLen(g->pel.size());
+    for (const auto& [id, nack] : g->pel) {
+      put_raw_id(id);
+      put_millis(nack->delivery_time);
+      PutLen(nack->delivery_count);
+    }
+    PutLen(g->consumers.size());
+    for (const auto& [cname, consumer] : g->consumers) {
+      PutString(cname);
+      put_millis(consumer->seen_time);
+      PutLen(consumer->pel.size());
+      for (const auto& [id, nack] : consumer->pel) put_raw_id(id);
+    }
+  }
+}
+
 uint8_t RdbWriter::TypeOf(const store::Value& v) {
   using store::ObjType;
   switch (v.type()) {
@@ -273,6 +328,8 @@ uint8_t RdbWriter::TypeOf(const store::Value& v) {
       return v.As<store::ZSetValue>()->is_listpack() ? kRdbZSetListpack : kRdbZSet2;
     case ObjType::kHash:
       return v.As<store::HashValue>()->is_listpack() ? kRdbHashListpack : kRdbHash;
+    case ObjType::kStream:
+      return kRdbStreamListpacks2;
   }
   return kRdbString;
 }
@@ -299,6 +356,9 @@ void RdbWriter::PutValue(const store::Value& v) {
       break;
     case ObjType::kHash:
       PutHash(*v.object());
+      break;
+    case ObjType::kStream:
+      PutStream(*v.object());
       break;
   }
 }

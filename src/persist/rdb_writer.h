@@ -76,6 +76,7 @@ class RdbWriter {
   void PutSet(const store::Collection& set);
   void PutZSet(const store::Collection& zset);
   void PutHash(const store::Collection& hash);
+  void PutStream(const store::Collection& stream);
   Status FlushIfFull();
   // Flushes, then makes room for more: the sink's next window, or the buffer. False on an error.
   bool NextWindow();

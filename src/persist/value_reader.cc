@@ -14,6 +14,7 @@
 #include "store/hash_type.h"
 #include "store/list_type.h"
 #include "store/set_type.h"
+#include "store/stream_type.h"
 #include "store/zset_type.h"
 
 namespace kv::persist {
@@ -287,6 +288,128 @@ Result<store::Value> ValueReader::ReadHash(uint8_t type) {
   return store::Value::Object(store::ObjType::kHash, std::move(hash));
 }
 
+Result<uint64_t> ValueReader::ReadMillis() {
+  KV_TRY_ASSIGN(v, src_.Read(8));
+  return static_cast<uint64_t>(GetLESigned(v.data(), 8));
+}
+
+// Redis 7.0's rdbLoadObject for streams: the nodes (a 16-byte big-endian master ID, then the
+// listpack, each checked deeply), the stream's counters, then each consumer group with its
+// global PEL and its consumers, whose PELs must name entries of the global one. Types 15 (no
+// first ID, tombstone or counters; Redis 5 and 6) and 21 (consumers with an active time;
+// Redis 7.2) load too.
+Result<store::Value> ValueReader::ReadStream(uint8_t type) {
+  using store::StreamID;
+  auto s = std::make_unique<store::StreamValue>();
+  auto read_id = [&]() -> Result<StreamID> {
+    KV_TRY_ASSIGN(ms, ReadLen());
+    KV_TRY_ASSIGN(seq, ReadLen());
+    return StreamID{ms, seq};
+  };
+  auto raw_id = [](std::string_view b) {
+    return StreamID{GetBE(b.data(), 8), GetBE(b.data() + 8, 8)};
+  };
+  KV_TRY_ASSIGN(nodes, ReadLen());
+  KV_TRY(CheckCount(nodes, "stream node"));
+  for (uint64_t i = 0; i < nodes; i++) {
+    KV_TRY_ASSIGN(key, ReadString(scratch_a_));
+    if (key.size() != 16) {
+      return Status::Corruption("Stream node key entry is not the size of a stream ID");
+    }
+    StreamID master = raw_id(key);
+    KV_TRY_ASSIGN(lp, ReadString(scratch_b_));
+    if (!store::StreamValue::ValidateNode(master, lp)) {
+      return Status::Corruption("Stream listpack integrity check failed.");
+    }
+    if (s->nodes().count(master)) {
+      return Status::Corruption("Listpack re-added with existing key");
+    }
+    s->AddNode(master, store::StreamListpack::FromBytes(lp));
+  }
+  KV_TRY_ASSIGN(length, ReadLen());
+  s->set_length(length);
+  KV_TRY_ASSIGN(last, read_id());
+  s->set_last_id(last);
+  if (type >= kRdbStreamListpacks2) {
+    KV_TRY_ASSIGN(first, read_id());
+    s->set_first_id(first);
+    KV_TRY_ASSIGN(max_deleted, read_id());
+    s->set_max_deleted_id(max_deleted);
+    KV_TRY_ASSIGN(added, ReadLen());
+    s->set_entries_added(added);
+  } else {
+    s->set_entries_added(length);
+    StreamID first;
+    if (s->EdgeId(true, &first)) s->set_first_id(first);
+  }
+  if (length && s->nodes().empty()) {
+    return Status::Corruption("Stream length inconsistent with rax entries");
+  }
+  KV_TRY_ASSIGN(groups, ReadLen());
+  KV_TRY(CheckCount(groups, "stream consumer group"));
+  for (uint64_t g = 0; g < groups; g++) {
+    KV_TRY_ASSIGN(name_view, ReadString(scratch_a_));
+    std::string name(name_view);
+    auto group = std::make_unique<store::StreamGroup>();
+    KV_TRY_ASSIGN(gid, read_id());
+    group->last_id = gid;
+    if (type >= kRdbStreamListpacks2) {
+      KV_TRY_ASSIGN(read, ReadLen());
+      group->entries_read = static_cast<int64_t>(read);
+    }
+    KV_TRY_ASSIGN(pel, ReadLen());
+    KV_TRY(CheckCount(pel, "stream PEL"));
+    for (uint64_t i = 0; i < pel; i++) {
+      KV_TRY_ASSIGN(raw, src_.Read(16));
+      StreamID id = raw_id(raw);
+      auto nack = std::make_unique<store::StreamNack>();
+      KV_TRY_ASSIGN(t, ReadMillis());
+      nack->delivery_time = static_cast<int64_t>(t);
+      KV_TRY_ASSIGN(count, ReadLen());
+      nack->delivery_count = count;
+      if (!group->pel.emplace(id, std::move(nack)).second) {
+        return Status::Corruption("Duplicated global PEL entry loading stream consumer group");
+      }
+    }
+    KV_TRY_ASSIGN(consumers, ReadLen());
+    KV_TRY(CheckCount(consumers, "stream consumer"));
+    for (uint64_t c = 0; c < consumers; c++) {
+      KV_TRY_ASSIGN(cname, ReadString(scratch_a_));
+      auto consumer = std::make_unique<store::StreamConsumer>();
+      consumer->name = std::string(cname);
+      KV_TRY_ASSIGN(seen, ReadMillis());
+      consumer->seen_time = static_cast<int64_t>(seen);
+      if (type >= kRdbStreamListpacks3) KV_TRY(ReadMillis().status());  // active time
+      KV_TRY_ASSIGN(cpel, ReadLen());
+      KV_TRY(CheckCount(cpel, "stream consumer PEL"));
+      for (uint64_t i = 0; i < cpel; i++) {
+        KV_TRY_ASSIGN(raw, src_.Read(16));
+        StreamID id = raw_id(raw);
+        auto it = group->pel.find(id);
+        if (it == group->pel.end()) {
+          return Status::Corruption("Consumer entry not found in group global PEL");
+        }
+        it->second->consumer = consumer.get();
+        if (!consumer->pel.emplace(id, it->second.get()).second) {
+          return Status::Corruption(
+              "Duplicated consumer PEL entry  loading a stream consumer group");
+        }
+      }
+      std::string key = consumer->name;
+      if (!group->consumers.emplace(std::move(key), std::move(consumer)).second) {
+        return Status::Corruption("Duplicate stream consumer detected.");
+      }
+    }
+    for (const auto& [id, nack] : group->pel) {
+      if (!nack->consumer) return Status::Corruption("Stream CG PEL entry without consumer");
+    }
+    if (!s->groups().emplace(std::move(name), std::move(group)).second) {
+      return Status::Corruption("Duplicated consumer group name");
+    }
+  }
+  return store::Value::Object(store::ObjType::kStream, std::move(s));
+}
+
 Status ValueReader::SkipModuleData() {
   while (true) {
     KV_TRY_ASSIGN(op, ReadLen());
@@ -415,7 +538,7 @@ Result<store::Value> ValueReader::ReadObject(uint8_t type, bool* skipped, std::s
     case kRdbStreamListpacks:
     case kRdbStreamListpacks2:
     case kRdbStreamListpacks3:
-      return Status::Corruption("stream values are not supported by kvstore");
+      return ReadStream(type);
     default:
       return Status::Corruption("unknown value type " + std::to_string(type));
   }

@@ -54,6 +54,8 @@ class ValueReader {
   Result<store::Value> ReadSet(uint8_t type);
   Result<store::Value> ReadZSet(uint8_t type);
   Result<store::Value> ReadHash(uint8_t type);
+  Result<store::Value> ReadStream(uint8_t type);
+  Result<uint64_t> ReadMillis();  // rdbLoadMillisecondTime: 8 bytes, little-endian
   // Checks that `n` items of at least one byte each can still be in the source.
   Status CheckCount(uint64_t n, const char* what);
 

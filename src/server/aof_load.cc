@@ -88,6 +88,7 @@ class AofLoader {
     // The client the commands run as: no connection, never blocked, its replies dropped.
     Client fake(server_, server_.group(0), net::Fd(), UINT64_MAX);
     fake.session().authenticated = true;
+    fake.session().obey = true;
     server_.set_current_client(&fake);
     struct Restore {
       Server& s;

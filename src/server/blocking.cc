@@ -20,7 +20,11 @@ void Server::BlockClient(Client& c, std::span<const std::string_view> args,
   Client::Blocked& b = c.block_state();
   b.generation = ++block_generation_;
   b.db = c.session().db;
-  b.argv.assign(args.begin(), args.end());
+  if (req.retry_args.empty()) {
+    b.argv.assign(args.begin(), args.end());
+  } else {
+    b.argv = std::move(req.retry_args);
+  }
   b.keys = std::move(req.keys);
   b.null_array = req.null_array;
   b.type = req.type;

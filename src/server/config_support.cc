@@ -96,8 +96,6 @@ const std::map<std::string, std::string>& Refused() {
       {"latency-tracking", "per-command latency percentiles are not tracked yet"},
       {"latency-tracking-info-percentiles", "per-command latency percentiles are not tracked yet"},
       {"list-compress-depth", "kvstore does not compress list nodes"},
-      {"stream-node-max-bytes", "streams are not implemented yet"},
-      {"stream-node-max-entries", "streams are not implemented yet"},
       {"oom-score-adj", "kvstore does not adjust its OOM score"},
       {"oom-score-adj-values", "kvstore does not adjust its OOM score"},
       {"tracking-table-max-keys", "client-side caching (CLIENT TRACKING) is not implemented"},

@@ -592,6 +592,7 @@ void ReplReplica::AdoptMaster(int fd, std::string leftover, int db) {
                          [leftover = std::move(leftover), db, ack = std::move(ack)](Client& c) {
     c.set_flag(Client::kMaster, true);
     c.session().authenticated = true;
+    c.session().obey = true;
     c.session().db = db;
     c.Push(ack);
     if (!leftover.empty()) c.InjectInput(leftover);

@@ -143,6 +143,11 @@ void Server::WireConfig() {
   limit("zset-max-listpack-entries", &lim.zset_max_listpack_entries);
   limit("zset-max-listpack-value", &lim.zset_max_listpack_value);
   limit("list-max-listpack-size", &lim.list_max_listpack_size);
+  limit("stream-node-max-entries", &lim.stream_node_max_entries);
+  c.OnApply("stream-node-max-bytes", [&lim](const std::string& v) {
+    lim.stream_node_max_bytes = static_cast<size_t>(ParseMemory(v).value_or(0));
+    return Status::Ok();
+  });
   c.OnApply("client-output-buffer-limit", [this](const std::string& v) {
     auto words = SplitArgs(v).value_or(std::vector<std::string>{});
     for (size_t i = 0; i + 3 < words.size(); i += 4) {

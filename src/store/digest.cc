@@ -1,10 +1,12 @@
 #include "store/digest.h"
 
 #include <array>
+#include <cstdio>
 #include <cstdint>
 #include <string_view>
 
 #include "common/sha1.h"
+#include "store/stream_type.h"
 
 namespace kv::store {
 namespace {
@@ -72,6 +74,23 @@ void XorValueDigest(const Db& db, const Entry* e, Digest& digest) {
         MixDigest(ele, second);
         XorDigest(digest, ele.data(), ele.size());
       });
+      break;
+    // stream: mix each entry's "<ms>.<seq>", then its fields and values, oldest first (consumer
+    // groups are not digested).
+    case ObjType::kStream:
+      v.As<StreamValue>()->Range(StreamID::Min(), StreamID::Max(), false,
+                                 [&](StreamID id, std::span<const StreamValue::FieldValue> fields) {
+                                   char buf[48];
+                                   int n = snprintf(buf, sizeof(buf), "%llu.%llu",
+                                                    static_cast<unsigned long long>(id.ms),
+                                                    static_cast<unsigned long long>(id.seq));
+                                   MixDigest(digest, std::string_view(buf, static_cast<size_t>(n)));
+                                   for (const auto& [f, val] : fields) {
+                                     MixDigest(digest, f);
+                                     MixDigest(digest, val);
+                                   }
+                                   return true;
+                                 });
       break;
   }
   // Only the presence of a TTL is digested, never its value.

@@ -31,6 +31,8 @@ struct EncodingLimits {
   size_t zset_max_listpack_entries = 128;
   size_t zset_max_listpack_value = 64;
   int64_t list_max_listpack_size = -2;  // quicklist node size: <0 bytes class, >0 entries
+  size_t stream_node_max_bytes = 4096;  // a stream node's listpack bytes (0: no limit)
+  int64_t stream_node_max_entries = 100;  // a stream node's entries, live and deleted (0: none)
 };
 
 // The lazyfree-* settings the keyspace's users read (the server keeps them in step).

@@ -18,6 +18,8 @@ const char* TypeName(ObjType t) {
     case ObjType::kSet: return "set";
     case ObjType::kZSet: return "zset";
     case ObjType::kHash: return "hash";
+    case ObjType::kStream:
+      return "stream";
   }
   return "none";
 }

@@ -12,7 +12,14 @@
 namespace kv::store {
 
 // Numbering follows Redis' OBJ_* types (the RDB writer relies on it).
-enum class ObjType : uint8_t { kString = 0, kList = 1, kSet = 2, kZSet = 3, kHash = 4 };
+enum class ObjType : uint8_t {
+  kString = 0,
+  kList = 1,
+  kSet = 2,
+  kZSet = 3,
+  kHash = 4,
+  kStream = 6
+};
 
 // How a string is held. OBJECT ENCODING reports int / embstr / raw like Redis.
 enum class StrEnc : uint8_t { kInt, kEmbstr, kRaw };

@@ -21,6 +21,7 @@ GenTable& Table() {
     AddBitmapGens(t);
     AddHyperLogLogGens(t);
     AddGeoGens(t);
+    AddStreamGens(t);
     AddHashGens(t);
     AddListGens(t);
     AddSetGens(t);
@@ -89,7 +90,9 @@ class TxTracker {
       active_ = true;
       queued_.clear();
     }
-    if ((name == "EXEC" || name == "DISCARD") && active_ && cmd.size() == 1) {
+    // A mangled EXEC (wrong arity) ends the transaction too: Redis discards it, -EXECABORT.
+    bool aborted = name == "EXEC" && r.raw.rfind("-EXECABORT", 0) == 0;
+    if ((name == "EXEC" || name == "DISCARD") && active_ && (cmd.size() == 1 || aborted)) {
       active_ = false;
       if (name == "EXEC" && !r.is_null && r.elems.size() == queued_.size() && r.type != '-') {
         std::string s = "exec:";
@@ -123,6 +126,10 @@ TEST_P(Differential, RandomCommandsMatchRedis) {
     ASSERT_EQ(kc.Call({"HELLO", "3"}).type, '%');
     ASSERT_EQ(rc.Call({"HELLO", "3"}).type, '%');
   }
+  // DUMP payloads are compared byte for byte: without LZF, whose output depends on its hash
+  // table's leftovers in Redis (lzf_c.c does not initialise it), not only on the input.
+  ASSERT_EQ(kc.Call({"CONFIG", "SET", "rdbcompression", "no"}).str, "OK");
+  ASSERT_EQ(rc.Call({"CONFIG", "SET", "rdbcompression", "no"}).str, "OK");
   Gen gen(seed);
   TxTracker ktx, rtx;
   int mismatches = 0;
@@ -143,7 +150,7 @@ TEST_P(Differential, RandomCommandsMatchRedis) {
   EXPECT_EQ(kc.Call({"DEBUG", "DIGEST"}).str, rc.Call({"DEBUG", "DIGEST"}).str);
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, Differential, ::testing::Values(1u, 2u, 3u, 4u, 5u, 6u));
+INSTANTIATE_TEST_SUITE_P(Seeds, Differential, ::testing::Range(1u, 13u));
 
 }  // namespace
 }  // namespace kv::test

@@ -65,6 +65,7 @@ void AddStringAndKeyGens(GenTable* t);
 void AddBitmapGens(GenTable* t);
 void AddHyperLogLogGens(GenTable* t);
 void AddGeoGens(GenTable* t);
+void AddStreamGens(GenTable* t);
 void AddHashGens(GenTable* t);
 void AddListGens(GenTable* t);
 void AddSetGens(GenTable* t);

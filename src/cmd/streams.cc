@@ -1,0 +1,542 @@
+// Streams (Redis 7.0 t_stream.c), first part: XADD XLEN XRANGE XREVRANGE XDEL XTRIM XSETID and
+// XREAD (with BLOCK). The type is store/stream_type.h; argument parsing, replies, errors and
+// what is propagated follow Redis' functions named in the comments.
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cmd/command.h"
+#include "cmd/context.h"
+#include "cmd/key_finders.h"
+#include "cmd/registry.h"
+#include "cmd/stream_cmds.h"
+#include "common/strutil.h"
+
+namespace kv::cmd {
+namespace stream {
+
+using store::Entry;
+using store::ObjType;
+using store::StreamID;
+using store::StreamValue;
+
+namespace {
+
+// Redis' string2ull: string2ll, else strtoull (which takes leading spaces and a '+').
+bool String2ull(const char* s, uint64_t* v) {
+  if (auto ll = ParseInt64(s)) {
+    if (*ll < 0) return false;
+    *v = static_cast<uint64_t>(*ll);
+    return true;
+  }
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long r = strtoull(s, &end, 10);
+  if (errno == EINVAL || errno == ERANGE || !(*s != '\0' && *end == '\0')) return false;
+  *v = r;
+  return true;
+}
+
+}  // namespace
+
+bool ParseId(Context* c, std::string_view arg, StreamID* id, uint64_t missing_seq, bool strict,
+             bool* seq_given) {
+  char buf[128];
+  if (arg.size() > sizeof(buf) - 1) goto invalid;
+  memcpy(buf, arg.data(), arg.size());
+  buf[arg.size()] = '\0';
+  if (strict && (buf[0] == '-' || buf[0] == '+') && buf[1] == '\0') goto invalid;
+  if (seq_given) *seq_given = true;
+  if (buf[0] == '-' && buf[1] == '\0') {
+    *id = StreamID::Min();
+    return true;
+  }
+  if (buf[0] == '+' && buf[1] == '\0') {
+    *id = StreamID::Max();
+    return true;
+  }
+  {
+    uint64_t ms, seq;
+    char* dash = strchr(buf, '-');
+    if (dash) *dash = '\0';
+    if (!String2ull(buf, &ms)) goto invalid;
+    if (dash) {
+      if (seq_given && dash[1] == '*' && dash[2] == '\0') {
+        seq = 0;
+        *seq_given = false;
+      } else if (!String2ull(dash + 1, &seq)) {
+        goto invalid;
+      }
+    } else {
+      seq = missing_seq;
+    }
+    *id = {ms, seq};
+    return true;
+  }
+invalid:
+  if (c) c->Error("Invalid stream ID specified as stream command argument");
+  return false;
+}
+
+StreamValue* ReadStream(Context& c, std::string_view key, bool* wrongtype) {
+  Entry* e = c.LookupReadOfType(key, ObjType::kStream, wrongtype);
+  return e ? e->value.As<StreamValue>() : nullptr;
+}
+
+StreamValue* WriteStream(Context& c, std::string_view key, bool* wrongtype) {
+  Entry* e = c.LookupWrite(key);
+  *wrongtype = e && e->value.type() != ObjType::kStream;
+  if (*wrongtype) {
+    c.Error(OpStatus::kWrongType);
+    return nullptr;
+  }
+  return e ? e->value.As<StreamValue>() : nullptr;
+}
+
+void ReplyEntry(Context& c, StreamID id, std::span<const StreamValue::FieldValue> fields) {
+  c.out.Array(2);
+  c.out.Bulk(id.ToString());
+  c.out.Array(fields.size() * 2);
+  for (const auto& [f, v] : fields) {
+    c.out.Bulk(f);
+    c.out.Bulk(v);
+  }
+}
+
+size_t ReplyRange(Context& c, const StreamValue& s, StreamID start, StreamID end, size_t count,
+                  bool rev) {
+  std::string body;
+  resp::ReplyWriter w(&body, c.out.proto());
+  resp::ReplyWriter& saved = c.out;
+  size_t n = 0;
+  // Entries go to a side buffer: the array's length comes first.
+  Context sub(c.args, w, c.ks, c.session, c.hooks, c.stats, c.now_ms);
+  s.Range(start, end, rev, [&](StreamID id, std::span<const StreamValue::FieldValue> fields) {
+    ReplyEntry(sub, id, fields);
+    n++;
+    return count == 0 || n < count;
+  });
+  saved.Array(n);
+  saved.Raw(body);
+  return n;
+}
+
+namespace {
+
+// Redis' streamAddTrimArgs and streamParseAddOrTrimArgsOrReply.
+struct AddTrimArgs {
+  StreamID id;
+  bool id_given = false, seq_given = false, no_mkstream = false;
+  StreamValue::TrimArgs trim;
+  size_t trim_arg_idx = 0;  // the MAXLEN/MINID argument, rewritten for propagation
+  bool limit_given = false;
+};
+
+// Returns the ID's position (XADD), or 0 after answering an error.
+size_t ParseAddOrTrim(Context& c, AddTrimArgs* a, bool xadd) {
+  using TS = StreamValue::TrimStrategy;
+  size_t i = 2;
+  for (; i < c.argc(); i++) {
+    size_t moreargs = c.argc() - 1 - i;
+    std::string_view opt = c.arg(i);
+    if (xadd && opt == "*") break;
+    if ((EqualsIgnoreCase(opt, "maxlen") || EqualsIgnoreCase(opt, "minid")) && moreargs) {
+      bool maxlen = EqualsIgnoreCase(opt, "maxlen");
+      if (a->trim.strategy != TS::kNone) {
+        c.Error("syntax error, MAXLEN and MINID options at the same time are not compatible");
+        return 0;
+      }
+      a->trim.approx = false;
+      std::string_view next = c.arg(i + 1);
+      if (moreargs >= 2 && next == "~") {
+        a->trim.approx = true;
+        i++;
+      } else if (moreargs >= 2 && next == "=") {
+        i++;
+      }
+      if (maxlen) {
+        auto v = ParseInt64(c.arg(i + 1));
+        if (!v) {
+          c.Error(OpStatus::kNotInteger);
+          return 0;
+        }
+        if (*v < 0) {
+          c.Error("The MAXLEN argument must be >= 0.");
+          return 0;
+        }
+        a->trim.maxlen = *v;
+        a->trim.strategy = TS::kMaxLen;
+      } else {
+        if (!ParseId(&c, c.arg(i + 1), &a->trim.minid, 0, true, nullptr)) return 0;
+        a->trim.strategy = TS::kMinId;
+      }
+      i++;
+      a->trim_arg_idx = i;
+    } else if (EqualsIgnoreCase(opt, "limit") && moreargs) {
+      auto v = ParseInt64(c.arg(i + 1));
+      if (!v) {
+        c.Error(OpStatus::kNotInteger);
+        return 0;
+      }
+      if (*v < 0) {
+        c.Error("The LIMIT argument must be >= 0.");
+        return 0;
+      }
+      a->trim.limit = *v;
+      a->limit_given = true;
+      i++;
+    } else if (xadd && EqualsIgnoreCase(opt, "nomkstream")) {
+      a->no_mkstream = true;
+    } else if (xadd) {
+      if (!ParseId(&c, c.arg(i), &a->id, 0, true, &a->seq_given)) return 0;
+      a->id_given = true;
+      break;
+    } else {
+      c.Error(OpStatus::kSyntax);
+      return 0;
+    }
+  }
+  if (a->trim.limit && a->trim.strategy == TS::kNone) {
+    c.Error("syntax error, LIMIT cannot be used without specifying a trimming strategy");
+    return 0;
+  }
+  if (!xadd && a->trim.strategy == TS::kNone) {
+    c.Error("syntax error, XTRIM must be called with a trimming strategy");
+    return 0;
+  }
+  if (c.session.obey) {
+    a->trim.limit = 0;  // the primary and the AOF rewrote the trim to what it removed
+  } else if (a->limit_given) {
+    if (!a->trim.approx) {
+      c.Error("syntax error, LIMIT cannot be used without the special ~ option");
+      return 0;
+    }
+  } else if (a->trim.approx) {
+    int64_t limit = 100 * c.ks.limits().stream_node_max_entries;  // at most 100 nodes
+    if (limit <= 0) limit = 10000;
+    if (limit > 1000000) limit = 1000000;
+    a->trim.limit = limit;
+  } else {
+    a->trim.limit = 0;
+  }
+  return i;
+}
+
+// After an approximate trim, replicas and the AOF get "=" and what the trim left (Redis'
+// streamRewriteApproxSpecifier and streamRewriteTrimArgument).
+void RewriteTrim(Context& c, const AddTrimArgs& a, const StreamValue& s,
+                 std::vector<std::string>* argv) {
+  (*argv)[a.trim_arg_idx - 1] = "=";
+  if (a.trim.strategy == StreamValue::TrimStrategy::kMaxLen) {
+    (*argv)[a.trim_arg_idx] = std::to_string(s.length());
+  } else {
+    (*argv)[a.trim_arg_idx] = s.RawEdgeId(true).ToString();  // tombstones count here
+  }
+}
+
+std::vector<std::string> Argv(Context& c) {
+  return std::vector<std::string>(c.args.begin(), c.args.end());
+}
+
+void XAdd(Context& c) {
+  AddTrimArgs a;
+  size_t idpos = ParseAddOrTrim(c, &a, true);
+  if (idpos == 0) return;
+  size_t field_pos = idpos + 1;
+  if (c.argc() < field_pos + 2 || (c.argc() - field_pos) % 2 == 1) {
+    c.Error(WrongArity(c.spec ? c.spec->name : "xadd"));
+    return;
+  }
+  if (a.id_given && a.seq_given && a.id == StreamID::Min()) {
+    c.Error("The ID specified in XADD must be greater than 0-0");
+    return;
+  }
+  bool wrongtype;
+  StreamValue* s = WriteStream(c, c.arg(1), &wrongtype);
+  if (wrongtype) return;
+  if (!s) {
+    if (a.no_mkstream) {
+      c.out.Null();
+      return;
+    }
+    c.ks.Set(c.session.db, c.arg(1),
+             store::Value::Object(ObjType::kStream, std::make_unique<StreamValue>()));
+    s = c.LookupWrite(c.arg(1))->value.As<StreamValue>();
+    c.Notify(kNotifyNew, "new", c.arg(1));
+  }
+  if (s->last_id() == StreamID::Max()) {
+    c.Error("The stream has exhausted the last possible ID, unable to add more items");
+    return;
+  }
+  // streamAppendItem's ID choice and checks.
+  StreamID id;
+  if (a.id_given) {
+    if (a.seq_given) {
+      id = a.id;
+    } else if (s->last_id().ms == a.id.ms) {
+      if (s->last_id().seq == UINT64_MAX) {
+        c.Error("The ID specified in XADD is equal or smaller than the target stream top item");
+        return;
+      }
+      id = s->last_id();
+      id.seq++;
+    } else {
+      id = a.id;
+    }
+  } else {
+    uint64_t ms = static_cast<uint64_t>(c.now_ms);
+    if (ms > s->last_id().ms) {
+      id = {ms, 0};
+    } else {
+      id = s->last_id();
+      id.Incr();
+    }
+  }
+  if (id <= s->last_id()) {
+    c.Error("The ID specified in XADD is equal or smaller than the target stream top item");
+    return;
+  }
+  size_t total = 0;
+  for (size_t i = field_pos; i < c.argc(); i++) total += c.arg(i).size();
+  if (total > (size_t{1} << 30)) {
+    c.Error("Elements are too large to be stored");
+    return;
+  }
+  const store::EncodingLimits& lim = c.ks.limits();
+  s->Append(id, c.args.subspan(field_pos), lim.stream_node_max_bytes, lim.stream_node_max_entries);
+  c.out.Bulk(id.ToString());
+  c.Changed(c.arg(1), kNotifyStream, "xadd");
+
+  std::vector<std::string> argv;
+  if (a.trim.strategy != StreamValue::TrimStrategy::kNone) {
+    if (s->Trim(a.trim)) c.Notify(kNotifyStream, "xtrim", c.arg(1));
+    if (a.trim.approx) {
+      argv = Argv(c);
+      RewriteTrim(c, a, *s, &argv);
+    }
+  }
+  // The ID actually used is what replicas and the AOF see.
+  if (!a.id_given || !a.seq_given) {
+    if (argv.empty()) argv = Argv(c);
+    argv[idpos] = id.ToString();
+  }
+  if (!argv.empty()) c.rewrite = std::move(argv);
+}
+
+void XLen(Context& c) {
+  bool wrongtype;
+  StreamValue* s = ReadStream(c, c.arg(1), &wrongtype);
+  if (wrongtype) return;
+  c.out.Int(s ? static_cast<int64_t>(s->length()) : 0);
+}
+
+// Redis' streamParseIntervalIDOrReply: "(" makes the bound exclusive (and the ID strict).
+bool ParseIntervalId(Context& c, std::string_view arg, StreamID* id, bool* exclude,
+                     uint64_t missing_seq) {
+  *exclude = arg.size() > 1 && arg[0] == '(';
+  if (*exclude) return ParseId(&c, arg.substr(1), id, missing_seq, true, nullptr);
+  return ParseId(&c, arg, id, missing_seq, false, nullptr);
+}
+
+// XRANGE key start end [COUNT n] / XREVRANGE key end start [COUNT n] (xrangeGenericCommand).
+void RangeGeneric(Context& c, bool rev) {
+  std::string_view startarg = rev ? c.arg(3) : c.arg(2);
+  std::string_view endarg = rev ? c.arg(2) : c.arg(3);
+  StreamID start, end;
+  bool startex, endex;
+  if (!ParseIntervalId(c, startarg, &start, &startex, 0)) return;
+  if (startex && !start.Incr()) {
+    c.Error("invalid start ID for the interval");
+    return;
+  }
+  if (!ParseIntervalId(c, endarg, &end, &endex, UINT64_MAX)) return;
+  if (endex && !end.Decr()) {
+    c.Error("invalid end ID for the interval");
+    return;
+  }
+  int64_t count = -1;
+  for (size_t j = 4; j < c.argc(); j++) {
+    if (EqualsIgnoreCase(c.arg(j), "count") && j + 1 < c.argc()) {
+      auto v = ParseInt64(c.arg(j + 1));
+      if (!v) {
+        c.Error(OpStatus::kNotInteger);
+        return;
+      }
+      count = *v < 0 ? 0 : *v;
+      j++;
+    } else {
+      c.Error(OpStatus::kSyntax);
+      return;
+    }
+  }
+  bool wrongtype;
+  StreamValue* s = ReadStream(c, c.arg(1), &wrongtype);
+  if (wrongtype) return;
+  if (!s) {
+    c.out.EmptyArray();
+    return;
+  }
+  if (count == 0) {
+    c.out.NullArray();
+    return;
+  }
+  ReplyRange(c, *s, start, end, count == -1 ? 0 : static_cast<size_t>(count), rev);
+}
+
+void XRange(Context& c) { RangeGeneric(c, false); }
+void XRevRange(Context& c) { RangeGeneric(c, true); }
+
+void XDel(Context& c) {
+  bool wrongtype;
+  StreamValue* s = WriteStream(c, c.arg(1), &wrongtype);
+  if (wrongtype) return;
+  if (!s) {
+    c.out.Int(0);
+    return;
+  }
+  // Every ID is checked before anything is deleted.
+  std::vector<StreamID> ids(c.argc() - 2);
+  for (size_t j = 2; j < c.argc(); j++) {
+    if (!ParseId(&c, c.arg(j), &ids[j - 2], 0, true, nullptr)) return;
+  }
+  int64_t deleted = 0;
+  bool first_entry = false;
+  for (const StreamID& id : ids) {
+    if (!s->Delete(id)) continue;
+    if (id == s->first_id()) first_entry = true;
+    if (id > s->max_deleted_id()) s->set_max_deleted_id(id);
+    deleted++;
+  }
+  if (deleted) {
+    if (s->length() == 0) {
+      s->set_first_id(StreamID{});
+    } else if (first_entry) {
+      StreamID first;
+      s->EdgeId(true, &first);
+      s->set_first_id(first);
+    }
+    c.Changed(c.arg(1), kNotifyStream, "xdel");
+    c.dirty += static_cast<uint64_t>(deleted) - 1;
+  }
+  c.out.Int(deleted);
+}
+
+void XTrim(Context& c) {
+  AddTrimArgs a;
+  if (ParseAddOrTrim(c, &a, false) == 0) return;
+  bool wrongtype;
+  StreamValue* s = WriteStream(c, c.arg(1), &wrongtype);
+  if (wrongtype) return;
+  if (!s) {
+    c.out.Int(0);
+    return;
+  }
+  int64_t deleted = s->Trim(a.trim);
+  if (deleted) {
+    if (a.trim.approx) {
+      std::vector<std::string> argv = Argv(c);
+      RewriteTrim(c, a, *s, &argv);
+      c.rewrite = std::move(argv);
+    }
+    c.Changed(c.arg(1), kNotifyStream, "xtrim");
+    c.dirty += static_cast<uint64_t>(deleted) - 1;
+  }
+  c.out.Int(deleted);
+}
+
+void XSetId(Context& c) {
+  StreamID id, max_xdel;
+  int64_t entries_added = -1;
+  if (!ParseId(&c, c.arg(2), &id, 0, true, nullptr)) return;
+  for (size_t i = 3; i < c.argc();) {
+    size_t moreargs = c.argc() - 1 - i;
+    std::string_view opt = c.arg(i);
+    if (EqualsIgnoreCase(opt, "entriesadded") && moreargs) {
+      auto v = ParseInt64(c.arg(i + 1));
+      if (!v) {
+        c.Error(OpStatus::kNotInteger);
+        return;
+      }
+      if (*v < 0) {
+        c.Error("entries_added must be positive");
+        return;
+      }
+      entries_added = *v;
+      i += 2;
+    } else if (EqualsIgnoreCase(opt, "maxdeletedid") && moreargs) {
+      if (!ParseId(&c, c.arg(i + 1), &max_xdel, 0, true, nullptr)) return;
+      if (id < max_xdel) {
+        c.Error("The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
+        return;
+      }
+      i += 2;
+    } else {
+      c.Error(OpStatus::kSyntax);
+      return;
+    }
+  }
+  bool wrongtype;
+  StreamValue* s = WriteStream(c, c.arg(1), &wrongtype);
+  if (wrongtype) return;
+  if (!s) {
+    c.Error(OpStatus::kNoSuchKey);
+    return;
+  }
+  if (s->length() > 0) {
+    StreamID maxid;
+    s->EdgeId(false, &maxid);
+    if (id < maxid) {
+      c.Error("The ID specified in XSETID is smaller than the target stream top item");
+      return;
+    }
+    if (entries_added != -1 && s->length() > static_cast<uint64_t>(entries_added)) {
+      c.Error("The entries_added specified in XSETID is smaller than the target stream length");
+      return;
+    }
+  }
+  s->set_last_id(id);
+  if (entries_added != -1) s->set_entries_added(static_cast<uint64_t>(entries_added));
+  if (max_xdel != StreamID::Min()) s->set_max_deleted_id(max_xdel);
+  c.out.Ok();
+  c.Changed(c.arg(1), kNotifyStream, "xsetid");
+}
+
+}  // namespace
+}  // namespace stream
+
+void RegisterStreamCommands(CommandTable& t) {
+  using namespace stream;  // NOLINT(build/namespaces): the handlers
+  static const CommandRow kRows[] = {
+      {"xadd", -5, kWrite | kDenyOom | kFast, 1, 1, 1, XAdd, "Appends a new entry to a stream",
+       "5.0.0"},
+      {"xlen", 2, kReadOnly | kFast, 1, 1, 1, XLen, "Return the number of entries in a stream",
+       "5.0.0"},
+      {"xrange", -4, kReadOnly, 1, 1, 1, XRange,
+       "Return a range of elements in a stream, with IDs matching the specified IDs interval",
+       "5.0.0"},
+      {"xrevrange", -4, kReadOnly, 1, 1, 1, XRevRange,
+       "Return a range of elements in a stream, with IDs matching the specified IDs interval, in "
+       "reverse order (from greater to smaller IDs) compared to XRANGE",
+       "5.0.0"},
+      {"xdel", -3, kWrite | kFast, 1, 1, 1, XDel,
+       "Removes the specified entries from the stream. Returns the number of items actually "
+       "deleted, that may be different from the number of IDs passed in case certain IDs do "
+       "not exist.",
+       "5.0.0"},
+      {"xtrim", -4, kWrite, 1, 1, 1, XTrim,
+       "Trims the stream to (approximately if '~' is passed) "
+       "a certain size",
+       "5.0.0"},
+      {"xsetid", -3, kWrite | kDenyOom | kFast, 1, 1, 1, XSetId,
+       "An internal command for replicating stream values", "5.0.0"},
+      {"xread", -4, kReadOnly | kBlocking, 0, 0, 0, XRead,
+       "Return never seen elements in multiple streams, with IDs greater than the ones reported "
+       "by the caller for each stream. Can block.",
+       "5.0.0", XreadKeys},
+  };
+  AddRows(t, kRows, "stream");
+}
+
+}  // namespace kv::cmd

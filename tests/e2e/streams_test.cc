@@ -1,0 +1,187 @@
+// Streams end to end: XREAD BLOCK served by a later XADD (on an existing key, on a key that does
+// not exist yet, across clients) or timing out, and stream values moving between kvstore and
+// redis-server: DUMP payloads (consumer groups and PELs included) restored both ways and dumped
+// again byte for byte, RDB files loaded by the other server, and kvstore's AOF rewrite (XADD,
+// XSETID) loaded back.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/process.h"
+#include "tests/support/resp_client.h"
+#include "tests/support/wait.h"
+
+namespace kv::test {
+namespace {
+
+using Kind = ServerProcess::Kind;
+using Clock = std::chrono::steady_clock;
+
+TEST(Streams, BlockedXreadIsServedByALaterXadd) {
+  ServerProcess kv(Kind::kKvstore);
+  RespClient a(kv.port()), b(kv.port());
+  ASSERT_EQ(b.Call({"XADD", "s", "1-1", "f", "old"}).str, "1-1");
+  // "$": only what comes after the block.
+  a.Send({"XREAD", "BLOCK", "0", "STREAMS", "s", "$"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(b.Call({"XADD", "s", "2-1", "f", "new"}).str, "2-1");
+  Reply r = a.Read();
+  ASSERT_EQ(r.type, '*') << r.Debug();
+  ASSERT_EQ(r.elems.size(), 1u);
+  EXPECT_EQ(r.elems[0].elems[0].str, "s");
+  ASSERT_EQ(r.elems[0].elems[1].elems.size(), 1u);
+  EXPECT_EQ(r.elems[0].elems[1].elems[0].elems[0].str, "2-1");
+  EXPECT_EQ(r.elems[0].elems[1].elems[0].elems[1].elems[1].str, "new");
+
+  // A key that does not exist yet, in RESP3 (a map), with COUNT.
+  ASSERT_EQ(a.Call({"HELLO", "3"}).type, '%');
+  a.Send({"XREAD", "COUNT", "1", "BLOCK", "5000", "STREAMS", "later", "other", "$", "$"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(b.Call({"XADD", "later", "7-0", "a", "1"}).str, "7-0");
+  r = a.Read();
+  ASSERT_EQ(r.type, '%') << r.Debug();
+  EXPECT_EQ(r.elems[0].str, "later");
+  EXPECT_EQ(r.elems[1].elems[0].elems[0].str, "7-0");
+
+  // A write that adds nothing (XDEL) does not wake it; the timeout answers null.
+  auto start = Clock::now();
+  a.Send({"XREAD", "BLOCK", "300", "STREAMS", "s", "$"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(b.Call({"XDEL", "s", "1-1"}).integer, 1);
+  r = a.Read();
+  EXPECT_TRUE(r.is_null) << r.Debug();
+  EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(290));
+  // Inside MULTI it does not block.
+  ASSERT_EQ(b.Call({"MULTI"}).str, "OK");
+  b.Call({"XREAD", "BLOCK", "0", "STREAMS", "s", "$"});
+  r = b.Call({"EXEC"});
+  ASSERT_EQ(r.elems.size(), 1u);
+  EXPECT_TRUE(r.elems[0].is_null);
+}
+
+// A stream with several nodes, tombstones, a last ID past its entries, two groups with pending
+// entries and consumers (one without any), built on redis-server.
+void BuildOnRedis(RespClient& r) {
+  ASSERT_EQ(r.Call({"CONFIG", "SET", "stream-node-max-entries", "4"}).str, "OK");
+  for (int i = 1; i <= 20; i++) {
+    std::vector<std::string> cmd = {"XADD", "st", std::to_string(i) + "-0", "f", std::to_string(i)};
+    if (i % 3 == 0) cmd.insert(cmd.end(), {"g", "x"});
+    ASSERT_EQ(r.Call(cmd).type, '$');
+  }
+  ASSERT_EQ(r.Call({"XDEL", "st", "2-0", "9-0", "20-0"}).integer, 3);
+  ASSERT_EQ(r.Call({"XGROUP", "CREATE", "st", "g1", "0"}).str, "OK");
+  ASSERT_EQ(r.Call({"XGROUP", "CREATE", "st", "g0", "5-0"}).str, "OK");
+  ASSERT_EQ(r.Call({"XREADGROUP", "GROUP", "g1", "alice", "COUNT", "3", "STREAMS", "st", ">"}).type,
+            '*');
+  ASSERT_EQ(r.Call({"XREADGROUP", "GROUP", "g1", "bob", "COUNT", "2", "STREAMS", "st", ">"}).type,
+            '*');
+  ASSERT_EQ(r.Call({"XGROUP", "CREATECONSUMER", "st", "g0", "carol"}).integer, 1);
+  ASSERT_EQ(r.Call({"XSETID", "st", "99-0"}).str, "OK");
+}
+
+TEST(Streams, DumpPayloadsRestoreBothWaysUnchanged) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  ServerProcess kv(Kind::kKvstore, {"--rdbcompression", "no"});
+  ServerProcess redis(Kind::kRedis, {"--rdbcompression", "no"});
+  RespClient k(kv.port()), r(redis.port());
+  BuildOnRedis(r);
+  std::string payload = r.Call({"DUMP", "st"}).str;
+  ASSERT_EQ(k.Call({"RESTORE", "st", "0", payload}).str, "OK");
+  EXPECT_EQ(k.Call({"DUMP", "st"}).str, payload);  // groups, PELs and consumers included
+  EXPECT_EQ(k.Call({"XLEN", "st"}).integer, 17);
+  EXPECT_EQ(k.Call({"XRANGE", "st", "-", "+"}).raw, r.Call({"XRANGE", "st", "-", "+"}).raw);
+  EXPECT_EQ(k.Call({"DEBUG", "DIGEST"}).str, r.Call({"DEBUG", "DIGEST"}).str);
+  EXPECT_EQ(k.Call({"TYPE", "st"}).str, "stream");
+  EXPECT_EQ(k.Call({"OBJECT", "ENCODING", "st"}).str, "stream");
+  // The same stream built on kvstore (no groups: those commands come later) dumps as Redis'.
+  ASSERT_EQ(k.Call({"CONFIG", "SET", "stream-node-max-entries", "4"}).str, "OK");
+  ASSERT_EQ(r.Call({"DEL", "st"}).integer, 1);
+  for (RespClient* c : {&k, &r}) {
+    for (int i = 1; i <= 30; i++) {
+      c->Call({"XADD", "built", std::to_string(i) + "-" + std::to_string(i % 2), "f",
+               std::to_string(i * 7), i % 4 ? "g" : "h", std::string(i, 'v')});
+    }
+    c->Call({"XDEL", "built", "3-1", "4-0", "30-0"});
+    c->Call({"XTRIM", "built", "MAXLEN", "20"});
+  }
+  std::string built = k.Call({"DUMP", "built"}).str;
+  EXPECT_EQ(built, r.Call({"DUMP", "built"}).str);
+  ASSERT_EQ(r.Call({"RESTORE", "copy", "0", built}).str, "OK");
+  EXPECT_EQ(r.Call({"XRANGE", "copy", "-", "+"}).raw, k.Call({"XRANGE", "built", "-", "+"}).raw);
+  // A corrupt payload is refused and changes nothing.
+  std::string bad = payload;
+  bad[30] = static_cast<char>(bad[30] ^ 0x40);
+  EXPECT_TRUE(k.Call({"RESTORE", "bad", "0", bad}).is_error());
+  EXPECT_EQ(k.Call({"EXISTS", "bad"}).integer, 0);
+}
+
+TEST(Streams, RdbFilesCarryThemBothWays) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  // redis-server writes (groups included), kvstore loads, saves, and redis-server loads again.
+  ServerProcess redis(Kind::kRedis);
+  RespClient r(redis.port());
+  BuildOnRedis(r);
+  std::string info = r.Call({"XINFO", "STREAM", "st", "FULL"}).raw;
+  std::string digest = r.Call({"DEBUG", "DIGEST"}).str;
+  ASSERT_EQ(r.Call({"SAVE"}).str, "OK");
+  ServerProcess kv(Kind::kKvstore, {"--dir", redis.dir()});
+  RespClient k(kv.port());
+  EXPECT_EQ(k.Call({"DEBUG", "DIGEST"}).str, digest);
+  EXPECT_EQ(k.Call({"XLEN", "st"}).integer, 17);
+  ASSERT_EQ(k.Call({"SAVE"}).str, "OK");
+  ServerProcess back(Kind::kRedis, {"--dir", redis.dir()});  // where kvstore saved
+  RespClient rb(back.port());
+  EXPECT_EQ(rb.Call({"DEBUG", "DIGEST"}).str, digest);
+  // Everything Redis keeps about the stream came back (the seen times are the saved ones).
+  EXPECT_EQ(rb.Call({"XINFO", "STREAM", "st", "FULL"}).raw, info);
+}
+
+TEST(Streams, AofRewriteRebuildsTheStream) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  ServerProcess kv(Kind::kKvstore, {"--appendonly", "yes", "--aof-use-rdb-preamble", "no"});
+  RespClient k(kv.port());
+  for (int i = 1; i <= 10; i++) {
+    k.Call({"XADD", "st", std::to_string(i) + "-0", "f", std::to_string(i)});
+  }
+  k.Call({"XDEL", "st", "10-0", "3-0"});
+  k.Call({"XADD", "empty", "1-0", "a", "b"});
+  k.Call({"XDEL", "empty", "1-0"});
+  std::string digest = k.Call({"DEBUG", "DIGEST"}).str;
+  ASSERT_EQ(k.Call({"BGREWRITEAOF"}).type, '+');
+  ASSERT_TRUE(WaitFor([&] {
+    return InfoField(k, "persistence", "aof_rewrite_in_progress") == "0" &&
+           InfoField(k, "persistence", "aof_rewrite_scheduled") == "0";
+  }));
+  // redis-server loads kvstore's rewritten AOF: the same entries, last ID and counters.
+  ServerProcess redis(Kind::kRedis, {"--dir", kv.dir(), "--appendonly", "yes"});
+  RespClient r(redis.port());
+  EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, digest);
+  Reply info = r.Call({"XINFO", "STREAM", "st"});
+  ASSERT_EQ(info.type, '*') << info.Debug();
+  std::vector<std::string> want = {
+      "length",        "8", "last-generated-id", "10-0", "max-deleted-entry-id", "10-0",
+      "entries-added", "10"};
+  for (size_t i = 0; i + 1 < info.elems.size(); i += 2) {
+    for (size_t j = 0; j < want.size(); j += 2) {
+      if (info.elems[i].str == want[j]) {
+        EXPECT_EQ(info.elems[i + 1].raw.find(want[j + 1]) != std::string::npos, true)
+            << want[j] << ": " << info.elems[i + 1].Debug();
+      }
+    }
+  }
+  EXPECT_EQ(r.Call({"XLEN", "empty"}).integer, 0);
+  EXPECT_EQ(r.Call({"TYPE", "empty"}).str, "stream");
+  // And kvstore restarted on its own AOF.
+  kv.Stop();
+  ServerProcess again(Kind::kKvstore, {"--dir", kv.dir(), "--appendonly", "yes"});
+  RespClient a(again.port());
+  EXPECT_EQ(a.Call({"DEBUG", "DIGEST"}).str, digest);
+  EXPECT_EQ(a.Call({"XADD", "st", "10-0", "x", "y"}).str,
+            "ERR The ID specified in XADD is equal or smaller than the target stream top item");
+}
+
+}  // namespace
+}  // namespace kv::test
