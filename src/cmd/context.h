@@ -121,6 +121,9 @@ class Context {
   // `rewrite` (Redis' alsoPropagate with the command's own propagation prevented). The feed
   // wraps a command's writes in MULTI/EXEC when there is more than one.
   std::vector<std::vector<std::string>> propagate;
+  // With `propagate` empty: replicate nothing even though data changed (Redis'
+  // preventCommandPropagation; XREADGROUP and XCLAIM replicate only what they add to it).
+  bool prevent_propagation = false;
   // Set by a blocking command that must wait (never when session.deny_blocking).
   std::optional<BlockRequest> block;
   // Arguments MONITOR and SLOWLOG show as "(redacted)" (passwords), in the order redacted.

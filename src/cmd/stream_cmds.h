@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "cmd/context.h"
 #include "store/stream_type.h"
@@ -25,7 +27,41 @@ void ReplyEntry(Context& c, store::StreamID id,
 size_t ReplyRange(Context& c, const store::StreamValue& s, store::StreamID start,
                   store::StreamID end, size_t count, bool rev);
 
+// Streams that hold tombstones between start and end (streamRangeHasTombstones).
+bool RangeHasTombstones(const store::StreamValue& s, store::StreamID start, store::StreamID end);
+// The number of entries ever added up to `id`, when it can be known (-1 otherwise):
+// streamEstimateDistanceFromFirstEverEntry.
+int64_t EstimateDistance(const store::StreamValue& s, store::StreamID id);
+store::StreamGroup* FindGroup(store::StreamValue& s, std::string_view name);
+// A new consumer (streamCreateConsumer): fires "xgroup-createconsumer" and counts a change.
+store::StreamConsumer* CreateConsumer(Context& c, store::StreamGroup& g, std::string_view name,
+                                      std::string_view key);
+// The XCLAIM Redis propagates for a pending entry (streamPropagateXCLAIM).
+std::vector<std::string> XclaimArgv(std::string_view key, std::string_view group,
+                                    const store::StreamGroup& g, store::StreamID id,
+                                    const store::StreamNack& nack);
+// XGROUP SETID key group <last id> ENTRIESREAD <n> (streamPropagateGroupID).
+std::vector<std::string> SetIdArgv(std::string_view key, std::string_view group,
+                                   const store::StreamGroup& g);
+// XREADGROUP's serving of one stream (streamReplyWithRange with a group): new entries after
+// `start` (updating the group's last ID and read counter, adding PEL entries unless noack,
+// each propagated as an XCLAIM; with noack the new last ID as XGROUP SETID), or with
+// `history` the consumer's own pending entries from `start`.
+void ReplyGroupRange(Context& c, store::StreamValue& s, std::string_view key,
+                     std::string_view group_name, store::StreamGroup& g,
+                     store::StreamConsumer& consumer, store::StreamID start, size_t count,
+                     bool noack, bool history);
+
 // stream_read.cc.
 void XRead(Context& c);
+void XReadGroup(Context& c);
+// stream_groups.cc.
+void XGroup(Context& c);
+void XAck(Context& c);
+void XPending(Context& c);
+void XClaim(Context& c);
+void XAutoClaim(Context& c);
+// stream_info.cc.
+void XInfo(Context& c);
 
 }  // namespace kv::cmd::stream

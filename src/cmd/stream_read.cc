@@ -1,5 +1,6 @@
-// XREAD (Redis 7.0 xreadCommand): the entries after the given IDs of several streams, at once
-// or, with BLOCK, when one of the streams gets new entries.
+// XREAD and XREADGROUP (Redis 7.0 xreadCommand): the entries after the given IDs of several
+// streams, or a consumer group's next entries (or a consumer's pending ones), at once or, with
+// BLOCK, when one of the streams gets new entries.
 #include <string>
 #include <vector>
 
@@ -15,10 +16,15 @@ namespace {
 constexpr int64_t kBlockedDefaultCount = 1000;  // XREAD_BLOCKED_DEFAULT_COUNT
 }  // namespace
 
-void XRead(Context& c) {
+namespace {
+
+// Redis' xreadCommand, behind XREAD and XREADGROUP.
+void ReadGeneric(Context& c, bool group_read) {
   int64_t deadline = 0, count = 0;
-  bool block = false;
+  bool block = false, noack = false;
   size_t streams_arg = 0, streams_count = 0;
+  std::string_view group_name, consumer_name;
+  bool have_group = false;
   for (size_t i = 1; i < c.argc(); i++) {
     size_t moreargs = c.argc() - i - 1;
     std::string_view o = c.arg(i);
@@ -36,6 +42,7 @@ void XRead(Context& c) {
       streams_arg = i + 1;
       streams_count = c.argc() - streams_arg;
       if (streams_count % 2 != 0) {
+        // Redis 7.0 words it so for XREADGROUP too.
         c.Error(
             "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be "
             "specified.");
@@ -44,11 +51,20 @@ void XRead(Context& c) {
       streams_count /= 2;
       break;
     } else if (EqualsIgnoreCase(o, "group") && moreargs >= 2) {
-      c.Error("The GROUP option is only supported by XREADGROUP. You called XREAD instead.");
-      return;
+      if (!group_read) {
+        c.Error("The GROUP option is only supported by XREADGROUP. You called XREAD instead.");
+        return;
+      }
+      group_name = c.arg(i + 1);
+      consumer_name = c.arg(i + 2);
+      have_group = true;
+      i += 2;
     } else if (EqualsIgnoreCase(o, "noack")) {
-      c.Error("The NOACK option is only supported by XREADGROUP. You called XREAD instead.");
-      return;
+      if (!group_read) {
+        c.Error("The NOACK option is only supported by XREADGROUP. You called XREAD instead.");
+        return;
+      }
+      noack = true;
     } else {
       c.Error(OpStatus::kSyntax);
       return;
@@ -58,21 +74,46 @@ void XRead(Context& c) {
     c.Error(OpStatus::kSyntax);
     return;
   }
+  if (group_read && !have_group) {
+    c.Error("Missing GROUP option for XREADGROUP");
+    return;
+  }
+  if (group_read) c.prevent_propagation = true;  // it propagates XCLAIMs and the like instead
   std::vector<StreamID> ids(streams_count);
+  std::vector<store::StreamGroup*> groups(streams_count, nullptr);
   for (size_t i = 0; i < streams_count; i++) {
     std::string_view key = c.arg(streams_arg + i), arg = c.arg(streams_arg + streams_count + i);
     bool wrongtype;
     StreamValue* s = ReadStream(c, key, &wrongtype);
     if (wrongtype) return;
+    if (have_group) {
+      groups[i] = s ? FindGroup(*s, group_name) : nullptr;
+      if (!groups[i]) {
+        c.Error("-NOGROUP No such key '" + std::string(key) + "' or consumer group '" +
+                std::string(group_name) + "' in XREADGROUP with GROUP option");
+        return;
+      }
+    }
     if (arg == "$") {
+      if (group_read) {
+        c.Error(
+            "The $ ID is meaningless in the context of XREADGROUP: you want to read the history "
+            "of this consumer by specifying a proper ID, or use the > ID to get new messages. "
+            "The $ ID would just return an empty result set.");
+        return;
+      }
       ids[i] = s ? s->last_id() : StreamID{};
       continue;
     }
     if (arg == ">") {
-      c.Error(
-          "The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
-          "<consumer> option.");
-      return;
+      if (!group_read) {
+        c.Error(
+            "The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
+            "<consumer> option.");
+        return;
+      }
+      ids[i] = StreamID::Max();
+      continue;
     }
     if (!ParseId(&c, arg, &ids[i], 0, true, nullptr)) return;
   }
@@ -86,16 +127,54 @@ void XRead(Context& c) {
     std::string_view key = c.arg(streams_arg + i);
     store::Entry* e = c.LookupRead(key);
     if (!e || e->value.type() != store::ObjType::kStream) continue;
-    const StreamValue& s = *e->value.As<StreamValue>();
-    StreamID maxid;
-    if (s.length() == 0 || !s.EdgeId(false, &maxid) || !(maxid > ids[i])) continue;
+    StreamValue& s = *e->value.As<StreamValue>();
+    StreamID gt = ids[i];
+    bool serve = false, history = false;
+    store::StreamConsumer* consumer = nullptr;
+    if (have_group) {
+      store::StreamGroup& g = *groups[i];
+      StreamID maxid;
+      if (gt != StreamID::Max()) {
+        serve = history = true;  // the consumer's own pending entries
+      } else if (s.length() && s.EdgeId(false, &maxid) && maxid > g.last_id) {
+        serve = true;
+        gt = g.last_id;
+      }
+    } else {
+      StreamID maxid;
+      serve = s.length() && s.EdgeId(false, &maxid) && maxid > gt;
+    }
+    if (!serve) continue;
+    if (have_group) {  // Redis 7.0 makes the consumer only when it serves it
+      store::StreamGroup& g = *groups[i];
+      auto it = g.consumers.find(consumer_name);
+      if (it != g.consumers.end()) {
+        consumer = it->second.get();
+      } else {
+        consumer = CreateConsumer(c, g, consumer_name, key);
+        if (noack) {
+          c.propagate.push_back({"XGROUP", "CREATECONSUMER", std::string(key),
+                                 std::string(group_name), std::string(consumer_name)});
+        }
+      }
+      consumer->seen_time = c.now_ms;
+    }
     served++;
     if (c.out.proto() == 2) w.Array(2);
     w.Bulk(key);
-    StreamID start = ids[i];
+    StreamID start = gt;
     start.Incr();
-    ReplyRange(sub, s, start, StreamID::Max(), static_cast<size_t>(count), false);
+    if (have_group) {
+      ReplyGroupRange(sub, s, key, group_name, *groups[i], *consumer, start,
+                      static_cast<size_t>(count), noack, history);
+      for (auto& p : sub.propagate) c.propagate.push_back(std::move(p));  // in Redis' order
+      sub.propagate.clear();
+      c.dirty++;
+    } else {
+      ReplyRange(sub, s, start, StreamID::Max(), static_cast<size_t>(count), false);
+    }
   }
+  c.dirty += sub.dirty;
   if (served) {
     if (c.out.proto() == 2) {
       c.out.Array(served);
@@ -115,12 +194,27 @@ void XRead(Context& c) {
   req.deadline_ms = deadline;
   req.null_array = true;
   req.type = store::ObjType::kStream;
-  // Woken, it reads after the IDs it blocked with ("$" resolved), at most COUNT or 1000.
-  req.retry_args = {"XREAD", "COUNT", std::to_string(count ? count : kBlockedDefaultCount),
-                    "BLOCK", "0",     "STREAMS"};
+  // Woken, it reads after the IDs it blocked with ("$" resolved; ">" stays the group's next),
+  // at most COUNT or 1000.
+  std::string n = std::to_string(count ? count : kBlockedDefaultCount);
+  if (group_read) {
+    req.retry_args = {"XREADGROUP", "GROUP", std::string(group_name), std::string(consumer_name),
+                      "COUNT",      n};
+    if (noack) req.retry_args.emplace_back("NOACK");
+  } else {
+    req.retry_args = {"XREAD", "COUNT", n};
+  }
+  req.retry_args.insert(req.retry_args.end(), {"BLOCK", "0", "STREAMS"});
   for (size_t i = 0; i < streams_count; i++) req.retry_args.emplace_back(c.arg(streams_arg + i));
-  for (const StreamID& id : ids) req.retry_args.push_back(id.ToString());
+  for (const StreamID& id : ids) {
+    req.retry_args.push_back(id == StreamID::Max() && group_read ? ">" : id.ToString());
+  }
   c.block = std::move(req);
 }
+
+}  // namespace
+
+void XRead(Context& c) { ReadGeneric(c, false); }
+void XReadGroup(Context& c) { ReadGeneric(c, true); }
 
 }  // namespace kv::cmd::stream

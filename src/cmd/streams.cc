@@ -9,6 +9,7 @@
 
 #include "cmd/command.h"
 #include "cmd/context.h"
+#include "cmd/errors.h"
 #include "cmd/key_finders.h"
 #include "cmd/registry.h"
 #include "cmd/stream_cmds.h"
@@ -503,6 +504,10 @@ void XSetId(Context& c) {
   c.Changed(c.arg(1), kNotifyStream, "xsetid");
 }
 
+// The container never runs itself: ResolveCommand dispatches to a subcommand or fails arity.
+void XGroupContainer(Context& c) { c.Error(UnknownSubcommand(c.arg(1), "xgroup")); }
+void XInfoContainer(Context& c) { c.Error(UnknownSubcommand(c.arg(1), "xinfo")); }
+
 }  // namespace
 }  // namespace stream
 
@@ -537,6 +542,102 @@ void RegisterStreamCommands(CommandTable& t) {
        "5.0.0", XreadKeys},
   };
   AddRows(t, kRows, "stream");
+  static const CommandRow kGroupRows[] = {
+      {"xreadgroup", -7, kWrite | kBlocking, 0, 0, 0, XReadGroup,
+       "Return new entries from a stream using a consumer group, or access the history of the "
+       "pending entries for a given consumer. Can block.",
+       "5.0.0", XreadKeys},
+      {"xack", -4, kWrite | kFast, 1, 1, 1, XAck,
+       "Marks a pending message as correctly processed, effectively removing it from the "
+       "pending entries list of the consumer group. Return value of the command is the number "
+       "of messages successfully acknowledged, that is, the IDs we were actually able to "
+       "resolve in the PEL.",
+       "5.0.0"},
+      {"xpending", -3, kReadOnly, 1, 1, 1, XPending,
+       "Return information and entries from a stream consumer group pending entries list, that "
+       "are messages fetched but never acknowledged.",
+       "5.0.0"},
+      {"xclaim", -6, kWrite | kFast, 1, 1, 1, XClaim,
+       "Changes (or acquires) ownership of a message in a consumer group, as if the message was "
+       "delivered to the specified consumer.",
+       "5.0.0"},
+      {"xautoclaim", -6, kWrite | kFast, 1, 1, 1, XAutoClaim,
+       "Changes (or acquires) ownership of messages in a consumer group, as if the messages "
+       "were delivered to the specified consumer.",
+       "6.2.0"},
+  };
+  AddRows(t, kGroupRows, "stream");
+  // XGROUP: every subcommand runs xgroupCommand, as in Redis.
+  CommandSpec* xgroup = t.Add({.name = "xgroup",
+                               .arity = -2,
+                               .handler = XGroupContainer,
+                               .group = "stream",
+                               .summary = "A container for consumer groups commands",
+                               .since = "5.0.0"});
+  struct Sub {
+    const char* name;
+    int arity;
+    uint32_t flags;
+    const char* summary;
+    const char* since;
+  };
+  static const Sub kSubs[] = {
+      {"create", -5, kWrite | kDenyOom, "Create a consumer group.", "5.0.0"},
+      {"setid", -5, kWrite, "Set a consumer group to an arbitrary last delivered ID value.",
+       "5.0.0"},
+      {"destroy", 4, kWrite, "Destroy a consumer group.", "5.0.0"},
+      {"createconsumer", 5, kWrite | kDenyOom, "Create a consumer in a consumer group.", "6.2.0"},
+      {"delconsumer", 5, kWrite, "Delete a consumer from a consumer group.", "5.0.0"},
+  };
+  for (const Sub& sub : kSubs) {
+    t.AddSub(xgroup, {.name = sub.name,
+                      .arity = sub.arity,
+                      .flags = sub.flags,
+                      .first_key = 2,
+                      .last_key = 2,
+                      .key_step = 1,
+                      .handler = XGroup,
+                      .group = "stream",
+                      .summary = sub.summary,
+                      .since = sub.since});
+  }
+  CommandSpec* xinfo = t.Add({.name = "xinfo",
+                              .arity = -2,
+                              .handler = XInfoContainer,
+                              .group = "stream",
+                              .summary = "A container for stream introspection commands",
+                              .since = "5.0.0"});
+  static const Sub kInfoSubs[] = {
+      {"consumers", 4, kReadOnly, "List the consumers in a consumer group", "5.0.0"},
+      {"groups", 3, kReadOnly, "List the consumer groups of a stream", "5.0.0"},
+      {"stream", -3, kReadOnly, "Get information about a stream", "5.0.0"},
+  };
+  for (const Sub& sub : kInfoSubs) {
+    t.AddSub(xinfo, {.name = sub.name,
+                     .arity = sub.arity,
+                     .flags = sub.flags,
+                     .first_key = 2,
+                     .last_key = 2,
+                     .key_step = 1,
+                     .handler = XInfo,
+                     .group = "stream",
+                     .summary = sub.summary,
+                     .since = sub.since});
+  }
+  t.AddSub(xinfo, {.name = "help",
+                   .arity = 2,
+                   .flags = kLoading | kStale,
+                   .handler = XInfo,
+                   .group = "stream",
+                   .summary = "Show helpful text about the different subcommands",
+                   .since = "5.0.0"});
+  t.AddSub(xgroup, {.name = "help",
+                    .arity = 2,
+                    .flags = kLoading | kStale,
+                    .handler = XGroup,
+                    .group = "stream",
+                    .summary = "Show helpful text about the different subcommands",
+                    .since = "5.0.0"});
 }
 
 }  // namespace kv::cmd

@@ -197,6 +197,8 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
       for (const auto& argv : ctx.propagate) {
         feed.Add(db, std::span<const std::string>(argv), !from_primary);
       }
+    } else if (ctx.prevent_propagation) {
+      // nothing: what changed reaches replicas through what the command propagated, if any
     } else if (ctx.rewrite) {
       feed.Add(db, std::span<const std::string>(*ctx.rewrite), !from_primary);
     } else {

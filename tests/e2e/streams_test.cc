@@ -2,7 +2,7 @@
 // not exist yet, across clients) or timing out, and stream values moving between kvstore and
 // redis-server: DUMP payloads (consumer groups and PELs included) restored both ways and dumped
 // again byte for byte, RDB files loaded by the other server, and kvstore's AOF rewrite (XADD,
-// XSETID) loaded back.
+// XSETID, XGROUP, XCLAIM) loaded back; blocking XREADGROUP; consumer groups on replicas.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -149,6 +149,11 @@ TEST(Streams, AofRewriteRebuildsTheStream) {
   k.Call({"XDEL", "st", "10-0", "3-0"});
   k.Call({"XADD", "empty", "1-0", "a", "b"});
   k.Call({"XDEL", "empty", "1-0"});
+  ASSERT_EQ(k.Call({"XGROUP", "CREATE", "st", "g", "0"}).str, "OK");
+  ASSERT_EQ(k.Call({"XREADGROUP", "GROUP", "g", "alice", "COUNT", "2", "STREAMS", "st", ">"}).type,
+            '*');
+  ASSERT_EQ(k.Call({"XGROUP", "CREATECONSUMER", "st", "g", "idle"}).integer, 1);
+  std::string pending = k.Call({"XPENDING", "st", "g"}).raw;
   std::string digest = k.Call({"DEBUG", "DIGEST"}).str;
   ASSERT_EQ(k.Call({"BGREWRITEAOF"}).type, '+');
   ASSERT_TRUE(WaitFor([&] {
@@ -172,6 +177,7 @@ TEST(Streams, AofRewriteRebuildsTheStream) {
       }
     }
   }
+  EXPECT_EQ(r.Call({"XPENDING", "st", "g"}).raw, pending);
   EXPECT_EQ(r.Call({"XLEN", "empty"}).integer, 0);
   EXPECT_EQ(r.Call({"TYPE", "empty"}).str, "stream");
   // And kvstore restarted on its own AOF.
@@ -179,8 +185,84 @@ TEST(Streams, AofRewriteRebuildsTheStream) {
   ServerProcess again(Kind::kKvstore, {"--dir", kv.dir(), "--appendonly", "yes"});
   RespClient a(again.port());
   EXPECT_EQ(a.Call({"DEBUG", "DIGEST"}).str, digest);
+  EXPECT_EQ(a.Call({"XPENDING", "st", "g"}).raw, pending);  // the group came back too
+  EXPECT_EQ(a.Call({"XGROUP", "CREATECONSUMER", "st", "g", "idle"}).integer, 0);
   EXPECT_EQ(a.Call({"XADD", "st", "10-0", "x", "y"}).str,
             "ERR The ID specified in XADD is equal or smaller than the target stream top item");
+}
+
+TEST(Streams, BlockedXreadgroupGetsTheGroupsNextEntry) {
+  ServerProcess kv(Kind::kKvstore);
+  RespClient a(kv.port()), b(kv.port()), w(kv.port());
+  ASSERT_EQ(w.Call({"XGROUP", "CREATE", "q", "workers", "$", "MKSTREAM"}).str, "OK");
+  a.Send({"XREADGROUP", "GROUP", "workers", "alice", "BLOCK", "0", "STREAMS", "q", ">"});
+  b.Send({"XREADGROUP", "GROUP", "workers", "bob", "BLOCK", "0", "STREAMS", "q", ">"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(w.Call({"XADD", "q", "1-0", "job", "one"}).str, "1-0");
+  ASSERT_EQ(w.Call({"XADD", "q", "2-0", "job", "two"}).str, "2-0");
+  // First come, first served: alice gets 1-0, bob 2-0, each once.
+  Reply ra = a.Read(), rb = b.Read();
+  ASSERT_EQ(ra.type, '*') << ra.Debug();
+  ASSERT_EQ(rb.type, '*') << rb.Debug();
+  EXPECT_EQ(ra.elems[0].elems[1].elems[0].elems[0].str, "1-0");
+  EXPECT_EQ(rb.elems[0].elems[1].elems[0].elems[0].str, "2-0");
+  Reply pending = w.Call({"XPENDING", "q", "workers"});
+  ASSERT_EQ(pending.elems.size(), 4u);
+  EXPECT_EQ(pending.elems[0].integer, 2);
+  EXPECT_EQ(w.Call({"XACK", "q", "workers", "1-0", "2-0"}).integer, 2);
+  EXPECT_EQ(w.Call({"XPENDING", "q", "workers"}).elems[0].integer, 0);
+  // A group destroyed while a client waits on it: the client gets an error, not a hang.
+  a.Send({"XREADGROUP", "GROUP", "workers", "alice", "BLOCK", "0", "STREAMS", "q", ">"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(w.Call({"XGROUP", "DESTROY", "q", "workers"}).integer, 1);
+  Reply err = a.Read();
+  EXPECT_EQ(err.type, '-') << err.Debug();
+  EXPECT_EQ(err.str.rfind("NOGROUP", 0), 0u) << err.str;
+}
+
+// What a group's reads, claims and acks change reaches a kvstore replica and a redis-server
+// replica of kvstore: the same pending entries, owners, delivery counts and next entries.
+TEST(Streams, ConsumerGroupsReachReplicas) {
+  ServerProcess primary(Kind::kKvstore, {"--repl-diskless-sync-delay", "0"});
+  const std::string of = "127.0.0.1 " + std::to_string(primary.port());
+  ServerProcess replica(Kind::kKvstore, {"--replicaof", of});
+  RespClient p(primary.port()), r(replica.port());
+  for (int i = 1; i <= 6; i++) p.Call({"XADD", "s", std::to_string(i) + "-0", "f", "v"});
+  ASSERT_EQ(p.Call({"XGROUP", "CREATE", "s", "g", "0"}).str, "OK");
+  p.Call({"XREADGROUP", "GROUP", "g", "alice", "COUNT", "3", "STREAMS", "s", ">"});
+  p.Call({"XREADGROUP", "GROUP", "g", "bob", "NOACK", "COUNT", "1", "STREAMS", "s", ">"});
+  p.Call({"XCLAIM", "s", "g", "carol", "0", "2-0"});
+  p.Call({"XACK", "s", "g", "1-0"});
+  p.Call({"XDEL", "s", "3-0"});
+  p.Call({"XAUTOCLAIM", "s", "g", "dave", "0", "0", "JUSTID"});
+  auto shape = [](RespClient& c) {
+    std::string out = c.Call({"XPENDING", "s", "g"}).raw;
+    for (const Reply& e : c.Call({"XPENDING", "s", "g", "-", "+", "10"}).elems) {
+      out += e.elems[0].str + "/" + e.elems[1].str + "/" + std::to_string(e.elems[3].integer);
+    }
+    // The group's next entry for a new reader tells its last ID.
+    return out;
+  };
+  std::string want = shape(p);
+  ASSERT_TRUE(InSync(p, r));
+  EXPECT_EQ(shape(r), want);
+  if (HaveRedisServer()) {
+    ServerProcess redis(Kind::kRedis, {"--replicaof", of});
+    RespClient rr(redis.port());
+    ASSERT_TRUE(InSync(p, rr));
+    EXPECT_EQ(shape(rr), want);
+    // Later reads replicate too, and the group's last ID agrees everywhere.
+    p.Call({"XREADGROUP", "GROUP", "g", "erin", "STREAMS", "s", ">"});
+    ASSERT_TRUE(InSync(p, rr));
+    ASSERT_TRUE(InSync(p, r));
+    std::string after = shape(p);
+    EXPECT_EQ(shape(rr), after);
+    EXPECT_EQ(shape(r), after);
+    Reply groups = rr.Call({"XINFO", "GROUPS", "s"});
+    ASSERT_EQ(groups.type, '*') << groups.Debug();
+    std::string info = groups.elems[0].raw;
+    EXPECT_NE(info.find("6-0"), std::string::npos) << groups.Debug();  // last-delivered-id
+  }
 }
 
 }  // namespace

@@ -1,0 +1,711 @@
+// Consumer groups (Redis 7.0 t_stream.c): XGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, and the
+// group side of XREADGROUP. What they change reaches replicas and the AOF as Redis sends it:
+// XCLAIM ... FORCE JUSTID LASTID per delivered or claimed entry, XGROUP SETID for NOACK reads,
+// XGROUP CREATECONSUMER for consumers a NOACK read creates; never the command itself.
+#include <string>
+#include <vector>
+
+#include "cmd/errors.h"
+#include "cmd/stream_cmds.h"
+#include "common/strutil.h"
+
+namespace kv::cmd::stream {
+
+using store::StreamConsumer;
+using store::StreamGroup;
+using store::StreamID;
+using store::StreamNack;
+using store::StreamValue;
+
+bool RangeHasTombstones(const StreamValue& s, StreamID start, StreamID end) {
+  if (!s.length() || s.max_deleted_id() == StreamID::Min()) return false;
+  return start <= s.max_deleted_id() && s.max_deleted_id() <= end;
+}
+
+int64_t EstimateDistance(const StreamValue& s, StreamID id) {
+  if (!s.entries_added()) return 0;
+  if (!s.length() && id <= s.last_id()) return static_cast<int64_t>(s.entries_added());
+  if (id != StreamID::Min() && id < s.max_deleted_id()) return -1;
+  if (id == s.last_id()) return static_cast<int64_t>(s.entries_added());
+  if (id > s.last_id()) return -1;
+  if (s.max_deleted_id() == StreamID::Min() || s.max_deleted_id() < s.first_id()) {
+    if (id < s.first_id()) return static_cast<int64_t>(s.entries_added() - s.length());
+    if (id == s.first_id()) return static_cast<int64_t>(s.entries_added() - s.length() + 1);
+  }
+  return -1;
+}
+
+StreamGroup* FindGroup(StreamValue& s, std::string_view name) {
+  auto it = s.groups().find(name);
+  return it == s.groups().end() ? nullptr : it->second.get();
+}
+
+StreamConsumer* CreateConsumer(Context& c, StreamGroup& g, std::string_view name,
+                               std::string_view key) {
+  auto consumer = std::make_unique<StreamConsumer>();
+  consumer->name = std::string(name);
+  consumer->seen_time = c.now_ms;
+  StreamConsumer* p = consumer.get();
+  g.consumers.emplace(std::string(name), std::move(consumer));
+  c.dirty++;
+  c.Notify(kNotifyStream, "xgroup-createconsumer", key);
+  return p;
+}
+
+std::vector<std::string> XclaimArgv(std::string_view key, std::string_view group,
+                                    const StreamGroup& g, StreamID id, const StreamNack& nack) {
+  return {"XCLAIM",
+          std::string(key),
+          std::string(group),
+          nack.consumer->name,
+          "0",
+          id.ToString(),
+          "TIME",
+          std::to_string(nack.delivery_time),
+          "RETRYCOUNT",
+          std::to_string(nack.delivery_count),
+          "FORCE",
+          "JUSTID",
+          "LASTID",
+          g.last_id.ToString()};
+}
+
+std::vector<std::string> SetIdArgv(std::string_view key, std::string_view group,
+                                   const StreamGroup& g) {
+  return {"XGROUP",
+          "SETID",
+          std::string(key),
+          std::string(group),
+          g.last_id.ToString(),
+          "ENTRIESREAD",
+          std::to_string(g.entries_read)};
+}
+
+namespace {
+
+bool EntryExists(const StreamValue& s, StreamID id) {
+  bool found = false;
+  s.Range(id, id, false, [&](StreamID, std::span<const StreamValue::FieldValue>) {
+    found = true;
+    return false;
+  });
+  return found;
+}
+
+// The entry at id as a reply element; false (nothing answered) when it is gone.
+bool ReplyOneEntry(Context& c, const StreamValue& s, StreamID id) {
+  bool found = false;
+  s.Range(id, id, false, [&](StreamID eid, std::span<const StreamValue::FieldValue> f) {
+    ReplyEntry(c, eid, f);
+    found = true;
+    return false;
+  });
+  return found;
+}
+
+// Moves a pending entry to `to` (the NACK stays in the group's PEL).
+void GiveNack(StreamNack* nack, StreamID id, StreamConsumer* to) {
+  if (nack->consumer == to) return;
+  if (nack->consumer) nack->consumer->pel.erase(id);
+  to->pel[id] = nack;
+  nack->consumer = to;
+}
+
+void RemoveNack(StreamGroup& g, StreamID id) {
+  auto it = g.pel.find(id);
+  if (it == g.pel.end()) return;
+  if (it->second->consumer) it->second->consumer->pel.erase(id);
+  g.pel.erase(it);
+}
+
+std::string NoGroup(std::string_view key, std::string_view group) {
+  return "-NOGROUP No such key '" + std::string(key) + "' or consumer group '" +
+         std::string(group) + "'";
+}
+
+}  // namespace
+
+void ReplyGroupRange(Context& c, StreamValue& s, std::string_view key, std::string_view group_name,
+                     StreamGroup& g, StreamConsumer& consumer, StreamID start, size_t count,
+                     bool noack, bool history) {
+  std::string body;
+  resp::ReplyWriter w(&body, c.out.proto());
+  Context sub(c.args, w, c.ks, c.session, c.hooks, c.stats, c.now_ms);
+  size_t n = 0;
+  if (history) {
+    // streamReplyWithRangeFromConsumerPEL: its pending entries from start; one deleted since
+    // is answered as [id, nil].
+    for (auto it = consumer.pel.lower_bound(start);
+         it != consumer.pel.end() && (!count || n < count); ++it) {
+      if (!ReplyOneEntry(sub, s, it->first)) {
+        w.Array(2);
+        w.Bulk(it->first.ToString());
+        w.NullArray();
+      } else {
+        it->second->delivery_time = c.now_ms;
+        it->second->delivery_count++;
+      }
+      n++;
+    }
+    c.out.Array(n);
+    c.out.Raw(body);
+    return;
+  }
+  bool propagate_last_id = false;
+  s.Range(start, StreamID::Max(), false,
+          [&](StreamID id, std::span<const StreamValue::FieldValue> fields) {
+            if (id > g.last_id) {
+              if (g.entries_read != -1 && !RangeHasTombstones(s, id, StreamID::Max())) {
+                g.entries_read++;
+              } else if (s.entries_added()) {
+                g.entries_read = EstimateDistance(s, id);
+              }
+              g.last_id = id;
+              if (noack) propagate_last_id = true;
+            }
+            ReplyEntry(sub, id, fields);
+            if (!noack) {
+              auto it = g.pel.find(id);
+              StreamNack* nack;
+              if (it == g.pel.end()) {
+                auto fresh = std::make_unique<StreamNack>();
+                nack = fresh.get();
+                g.pel.emplace(id, std::move(fresh));
+              } else {
+                nack = it->second.get();  // delivered before: it moves to this consumer
+              }
+              GiveNack(nack, id, &consumer);
+              nack->delivery_time = c.now_ms;
+              nack->delivery_count = 1;
+              c.propagate.push_back(XclaimArgv(key, group_name, g, id, *nack));
+            }
+            n++;
+            return !count || n < count;
+          });
+  if (propagate_last_id) c.propagate.push_back(SetIdArgv(key, group_name, g));
+  c.out.Array(n);
+  c.out.Raw(body);
+}
+
+namespace {
+
+// XGROUP CREATE|SETID|DESTROY|CREATECONSUMER|DELCONSUMER|HELP (xgroupCommand, which every
+// subcommand runs).
+void XGroupImpl(Context& c) {
+  std::string_view opt = c.arg(1);
+  StreamValue* s = nullptr;
+  StreamGroup* cg = nullptr;
+  bool mkstream = false;
+  int64_t entries_read = -1;
+  std::string_view group;
+  if (c.argc() >= 4) {
+    bool create = EqualsIgnoreCase(opt, "create"), setid = EqualsIgnoreCase(opt, "setid");
+    for (size_t i = 5; i < c.argc();) {
+      if (create && EqualsIgnoreCase(c.arg(i), "mkstream")) {
+        mkstream = true;
+        i++;
+      } else if ((create || setid) && EqualsIgnoreCase(c.arg(i), "entriesread") &&
+                 i + 1 < c.argc()) {
+        auto v = ParseInt64(c.arg(i + 1));
+        if (!v) {
+          c.Error(OpStatus::kNotInteger);
+          return;
+        }
+        if (*v < 0 && *v != -1) {
+          c.Error("value for ENTRIESREAD must be positive or -1");
+          return;
+        }
+        entries_read = *v;
+        i += 2;
+      } else {
+        c.Error(SubcommandSyntax(c.arg(1), "xgroup"));
+        return;
+      }
+    }
+    bool wrongtype;
+    s = WriteStream(c, c.arg(2), &wrongtype);
+    if (wrongtype) return;
+    group = c.arg(3);
+  }
+  if (c.argc() >= 4 && !mkstream) {
+    if (!s) {
+      c.Error(
+          "The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to "
+          "use the MKSTREAM option to create an empty stream automatically.");
+      return;
+    }
+    cg = FindGroup(*s, group);
+    if (!cg && (EqualsIgnoreCase(opt, "setid") || EqualsIgnoreCase(opt, "createconsumer") ||
+                EqualsIgnoreCase(opt, "delconsumer"))) {
+      c.Error("-NOGROUP No such consumer group '" + std::string(group) + "' for key name '" +
+              std::string(c.arg(2)) + "'");
+      return;
+    }
+  }
+  if (c.argc() == 2 && EqualsIgnoreCase(opt, "help")) {
+    static constexpr std::string_view kLines[] = {
+        "CREATE <key> <groupname> <id|$> [option]",
+        "    Create a new consumer group. Options are:",
+        "    * MKSTREAM",
+        "      Create the empty stream if it does not exist.",
+        "    * ENTRIESREAD entries_read",
+        "      Set the group's entries_read counter (internal use).",
+        "CREATECONSUMER <key> <groupname> <consumer>",
+        "    Create a new consumer in the specified group.",
+        "DELCONSUMER <key> <groupname> <consumer>",
+        "    Remove the specified consumer.",
+        "DESTROY <key> <groupname>",
+        "    Remove the specified group.",
+        "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+        "    Set the current group ID and entries_read counter.",
+    };
+    c.ReplyHelp(kLines);
+  } else if (EqualsIgnoreCase(opt, "create") && c.argc() >= 5 && c.argc() <= 8) {
+    StreamID id;
+    if (c.arg(4) == "$") {
+      id = s ? s->last_id() : StreamID{};
+    } else if (!ParseId(&c, c.arg(4), &id, 0, true, nullptr)) {
+      return;
+    }
+    if (!s) {
+      c.ks.Set(c.session.db, c.arg(2),
+               store::Value::Object(store::ObjType::kStream, std::make_unique<StreamValue>()));
+      s = c.LookupWrite(c.arg(2))->value.As<StreamValue>();
+      c.Notify(kNotifyNew, "new", c.arg(2));
+      c.hooks.KeyModified(c.session.db, c.arg(2));
+    }
+    if (FindGroup(*s, group)) {
+      c.Error("-BUSYGROUP Consumer Group name already exists");
+      return;
+    }
+    auto g = std::make_unique<StreamGroup>();
+    g->last_id = id;
+    g->entries_read = entries_read;
+    s->groups().emplace(std::string(group), std::move(g));
+    c.out.Ok();
+    c.dirty++;  // Redis signals the key only when MKSTREAM created it
+    c.Notify(kNotifyStream, "xgroup-create", c.arg(2));
+  } else if (EqualsIgnoreCase(opt, "setid") && (c.argc() == 5 || c.argc() == 7)) {
+    StreamID id;
+    if (c.arg(4) == "$") {
+      id = s->last_id();
+    } else if (!ParseId(&c, c.arg(4), &id, 0, false, nullptr)) {
+      return;
+    }
+    cg->last_id = id;
+    cg->entries_read = entries_read;
+    c.out.Ok();
+    c.dirty++;
+    c.Notify(kNotifyStream, "xgroup-setid", c.arg(2));
+  } else if (EqualsIgnoreCase(opt, "destroy") && c.argc() == 4) {
+    if (cg) {
+      s->groups().erase(s->groups().find(group));
+      c.out.Int(1);
+      // Also wakes XREADGROUP clients blocked on the group, to answer -NOGROUP.
+      c.Changed(c.arg(2), kNotifyStream, "xgroup-destroy");
+    } else {
+      c.out.Int(0);
+    }
+  } else if (EqualsIgnoreCase(opt, "createconsumer") && c.argc() == 5) {
+    if (cg->consumers.count(c.arg(4))) {
+      c.out.Int(0);
+    } else {
+      CreateConsumer(c, *cg, c.arg(4), c.arg(2));
+      c.out.Int(1);
+    }
+  } else if (EqualsIgnoreCase(opt, "delconsumer") && c.argc() == 5) {
+    int64_t pending = 0;
+    auto it = cg->consumers.find(c.arg(4));
+    if (it != cg->consumers.end()) {
+      pending = static_cast<int64_t>(it->second->pel.size());
+      for (const auto& [id, nack] : it->second->pel) cg->pel.erase(id);
+      cg->consumers.erase(it);
+      c.dirty++;
+      c.Notify(kNotifyStream, "xgroup-delconsumer", c.arg(2));
+    }
+    c.out.Int(pending);
+  } else {
+    c.Error(SubcommandSyntax(c.arg(1), "xgroup"));
+  }
+}
+
+}  // namespace
+
+void XGroup(Context& c) { XGroupImpl(c); }
+
+void XAck(Context& c) {
+  bool wrongtype;
+  StreamValue* s = ReadStream(c, c.arg(1), &wrongtype);
+  if (wrongtype) return;
+  StreamGroup* g = s ? FindGroup(*s, c.arg(2)) : nullptr;
+  if (!g) {
+    c.out.Int(0);
+    return;
+  }
+  std::vector<StreamID> ids(c.argc() - 3);
+  for (size_t j = 3; j < c.argc(); j++) {
+    if (!ParseId(&c, c.arg(j), &ids[j - 3], 0, true, nullptr)) return;
+  }
+  int64_t acked = 0;
+  for (StreamID id : ids) {
+    if (!g->pel.count(id)) continue;
+    RemoveNack(*g, id);
+    acked++;
+    c.dirty++;
+  }
+  c.out.Int(acked);
+}
+
+// XPENDING key group [[IDLE min-idle] start end count [consumer]]
+void XPending(Context& c) {
+  bool justinfo = c.argc() == 3;
+  if (c.argc() != 3 && (c.argc() < 6 || c.argc() > 9)) {
+    c.Error(OpStatus::kSyntax);
+    return;
+  }
+  StreamID start, end;
+  int64_t count = 0, minidle = 0;
+  std::string_view consumer_name;
+  bool have_consumer = false;
+  if (c.argc() >= 6) {
+    size_t idx = 3;
+    if (EqualsIgnoreCase(c.arg(3), "idle")) {
+      auto v = ParseInt64(c.arg(4));
+      if (!v) {
+        c.Error(OpStatus::kNotInteger);
+        return;
+      }
+      minidle = *v;
+      if (c.argc() < 8) {
+        c.Error(OpStatus::kSyntax);
+        return;
+      }
+      idx += 2;
+    }
+    auto v = ParseInt64(c.arg(idx + 2));
+    if (!v) {
+      c.Error(OpStatus::kNotInteger);
+      return;
+    }
+    count = *v < 0 ? 0 : *v;
+    bool startex, endex;
+    std::string_view a = c.arg(idx);
+    startex = a.size() > 1 && a[0] == '(';
+    if (!ParseId(&c, startex ? a.substr(1) : a, &start, 0, startex, nullptr)) return;
+    if (startex && !start.Incr()) {
+      c.Error("invalid start ID for the interval");
+      return;
+    }
+    a = c.arg(idx + 1);
+    endex = a.size() > 1 && a[0] == '(';
+    if (!ParseId(&c, endex ? a.substr(1) : a, &end, UINT64_MAX, endex, nullptr)) return;
+    if (endex && !end.Decr()) {
+      c.Error("invalid end ID for the interval");
+      return;
+    }
+    if (idx + 3 < c.argc()) {
+      consumer_name = c.arg(idx + 3);
+      have_consumer = true;
+    }
+  }
+  bool wrongtype;
+  StreamValue* s = ReadStream(c, c.arg(1), &wrongtype);
+  if (wrongtype) return;
+  StreamGroup* g = s ? FindGroup(*s, c.arg(2)) : nullptr;
+  if (!g) {
+    c.Error(NoGroup(c.arg(1), c.arg(2)));
+    return;
+  }
+  if (justinfo) {
+    c.out.Array(4);
+    c.out.Int(static_cast<int64_t>(g->pel.size()));
+    if (g->pel.empty()) {
+      c.out.Null();
+      c.out.Null();
+      c.out.NullArray();
+      return;
+    }
+    c.out.Bulk(g->pel.begin()->first.ToString());
+    c.out.Bulk(g->pel.rbegin()->first.ToString());
+    size_t with = 0;
+    for (const auto& [name, cons] : g->consumers) with += cons->pel.empty() ? 0 : 1;
+    c.out.Array(with);
+    for (const auto& [name, cons] : g->consumers) {
+      if (cons->pel.empty()) continue;
+      c.out.Array(2);
+      c.out.Bulk(name);
+      c.out.Bulk(std::to_string(cons->pel.size()));
+    }
+    return;
+  }
+  const std::map<StreamID, StreamNack*>* cpel = nullptr;
+  if (have_consumer) {
+    auto it = g->consumers.find(consumer_name);
+    if (it == g->consumers.end()) {
+      c.out.Array(0);
+      return;
+    }
+    cpel = &it->second->pel;
+  }
+  std::string body;
+  resp::ReplyWriter w(&body, c.out.proto());
+  size_t n = 0;
+  auto visit = [&](StreamID id, const StreamNack& nack) {
+    if (id > end || count == 0) return false;
+    if (minidle && c.now_ms - nack.delivery_time < minidle) return true;
+    n++;
+    count--;
+    w.Array(4);
+    w.Bulk(id.ToString());
+    w.Bulk(nack.consumer->name);
+    int64_t elapsed = c.now_ms - nack.delivery_time;
+    w.Int(elapsed < 0 ? 0 : elapsed);
+    w.Int(static_cast<int64_t>(nack.delivery_count));
+    return true;
+  };
+  if (cpel) {
+    for (auto it = cpel->lower_bound(start); it != cpel->end(); ++it) {
+      if (!visit(it->first, *it->second)) break;
+    }
+  } else {
+    for (auto it = g->pel.lower_bound(start); it != g->pel.end(); ++it) {
+      if (!visit(it->first, *it->second)) break;
+    }
+  }
+  c.out.Array(n);
+  c.out.Raw(body);
+}
+
+// XCLAIM key group consumer min-idle-time id ... [IDLE ms] [TIME ms] [RETRYCOUNT n] [FORCE]
+// [JUSTID] [LASTID id]
+void XClaim(Context& c) {
+  c.prevent_propagation = true;
+  bool wrongtype;
+  StreamValue* s = ReadStream(c, c.arg(1), &wrongtype);
+  if (wrongtype) return;
+  StreamGroup* g = s ? FindGroup(*s, c.arg(2)) : nullptr;
+  if (!g) {
+    c.Error(NoGroup(c.arg(1), c.arg(2)));
+    return;
+  }
+  auto minidle_v = ParseInt64(c.arg(4));
+  if (!minidle_v) {
+    c.Error("Invalid min-idle-time argument for XCLAIM");
+    return;
+  }
+  int64_t minidle = *minidle_v < 0 ? 0 : *minidle_v;
+  std::vector<StreamID> ids;
+  size_t j = 5;
+  for (; j < c.argc(); j++) {
+    StreamID id;
+    if (!ParseId(nullptr, c.arg(j), &id, 0, true, nullptr)) break;
+    ids.push_back(id);
+  }
+  size_t last_id_arg = j;  // IDs are arguments 5 .. j-1
+  int64_t retrycount = -1, deliverytime = -1;
+  bool force = false, justid = false, propagate_last_id = false;
+  StreamID last_id;
+  const int64_t now = c.now_ms;
+  for (; j < c.argc(); j++) {
+    size_t moreargs = c.argc() - 1 - j;
+    std::string_view opt = c.arg(j);
+    auto int_arg = [&](const char* what, int64_t* v) {
+      auto r = ParseInt64(c.arg(++j));
+      if (!r) {
+        c.Error(std::string("Invalid ") + what + " option argument for XCLAIM");
+        return false;
+      }
+      *v = *r;
+      return true;
+    };
+    if (EqualsIgnoreCase(opt, "force")) {
+      force = true;
+    } else if (EqualsIgnoreCase(opt, "justid")) {
+      justid = true;
+    } else if (EqualsIgnoreCase(opt, "idle") && moreargs) {
+      if (!int_arg("IDLE", &deliverytime)) return;
+      deliverytime = now - deliverytime;
+    } else if (EqualsIgnoreCase(opt, "time") && moreargs) {
+      if (!int_arg("TIME", &deliverytime)) return;
+    } else if (EqualsIgnoreCase(opt, "retrycount") && moreargs) {
+      if (!int_arg("RETRYCOUNT", &retrycount)) return;
+    } else if (EqualsIgnoreCase(opt, "lastid") && moreargs) {
+      if (!ParseId(&c, c.arg(++j), &last_id, 0, true, nullptr)) return;
+    } else {
+      c.Error("Unrecognized XCLAIM option '" + std::string(opt.substr(0, opt.find('\0'))) + "'");
+      return;
+    }
+  }
+  if (last_id > g->last_id) {
+    g->last_id = last_id;
+    propagate_last_id = true;
+  }
+  if (deliverytime != -1) {
+    if (deliverytime < 0 || deliverytime > now) deliverytime = now;
+  } else {
+    deliverytime = now;
+  }
+  // Redis 7.0 finds (or creates) the consumer when it first claims something.
+  StreamConsumer* consumer = nullptr;
+  auto claimer = [&] {
+    if (!consumer) {
+      auto cit = g->consumers.find(c.arg(3));
+      consumer =
+          cit != g->consumers.end() ? cit->second.get() : CreateConsumer(c, *g, c.arg(3), c.arg(1));
+      consumer->seen_time = now;
+    }
+    return consumer;
+  };
+
+  std::string body;
+  resp::ReplyWriter w(&body, c.out.proto());
+  Context sub(c.args, w, c.ks, c.session, c.hooks, c.stats, c.now_ms);
+  size_t n = 0;
+  for (size_t k = 5; k < last_id_arg; k++) {
+    StreamID id = ids[k - 5];
+    auto pit = g->pel.find(id);
+    StreamNack* nack = pit == g->pel.end() ? nullptr : pit->second.get();
+    if (!EntryExists(*s, id)) {
+      if (nack) {  // the entry is gone: so goes its pending entry
+        c.propagate.push_back(XclaimArgv(c.arg(1), c.arg(2), *g, id, *nack));
+        propagate_last_id = false;
+        c.dirty++;
+        RemoveNack(*g, id);
+      }
+      continue;
+    }
+    if (force && !nack) {
+      auto fresh = std::make_unique<StreamNack>();
+      fresh->consumer = nullptr;
+      nack = fresh.get();
+      g->pel.emplace(id, std::move(fresh));
+    }
+    if (!nack) continue;
+    if (nack->consumer && minidle && now - nack->delivery_time < minidle) continue;
+    claimer();
+    if (nack->consumer != consumer && nack->consumer) nack->consumer->pel.erase(id);
+    nack->delivery_time = deliverytime;
+    if (retrycount >= 0) {
+      nack->delivery_count = static_cast<uint64_t>(retrycount);
+    } else if (!justid) {
+      nack->delivery_count++;
+    }
+    if (nack->consumer != consumer) {
+      consumer->pel[id] = nack;
+      nack->consumer = consumer;
+    }
+    if (justid) {
+      w.Bulk(id.ToString());
+    } else {
+      ReplyOneEntry(sub, *s, id);
+    }
+    n++;
+    c.propagate.push_back(XclaimArgv(c.arg(1), c.arg(2), *g, id, *nack));
+    propagate_last_id = false;
+    c.dirty++;
+  }
+  if (propagate_last_id) {
+    c.propagate.push_back(SetIdArgv(c.arg(1), c.arg(2), *g));
+    c.dirty++;
+  }
+  c.out.Array(n);
+  c.out.Raw(body);
+}
+
+// XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
+void XAutoClaim(Context& c) {
+  c.prevent_propagation = true;
+  auto minidle_v = ParseInt64(c.arg(4));
+  if (!minidle_v) {
+    c.Error("Invalid min-idle-time argument for XAUTOCLAIM");
+    return;
+  }
+  int64_t minidle = *minidle_v < 0 ? 0 : *minidle_v;
+  StreamID start;
+  std::string_view a = c.arg(5);
+  bool startex = a.size() > 1 && a[0] == '(';
+  if (!ParseId(&c, startex ? a.substr(1) : a, &start, 0, startex, nullptr)) return;
+  if (startex && !start.Incr()) {
+    c.Error("invalid start ID for the interval");
+    return;
+  }
+  int64_t count = 100;
+  bool justid = false;
+  constexpr int64_t kAttemptsFactor = 10;
+  for (size_t j = 6; j < c.argc(); j++) {
+    size_t moreargs = c.argc() - 1 - j;
+    if (EqualsIgnoreCase(c.arg(j), "count") && moreargs) {
+      auto v = ParseInt64(c.arg(j + 1));
+      if (!v || *v < 1 || *v > INT64_MAX / 16) {
+        c.Error("COUNT must be > 0");
+        return;
+      }
+      count = *v;
+      j++;
+    } else if (EqualsIgnoreCase(c.arg(j), "justid")) {
+      justid = true;
+    } else {
+      c.Error(OpStatus::kSyntax);
+      return;
+    }
+  }
+  bool wrongtype;
+  StreamValue* s = ReadStream(c, c.arg(1), &wrongtype);
+  if (wrongtype) return;
+  StreamGroup* g = s ? FindGroup(*s, c.arg(2)) : nullptr;
+  if (!g) {
+    c.Error(NoGroup(c.arg(1), c.arg(2)));
+    return;
+  }
+  const int64_t now = c.now_ms;
+  StreamConsumer* consumer = nullptr;  // found or created at the first claim, as in Redis 7.0
+
+  int64_t attempts = count * kAttemptsFactor;
+  std::string body;
+  resp::ReplyWriter w(&body, c.out.proto());
+  Context sub(c.args, w, c.ks, c.session, c.hooks, c.stats, c.now_ms);
+  size_t n = 0;
+  std::vector<StreamID> deleted;
+  auto it = g->pel.lower_bound(start);
+  while (attempts-- && count && it != g->pel.end()) {
+    StreamID id = it->first;
+    StreamNack* nack = it->second.get();
+    if (!EntryExists(*s, id)) {
+      c.propagate.push_back(XclaimArgv(c.arg(1), c.arg(2), *g, id, *nack));
+      c.dirty++;
+      ++it;
+      RemoveNack(*g, id);
+      deleted.push_back(id);
+      count--;
+      continue;
+    }
+    ++it;
+    if (minidle && now - nack->delivery_time < minidle) continue;
+    if (!consumer) {
+      auto cit = g->consumers.find(c.arg(3));
+      consumer =
+          cit != g->consumers.end() ? cit->second.get() : CreateConsumer(c, *g, c.arg(3), c.arg(1));
+      consumer->seen_time = now;
+    }
+    nack->delivery_time = now;
+    if (!justid) nack->delivery_count++;
+    GiveNack(nack, id, consumer);
+    if (justid) {
+      w.Bulk(id.ToString());
+    } else {
+      ReplyOneEntry(sub, *s, id);
+    }
+    n++;
+    count--;
+    c.propagate.push_back(XclaimArgv(c.arg(1), c.arg(2), *g, id, *nack));
+    c.dirty++;
+  }
+  c.out.Array(3);
+  c.out.Bulk(it == g->pel.end() ? "0-0" : it->first.ToString());
+  c.out.Array(n);
+  c.out.Raw(body);
+  c.out.Array(deleted.size());
+  for (StreamID id : deleted) c.out.Bulk(id.ToString());
+}
+
+}  // namespace kv::cmd::stream
