@@ -26,6 +26,7 @@ Cases (--cases, comma-separated names):
   xadd       XADD events * f __rand_int__           (one stream, auto IDs)
   xrange     XRANGE feed - + COUNT 10               (feed: 100,000 entries of two fields)
   xread      XREAD COUNT 10 STREAMS feed 0-0
+  xreadgroup XREADGROUP GROUP g c COUNT 1 STREAMS feed >  (the group set back to 0 before each run)
 
 --memory N measures instead the memory a stream of N entries (XADD s * f __rand_int__, one
 12-digit value per entry) takes on each server: used_memory and RSS growth, per entry.
@@ -60,6 +61,7 @@ CASES = {
     "xadd": ["XADD", "events", "*", "f", "__rand_int__"],
     "xrange": ["XRANGE", "feed", "-", "+", "COUNT", "10"],
     "xread": ["XREAD", "COUNT", "10", "STREAMS", "feed", "0-0"],
+    "xreadgroup": ["XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "feed", ">"],
 }
 
 
@@ -131,10 +133,12 @@ def main():
                 srv.command("SETBIT", "bitmap", str(off), "1")
             for key in ("hll", "hll2", "hll3"):
                 srv.command("PFADD", key, *[f"{key}-{i}" for i in range(5000)])
-            if any(c in ("xrange", "xread") for c in cases):
-                subprocess.run(["redis-benchmark", "-p", str(srv.port), "-c", "10", "-n", "100000",
+            if any(c in ("xrange", "xread", "xreadgroup") for c in cases):
+                n = "300000" if "xreadgroup" in cases else "100000"
+                subprocess.run(["redis-benchmark", "-p", str(srv.port), "-c", "10", "-n", n,
                                 "-r", "1000000", "-P", "64", "XADD", "feed", "*", "f", "v", "n",
                                 "__rand_int__"], capture_output=True, check=True)
+                srv.command("XGROUP", "CREATE", "feed", "g", "0")
             if any(c.startswith("geo") for c in cases):
                 rng = random.Random(7)
                 for batch in range(100):
@@ -149,6 +153,8 @@ def main():
                 n = opts.requests * (4 if p > 1 else 1)
                 for run_i in range(opts.runs):
                     for name in ("kvstore", "redis") if run_i % 2 == 0 else ("redis", "kvstore"):
+                        if case == "xreadgroup":
+                            servers[name].command("XGROUP", "SETID", "feed", "g", "0")
                         rps = run(servers[name].port, CASES[case], p, n, opts.clients)
                         results.setdefault((case, p, name), []).append(rps)
                         done += 1
