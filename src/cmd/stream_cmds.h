@@ -17,6 +17,11 @@ namespace kv::cmd::stream {
 // Answers the error when c is given.
 bool ParseId(Context* c, std::string_view arg, store::StreamID* id, uint64_t missing_seq,
              bool strict, bool* seq_given);
+// Strict IDs from argument `from` to the end, all checked before any is used.
+bool ParseIds(Context& c, size_t from, std::vector<store::StreamID>* ids);
+// Redis' streamParseIntervalIDOrReply: "(" makes the bound exclusive (and the ID strict).
+bool ParseIntervalId(Context& c, std::string_view arg, store::StreamID* id, bool* exclude,
+                     uint64_t missing_seq);
 // The stream at key: null when missing; on another type WRONGTYPE is answered, *wrongtype set.
 store::StreamValue* ReadStream(Context& c, std::string_view key, bool* wrongtype);
 store::StreamValue* WriteStream(Context& c, std::string_view key, bool* wrongtype);
@@ -36,6 +41,9 @@ store::StreamGroup* FindGroup(store::StreamValue& s, std::string_view name);
 // A new consumer (streamCreateConsumer): fires "xgroup-createconsumer" and counts a change.
 store::StreamConsumer* CreateConsumer(Context& c, store::StreamGroup& g, std::string_view name,
                                       std::string_view key);
+// The group's consumer of that name, made (CreateConsumer) when missing; its seen time is now.
+store::StreamConsumer* Claimer(Context& c, store::StreamGroup& g, std::string_view name,
+                               std::string_view key);
 // The XCLAIM Redis propagates for a pending entry (streamPropagateXCLAIM).
 std::vector<std::string> XclaimArgv(std::string_view key, std::string_view group,
                                     const store::StreamGroup& g, store::StreamID id,

@@ -52,6 +52,14 @@ StreamConsumer* CreateConsumer(Context& c, StreamGroup& g, std::string_view name
   return p;
 }
 
+StreamConsumer* Claimer(Context& c, StreamGroup& g, std::string_view name, std::string_view key) {
+  auto it = g.consumers.find(name);
+  StreamConsumer* consumer =
+      it != g.consumers.end() ? it->second.get() : CreateConsumer(c, g, name, key);
+  consumer->seen_time = c.now_ms;
+  return consumer;
+}
+
 std::vector<std::string> XclaimArgv(std::string_view key, std::string_view group,
                                     const StreamGroup& g, StreamID id, const StreamNack& nack) {
   return {"XCLAIM",
@@ -342,10 +350,8 @@ void XAck(Context& c) {
     c.out.Int(0);
     return;
   }
-  std::vector<StreamID> ids(c.argc() - 3);
-  for (size_t j = 3; j < c.argc(); j++) {
-    if (!ParseId(&c, c.arg(j), &ids[j - 3], 0, true, nullptr)) return;
-  }
+  std::vector<StreamID> ids;
+  if (!ParseIds(c, 3, &ids)) return;
   int64_t acked = 0;
   for (StreamID id : ids) {
     if (!g->pel.count(id)) continue;
@@ -389,16 +395,12 @@ void XPending(Context& c) {
     }
     count = *v < 0 ? 0 : *v;
     bool startex, endex;
-    std::string_view a = c.arg(idx);
-    startex = a.size() > 1 && a[0] == '(';
-    if (!ParseId(&c, startex ? a.substr(1) : a, &start, 0, startex, nullptr)) return;
+    if (!ParseIntervalId(c, c.arg(idx), &start, &startex, 0)) return;
     if (startex && !start.Incr()) {
       c.Error("invalid start ID for the interval");
       return;
     }
-    a = c.arg(idx + 1);
-    endex = a.size() > 1 && a[0] == '(';
-    if (!ParseId(&c, endex ? a.substr(1) : a, &end, UINT64_MAX, endex, nullptr)) return;
+    if (!ParseIntervalId(c, c.arg(idx + 1), &end, &endex, UINT64_MAX)) return;
     if (endex && !end.Decr()) {
       c.Error("invalid end ID for the interval");
       return;
@@ -547,15 +549,6 @@ void XClaim(Context& c) {
   }
   // Redis 7.0 finds (or creates) the consumer when it first claims something.
   StreamConsumer* consumer = nullptr;
-  auto claimer = [&] {
-    if (!consumer) {
-      auto cit = g->consumers.find(c.arg(3));
-      consumer =
-          cit != g->consumers.end() ? cit->second.get() : CreateConsumer(c, *g, c.arg(3), c.arg(1));
-      consumer->seen_time = now;
-    }
-    return consumer;
-  };
 
   std::string body;
   resp::ReplyWriter w(&body, c.out.proto());
@@ -582,7 +575,7 @@ void XClaim(Context& c) {
     }
     if (!nack) continue;
     if (nack->consumer && minidle && now - nack->delivery_time < minidle) continue;
-    claimer();
+    if (!consumer) consumer = Claimer(c, *g, c.arg(3), c.arg(1));
     if (nack->consumer != consumer && nack->consumer) nack->consumer->pel.erase(id);
     nack->delivery_time = deliverytime;
     if (retrycount >= 0) {
@@ -622,9 +615,8 @@ void XAutoClaim(Context& c) {
   }
   int64_t minidle = *minidle_v < 0 ? 0 : *minidle_v;
   StreamID start;
-  std::string_view a = c.arg(5);
-  bool startex = a.size() > 1 && a[0] == '(';
-  if (!ParseId(&c, startex ? a.substr(1) : a, &start, 0, startex, nullptr)) return;
+  bool startex;
+  if (!ParseIntervalId(c, c.arg(5), &start, &startex, 0)) return;
   if (startex && !start.Incr()) {
     c.Error("invalid start ID for the interval");
     return;
@@ -681,12 +673,7 @@ void XAutoClaim(Context& c) {
     }
     ++it;
     if (minidle && now - nack->delivery_time < minidle) continue;
-    if (!consumer) {
-      auto cit = g->consumers.find(c.arg(3));
-      consumer =
-          cit != g->consumers.end() ? cit->second.get() : CreateConsumer(c, *g, c.arg(3), c.arg(1));
-      consumer->seen_time = now;
-    }
+    if (!consumer) consumer = Claimer(c, *g, c.arg(3), c.arg(1));
     nack->delivery_time = now;
     if (!justid) nack->delivery_count++;
     GiveNack(nack, id, consumer);

@@ -124,6 +124,22 @@ size_t ReplyRange(Context& c, const StreamValue& s, StreamID start, StreamID end
   return n;
 }
 
+bool ParseIds(Context& c, size_t from, std::vector<StreamID>* ids) {
+  ids->resize(c.argc() - from);
+  for (size_t j = from; j < c.argc(); j++) {
+    if (!ParseId(&c, c.arg(j), &(*ids)[j - from], 0, true, nullptr)) return false;
+  }
+  return true;
+}
+
+// Redis' streamParseIntervalIDOrReply: "(" makes the bound exclusive (and the ID strict).
+bool ParseIntervalId(Context& c, std::string_view arg, StreamID* id, bool* exclude,
+                     uint64_t missing_seq) {
+  *exclude = arg.size() > 1 && arg[0] == '(';
+  if (*exclude) return ParseId(&c, arg.substr(1), id, missing_seq, true, nullptr);
+  return ParseId(&c, arg, id, missing_seq, false, nullptr);
+}
+
 namespace {
 
 // Redis' streamAddTrimArgs and streamParseAddOrTrimArgsOrReply.
@@ -134,6 +150,21 @@ struct AddTrimArgs {
   size_t trim_arg_idx = 0;  // the MAXLEN/MINID argument, rewritten for propagation
   bool limit_given = false;
 };
+
+// An integer that must not be negative (MAXLEN, LIMIT): Redis' errors for either failure.
+bool ParseCount(Context& c, std::string_view arg, const char* negative, int64_t* out) {
+  auto v = ParseInt64(arg);
+  if (!v) {
+    c.Error(OpStatus::kNotInteger);
+    return false;
+  }
+  if (*v < 0) {
+    c.Error(negative);
+    return false;
+  }
+  *out = *v;
+  return true;
+}
 
 // Returns the ID's position (XADD), or 0 after answering an error.
 size_t ParseAddOrTrim(Context& c, AddTrimArgs* a, bool xadd) {
@@ -158,16 +189,9 @@ size_t ParseAddOrTrim(Context& c, AddTrimArgs* a, bool xadd) {
         i++;
       }
       if (maxlen) {
-        auto v = ParseInt64(c.arg(i + 1));
-        if (!v) {
-          c.Error(OpStatus::kNotInteger);
+        if (!ParseCount(c, c.arg(i + 1), "The MAXLEN argument must be >= 0.", &a->trim.maxlen)) {
           return 0;
         }
-        if (*v < 0) {
-          c.Error("The MAXLEN argument must be >= 0.");
-          return 0;
-        }
-        a->trim.maxlen = *v;
         a->trim.strategy = TS::kMaxLen;
       } else {
         if (!ParseId(&c, c.arg(i + 1), &a->trim.minid, 0, true, nullptr)) return 0;
@@ -176,16 +200,9 @@ size_t ParseAddOrTrim(Context& c, AddTrimArgs* a, bool xadd) {
       i++;
       a->trim_arg_idx = i;
     } else if (EqualsIgnoreCase(opt, "limit") && moreargs) {
-      auto v = ParseInt64(c.arg(i + 1));
-      if (!v) {
-        c.Error(OpStatus::kNotInteger);
+      if (!ParseCount(c, c.arg(i + 1), "The LIMIT argument must be >= 0.", &a->trim.limit)) {
         return 0;
       }
-      if (*v < 0) {
-        c.Error("The LIMIT argument must be >= 0.");
-        return 0;
-      }
-      a->trim.limit = *v;
       a->limit_given = true;
       i++;
     } else if (xadd && EqualsIgnoreCase(opt, "nomkstream")) {
@@ -333,14 +350,6 @@ void XLen(Context& c) {
   c.out.Int(s ? static_cast<int64_t>(s->length()) : 0);
 }
 
-// Redis' streamParseIntervalIDOrReply: "(" makes the bound exclusive (and the ID strict).
-bool ParseIntervalId(Context& c, std::string_view arg, StreamID* id, bool* exclude,
-                     uint64_t missing_seq) {
-  *exclude = arg.size() > 1 && arg[0] == '(';
-  if (*exclude) return ParseId(&c, arg.substr(1), id, missing_seq, true, nullptr);
-  return ParseId(&c, arg, id, missing_seq, false, nullptr);
-}
-
 // XRANGE key start end [COUNT n] / XREVRANGE key end start [COUNT n] (xrangeGenericCommand).
 void RangeGeneric(Context& c, bool rev) {
   std::string_view startarg = rev ? c.arg(3) : c.arg(2);
@@ -398,10 +407,8 @@ void XDel(Context& c) {
     return;
   }
   // Every ID is checked before anything is deleted.
-  std::vector<StreamID> ids(c.argc() - 2);
-  for (size_t j = 2; j < c.argc(); j++) {
-    if (!ParseId(&c, c.arg(j), &ids[j - 2], 0, true, nullptr)) return;
-  }
+  std::vector<StreamID> ids;
+  if (!ParseIds(c, 2, &ids)) return;
   int64_t deleted = 0;
   bool first_entry = false;
   for (const StreamID& id : ids) {
@@ -567,13 +574,7 @@ void RegisterStreamCommands(CommandTable& t) {
        "6.2.0"},
   };
   AddRows(t, kGroupRows, "stream");
-  // XGROUP: every subcommand runs xgroupCommand, as in Redis.
-  CommandSpec* xgroup = t.Add({.name = "xgroup",
-                               .arity = -2,
-                               .handler = XGroupContainer,
-                               .group = "stream",
-                               .summary = "A container for consumer groups commands",
-                               .since = "5.0.0"});
+  // XGROUP and XINFO: every subcommand runs the one handler, as in Redis.
   struct Sub {
     const char* name;
     int arity;
@@ -581,7 +582,35 @@ void RegisterStreamCommands(CommandTable& t) {
     const char* summary;
     const char* since;
   };
-  static const Sub kSubs[] = {
+  auto container = [&](const char* name, Handler container_fn, Handler fn, const char* summary,
+                       std::span<const Sub> subs) {
+    CommandSpec* parent = t.Add({.name = name,
+                                 .arity = -2,
+                                 .handler = container_fn,
+                                 .group = "stream",
+                                 .summary = summary,
+                                 .since = "5.0.0"});
+    for (const Sub& sub : subs) {
+      t.AddSub(parent, {.name = sub.name,
+                        .arity = sub.arity,
+                        .flags = sub.flags,
+                        .first_key = 2,
+                        .last_key = 2,
+                        .key_step = 1,
+                        .handler = fn,
+                        .group = "stream",
+                        .summary = sub.summary,
+                        .since = sub.since});
+    }
+    t.AddSub(parent, {.name = "help",
+                      .arity = 2,
+                      .flags = kLoading | kStale,
+                      .handler = fn,
+                      .group = "stream",
+                      .summary = "Show helpful text about the different subcommands",
+                      .since = "5.0.0"});
+  };
+  static const Sub kGroupSubs[] = {
       {"create", -5, kWrite | kDenyOom, "Create a consumer group.", "5.0.0"},
       {"setid", -5, kWrite, "Set a consumer group to an arbitrary last delivered ID value.",
        "5.0.0"},
@@ -589,55 +618,15 @@ void RegisterStreamCommands(CommandTable& t) {
       {"createconsumer", 5, kWrite | kDenyOom, "Create a consumer in a consumer group.", "6.2.0"},
       {"delconsumer", 5, kWrite, "Delete a consumer from a consumer group.", "5.0.0"},
   };
-  for (const Sub& sub : kSubs) {
-    t.AddSub(xgroup, {.name = sub.name,
-                      .arity = sub.arity,
-                      .flags = sub.flags,
-                      .first_key = 2,
-                      .last_key = 2,
-                      .key_step = 1,
-                      .handler = XGroup,
-                      .group = "stream",
-                      .summary = sub.summary,
-                      .since = sub.since});
-  }
-  CommandSpec* xinfo = t.Add({.name = "xinfo",
-                              .arity = -2,
-                              .handler = XInfoContainer,
-                              .group = "stream",
-                              .summary = "A container for stream introspection commands",
-                              .since = "5.0.0"});
+  container("xgroup", XGroupContainer, XGroup, "A container for consumer groups commands",
+            kGroupSubs);
   static const Sub kInfoSubs[] = {
       {"consumers", 4, kReadOnly, "List the consumers in a consumer group", "5.0.0"},
       {"groups", 3, kReadOnly, "List the consumer groups of a stream", "5.0.0"},
       {"stream", -3, kReadOnly, "Get information about a stream", "5.0.0"},
   };
-  for (const Sub& sub : kInfoSubs) {
-    t.AddSub(xinfo, {.name = sub.name,
-                     .arity = sub.arity,
-                     .flags = sub.flags,
-                     .first_key = 2,
-                     .last_key = 2,
-                     .key_step = 1,
-                     .handler = XInfo,
-                     .group = "stream",
-                     .summary = sub.summary,
-                     .since = sub.since});
-  }
-  t.AddSub(xinfo, {.name = "help",
-                   .arity = 2,
-                   .flags = kLoading | kStale,
-                   .handler = XInfo,
-                   .group = "stream",
-                   .summary = "Show helpful text about the different subcommands",
-                   .since = "5.0.0"});
-  t.AddSub(xgroup, {.name = "help",
-                    .arity = 2,
-                    .flags = kLoading | kStale,
-                    .handler = XGroup,
-                    .group = "stream",
-                    .summary = "Show helpful text about the different subcommands",
-                    .since = "5.0.0"});
+  container("xinfo", XInfoContainer, XInfo, "A container for stream introspection commands",
+            kInfoSubs);
 }
 
 }  // namespace kv::cmd
