@@ -44,6 +44,17 @@ store::StreamConsumer* CreateConsumer(Context& c, store::StreamGroup& g, std::st
 // The group's consumer of that name, made (CreateConsumer) when missing; its seen time is now.
 store::StreamConsumer* Claimer(Context& c, store::StreamGroup& g, std::string_view name,
                                std::string_view key);
+// Whether a live entry has this ID (streamEntryExists).
+bool EntryExists(const store::StreamValue& s, store::StreamID id);
+// The entry at id as a reply element; false (nothing answered) when it is gone.
+bool ReplyOneEntry(Context& c, const store::StreamValue& s, store::StreamID id);
+// Moves a pending entry to `to` (the NACK stays in the group's PEL).
+void GiveNack(store::StreamNack* nack, store::StreamID id, store::StreamConsumer* to);
+// Removes a pending entry from the group's PEL and its consumer's.
+void RemoveNack(store::StreamGroup& g, store::StreamID id);
+// The stream at argument 1 (*s) and its group named by argument 2; null after answering
+// WRONGTYPE or -NOGROUP.
+store::StreamGroup* LookupGroup(Context& c, store::StreamValue** s);
 // The XCLAIM Redis propagates for a pending entry (streamPropagateXCLAIM).
 std::vector<std::string> XclaimArgv(std::string_view key, std::string_view group,
                                     const store::StreamGroup& g, store::StreamID id,
@@ -67,6 +78,7 @@ void XReadGroup(Context& c);
 void XGroup(Context& c);
 void XAck(Context& c);
 void XPending(Context& c);
+// stream_claims.cc.
 void XClaim(Context& c);
 void XAutoClaim(Context& c);
 // stream_info.cc.

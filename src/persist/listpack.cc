@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/strutil.h"
+#include "store/stream_lp.h"
 
 namespace kv::persist {
 namespace {
@@ -16,10 +17,6 @@ size_t BacklenSize(size_t l) {
   if (l < 2097151) return 3;
   if (l < 268435455) return 4;
   return 5;
-}
-
-void PutLE(std::string& b, uint64_t v, int n) {
-  for (int i = 0; i < n; i++) b.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
 uint64_t GetLE(const uint8_t* p, int n) {
@@ -40,39 +37,12 @@ void ListpackBuilder::Clear() {
   count_ = 0;
 }
 
-void ListpackBuilder::AppendBacklen(size_t l) {
-  // Most significant group first; every byte but the first has the high bit set, so a reader
-  // walking backwards knows where the varint starts.
-  size_t n = BacklenSize(l);
-  for (size_t i = n; i-- > 0;) {
-    uint8_t b = (l >> (7 * i)) & 127;
-    if (i != n - 1) b |= 128;
-    buf_.push_back(static_cast<char>(b));
-  }
-}
-
+// The entry encodings are the in-memory listpack's (store/stream_lp.h), so both write the same
+// bytes.
 void ListpackBuilder::AddInt(int64_t v) {
-  size_t start = buf_.size();
-  if (v >= 0 && v <= 127) {
-    buf_.push_back(static_cast<char>(v));
-  } else if (v >= -4096 && v <= 4095) {
-    uint64_t u = static_cast<uint64_t>(v) & 0x1FFF;
-    buf_.push_back(static_cast<char>(0xC0 | (u >> 8)));
-    buf_.push_back(static_cast<char>(u & 0xff));
-  } else if (v >= INT16_MIN && v <= INT16_MAX) {
-    buf_.push_back(static_cast<char>(0xF1));
-    PutLE(buf_, static_cast<uint64_t>(v), 2);
-  } else if (v >= -(1 << 23) && v <= (1 << 23) - 1) {
-    buf_.push_back(static_cast<char>(0xF2));
-    PutLE(buf_, static_cast<uint64_t>(v), 3);
-  } else if (v >= INT32_MIN && v <= INT32_MAX) {
-    buf_.push_back(static_cast<char>(0xF3));
-    PutLE(buf_, static_cast<uint64_t>(v), 4);
-  } else {
-    buf_.push_back(static_cast<char>(0xF4));
-    PutLE(buf_, static_cast<uint64_t>(v), 8);
-  }
-  AppendBacklen(buf_.size() - start);
+  uint8_t buf[16];
+  size_t n = store::StreamListpack::EncodeInt(v, buf);
+  buf_.append(reinterpret_cast<const char*>(buf), n);
   count_++;
 }
 
@@ -81,18 +51,10 @@ void ListpackBuilder::Add(std::string_view s) {
     if (auto v = ParseInt64(s)) return AddInt(*v);
   }
   size_t start = buf_.size();
-  size_t len = s.size();
-  if (len < 64) {
-    buf_.push_back(static_cast<char>(0x80 | len));
-  } else if (len < 4096) {
-    buf_.push_back(static_cast<char>(0xE0 | (len >> 8)));
-    buf_.push_back(static_cast<char>(len & 0xff));
-  } else {
-    buf_.push_back(static_cast<char>(0xF0));
-    PutLE(buf_, len, 4);
-  }
-  buf_.append(s);
-  AppendBacklen(buf_.size() - start);
+  buf_.resize(start + s.size() + 16);
+  size_t n =
+      store::StreamListpack::EncodeString(s, reinterpret_cast<uint8_t*>(buf_.data() + start));
+  buf_.resize(start + n);
   count_++;
 }
 

@@ -28,7 +28,6 @@ class ListpackBuilder {
   size_t bytes() const { return buf_.size() + 1; }
 
  private:
-  void AppendBacklen(size_t entry_size);
   std::string buf_;
   size_t count_ = 0;
 };

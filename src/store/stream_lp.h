@@ -42,8 +42,8 @@ class StreamListpack {
 
   void AppendInt(int64_t v);
   void Append(std::string_view s);
-  // Replaces the element at `off` with an integer (lpReplaceInteger); returns its new offset
-  // (unchanged) — what follows moves when the encoding's size changes.
+  // Replaces the element at `off` with an integer (lpReplaceInteger); what follows moves when
+  // the encoding's size changes.
   void ReplaceInt(size_t off, int64_t v);
   // Gives back spare capacity (lpShrinkToFit).
   void ShrinkToFit();
@@ -63,6 +63,11 @@ class StreamListpack {
   std::string_view view() const { return {reinterpret_cast<const char*>(lp_), bytes()}; }
   bool empty_buffer() const { return lp_ == nullptr; }
 
+  // Encodes an integer entry (at most 10 bytes) or a string entry (at most its length + 10) with
+  // its backlen into `out`; returns the entry's size. persist's ListpackBuilder uses them too.
+  static size_t EncodeInt(int64_t v, uint8_t* out);
+  static size_t EncodeString(std::string_view s, uint8_t* out);
+
   // Checks that `bytes` is a well-formed listpack: header, every entry's encoding, length and
   // backlen within bounds, the terminator and the element count. *count gets the elements.
   static bool Validate(std::string_view bytes, size_t* count);
@@ -71,9 +76,6 @@ class StreamListpack {
   uint32_t Bytes() const;
   void SetBytes(uint32_t n);
   void Reserve(size_t need);
-  // Encodes an integer or string entry (with its backlen) into `out`; returns its size.
-  static size_t EncodeInt(int64_t v, uint8_t* out);
-  static size_t EncodeString(std::string_view s, uint8_t* out);
   void AppendEncoded(const uint8_t* e, size_t n);
   static size_t EntrySize(const uint8_t* p);  // encoding + data + backlen
 

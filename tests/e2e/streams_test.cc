@@ -118,6 +118,28 @@ TEST(Streams, DumpPayloadsRestoreBothWaysUnchanged) {
   EXPECT_EQ(k.Call({"EXISTS", "bad"}).integer, 0);
 }
 
+// stream-node-max-entries and -bytes, given as configuration lines (here on the command line),
+// cut nodes where Redis cuts them: the same node count and the same payload.
+TEST(Streams, NodeLimitsFromTheConfigurationApply) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  const std::vector<std::string> conf = {
+      "--stream-node-max-entries", "3", "--stream-node-max-bytes", "200", "--rdbcompression", "no"};
+  ServerProcess kv(Kind::kKvstore, conf), redis(Kind::kRedis, conf);
+  RespClient k(kv.port()), r(redis.port());
+  for (RespClient* c : {&k, &r}) {
+    EXPECT_EQ(c->Call({"CONFIG", "GET", "stream-node-max-entries"}).elems[1].str, "3");
+    for (int i = 1; i <= 10; i++) {
+      c->Call({"XADD", "s", std::to_string(i) + "-0", "f", std::string(i * 6, 'x')});
+    }
+  }
+  Reply info = k.Call({"XINFO", "STREAM", "s"});
+  ASSERT_GE(info.elems.size(), 4u);
+  EXPECT_EQ(info.elems[2].str, "radix-tree-keys");
+  EXPECT_GT(info.elems[3].integer, 3);  // split by the entry limit and the byte limit
+  EXPECT_EQ(info.raw, r.Call({"XINFO", "STREAM", "s"}).raw);
+  EXPECT_EQ(k.Call({"DUMP", "s"}).str, r.Call({"DUMP", "s"}).str);
+}
+
 TEST(Streams, RdbFilesCarryThemBothWays) {
   if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
   // redis-server writes (groups included), kvstore loads, saves, and redis-server loads again.
