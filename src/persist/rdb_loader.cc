@@ -14,8 +14,10 @@ namespace kv::persist {
 namespace {
 
 // As Redis' loading-process-events-interval-bytes: a replica's keepalive newlines to its primary
-// come from the progress callback.
+// come from the progress callback, called as the load starts, then every 2 MB or 128 records
+// (whichever comes first: slow keys, as under key-load-delay, must not starve the newlines).
 constexpr uint64_t kProgressEvery = 2 << 20;
+constexpr int kProgressRecords = 128;
 constexpr int kMaxVersion = 11;
 
 // Reads a stream with a ValueReader, keeping the checksum of what it consumed when the source
@@ -49,7 +51,8 @@ class Loader {
   int db_ = 0;
   std::string key_;       // key being read, for error messages
   uint64_t key_at_ = 0;   // its offset
-  uint64_t next_progress_ = kProgressEvery;
+  uint64_t next_progress_ = 0;
+  int records_since_progress_ = 0;
   std::string scratch_;
   // Keys go in kDepth behind: a key read waits here, with its value built, while the next
   // kDepth keys are read. Its bucket is prefetched when its key is read, the bucket's first entry
@@ -169,9 +172,11 @@ Status Loader::ReadBody() {
   int64_t expire_ms = -1, idle = -1;
   int freq = -1;
   while (true) {
-    if (opts_.progress && src_.offset() >= next_progress_) {
+    if (opts_.progress &&
+        (src_.offset() >= next_progress_ || ++records_since_progress_ >= kProgressRecords)) {
       opts_.progress(src_.offset());
       next_progress_ = src_.offset() + kProgressEvery;
+      records_since_progress_ = 0;
     }
     key_.clear();
     uint64_t at = src_.offset();

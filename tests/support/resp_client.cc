@@ -151,6 +151,14 @@ Reply RespClient::Read() {
   return r;
 }
 
+Reply RespClient::ReadSkippingNewlines() {
+  while (true) {
+    if (pos_ == buf_.size() && !Fill()) return Reply{};
+    if (buf_[pos_] != '\n') return Read();
+    pos_++;
+  }
+}
+
 bool RespClient::WaitClosed(int timeout_ms, std::string* received) {
   int saved = timeout_ms_;
   timeout_ms_ = timeout_ms;

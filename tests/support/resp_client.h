@@ -39,6 +39,9 @@ class RespClient {
   void Send(const std::vector<std::string>& args);
   // Reads the next reply. A reply with type 0 means the connection closed or timed out.
   Reply Read();
+  // Reads the next reply as a replica does, skipping the keepalive newlines a primary sends
+  // before +FULLRESYNC while the snapshot waits for a child.
+  Reply ReadSkippingNewlines();
   // True once the peer has closed the connection (reads EOF within timeout_ms). What arrived
   // meanwhile (and was not read yet) is appended to `received` when given, else dropped.
   bool WaitClosed(int timeout_ms, std::string* received = nullptr);
