@@ -58,6 +58,9 @@ struct Session {
   // The primary's link or the AOF loader (Redis' mustObeyClient): what they send is applied
   // as it comes (XADD/XTRIM's LIMIT, for one, is not enforced).
   bool obey = false;
+  // A blocked command run again because a key it waits on changed (XREADGROUP words a missing
+  // group differently then).
+  bool woken = false;
 };
 
 // The server's side of the contract, implemented in server/. Data commands call these for
@@ -84,9 +87,13 @@ struct BlockRequest {
   bool null_array = true;  // timeout reply: null array (BLPOP...) or null bulk (BLMOVE...)
   // Only a key holding this type wakes the client (a SET on the key does not, as in Redis).
   store::ObjType type = store::ObjType::kList;
-  // The command to run again when woken, when not the original (XREAD's "$" becomes the ID it
-  // stood for when the client blocked).
-  std::vector<std::string> retry_args;
+  // When not empty, the command to run again per key (parallel to `keys`) when that key wakes
+  // the client, instead of the original: as Redis serves a blocked XREAD from the one stream
+  // that got entries, after the ID it blocked with ("$" resolved).
+  std::vector<std::vector<std::string>> key_retry_args;
+  // XREADGROUP: a waited-on key deleted or replaced by another type ends the wait with
+  // -UNBLOCKED (the group went with it).
+  bool unblock_on_delete = false;
 };
 
 // Counters the dispatcher folds into INFO stats.

@@ -89,8 +89,12 @@ void ReadGeneric(Context& c, bool group_read) {
     if (have_group) {
       groups[i] = s ? FindGroup(*s, group_name) : nullptr;
       if (!groups[i]) {
-        c.Error("-NOGROUP No such key '" + std::string(key) + "' or consumer group '" +
-                std::string(group_name) + "' in XREADGROUP with GROUP option");
+        if (c.session.woken) {
+          c.Error("-NOGROUP the consumer group this client was blocked on no longer exists");
+        } else {
+          c.Error("-NOGROUP No such key '" + std::string(key) + "' or consumer group '" +
+                  std::string(group_name) + "' in XREADGROUP with GROUP option");
+        }
         return;
       }
     }
@@ -131,18 +135,23 @@ void ReadGeneric(Context& c, bool group_read) {
     StreamID gt = ids[i];
     bool serve = false, history = false;
     store::StreamConsumer* consumer = nullptr;
+    // A fresh read serves a stream whose last entry is past the ID; a woken one, as Redis'
+    // serveClientsBlockedOnStreamKey, one whose last ID is (its reply may then be empty).
+    StreamID maxid;
+    auto past = [&](const StreamID& id) {
+      if (c.session.woken) return s.last_id() > id;
+      return s.length() && s.EdgeId(false, &maxid) && maxid > id;
+    };
     if (have_group) {
       store::StreamGroup& g = *groups[i];
-      StreamID maxid;
       if (gt != StreamID::Max()) {
         serve = history = true;  // the consumer's own pending entries
-      } else if (s.length() && s.EdgeId(false, &maxid) && maxid > g.last_id) {
+      } else if (past(g.last_id)) {
         serve = true;
         gt = g.last_id;
       }
     } else {
-      StreamID maxid;
-      serve = s.length() && s.EdgeId(false, &maxid) && maxid > gt;
+      serve = past(gt);
     }
     if (!serve) continue;
     if (have_group) {  // Redis 7.0 makes the consumer only when it serves it
@@ -194,20 +203,24 @@ void ReadGeneric(Context& c, bool group_read) {
   req.deadline_ms = deadline;
   req.null_array = true;
   req.type = store::ObjType::kStream;
-  // Woken, it reads after the IDs it blocked with ("$" resolved; ">" stays the group's next),
-  // at most COUNT or 1000.
+  req.unblock_on_delete = group_read;
+  // Woken by one of its streams, it reads that stream alone, after the ID it blocked with ("$"
+  // resolved; ">" stays the group's next), at most COUNT or 1000.
+  std::vector<std::string> prefix;
   std::string n = std::to_string(count ? count : kBlockedDefaultCount);
   if (group_read) {
-    req.retry_args = {"XREADGROUP", "GROUP", std::string(group_name), std::string(consumer_name),
-                      "COUNT",      n};
-    if (noack) req.retry_args.emplace_back("NOACK");
+    prefix = {"XREADGROUP", "GROUP", std::string(group_name), std::string(consumer_name),
+              "COUNT",      n};
+    if (noack) prefix.emplace_back("NOACK");
   } else {
-    req.retry_args = {"XREAD", "COUNT", n};
+    prefix = {"XREAD", "COUNT", n};
   }
-  req.retry_args.insert(req.retry_args.end(), {"BLOCK", "0", "STREAMS"});
-  for (size_t i = 0; i < streams_count; i++) req.retry_args.emplace_back(c.arg(streams_arg + i));
-  for (const StreamID& id : ids) {
-    req.retry_args.push_back(id == StreamID::Max() && group_read ? ">" : id.ToString());
+  prefix.insert(prefix.end(), {"BLOCK", "0", "STREAMS"});
+  for (size_t i = 0; i < streams_count; i++) {
+    std::vector<std::string> argv = prefix;
+    argv.emplace_back(c.arg(streams_arg + i));
+    argv.push_back(ids[i] == StreamID::Max() && group_read ? ">" : ids[i].ToString());
+    req.key_retry_args.push_back(std::move(argv));
   }
   c.block = std::move(req);
 }

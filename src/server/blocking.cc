@@ -20,12 +20,10 @@ void Server::BlockClient(Client& c, std::span<const std::string_view> args,
   Client::Blocked& b = c.block_state();
   b.generation = ++block_generation_;
   b.db = c.session().db;
-  if (req.retry_args.empty()) {
-    b.argv.assign(args.begin(), args.end());
-  } else {
-    b.argv = std::move(req.retry_args);
-  }
+  b.argv.assign(args.begin(), args.end());
   b.keys = std::move(req.keys);
+  b.key_argv = std::move(req.key_retry_args);
+  b.unblock_on_delete = req.unblock_on_delete;
   b.null_array = req.null_array;
   b.type = req.type;
   for (const auto& k : b.keys) {
@@ -60,6 +58,7 @@ void Server::UnblockClient(Client& c) {
   }
   b.argv.clear();
   b.keys.clear();
+  b.key_argv.clear();
   c.set_blocked(false);
   blocked_count_--;
 }
@@ -73,9 +72,12 @@ bool Server::TimeOutClient(Client& c, uint64_t generation) {
   return true;
 }
 
-bool Server::TryServe(Client& c) {
+bool Server::TryServe(Client& c, const std::string& key) {
   Client::Blocked& b = c.block_state();
-  std::vector<std::string> argv = b.argv;  // Run may unblock and clear the state
+  // Run may unblock and clear the state. The first mention of the key counts, as in Redis.
+  std::vector<std::string> argv = b.argv;
+  auto at = std::find(b.keys.begin(), b.keys.end(), key);
+  if (!b.key_argv.empty() && at != b.keys.end()) argv = b.key_argv[at - b.keys.begin()];
   std::vector<std::string_view> views(argv.begin(), argv.end());
   std::string reply;
   resp::ReplyWriter w(&reply, c.session().resp);
@@ -83,7 +85,9 @@ bool Server::TryServe(Client& c) {
   current_client_ = &c;
   int saved_db = c.session().db;
   c.session().db = b.db;
+  c.session().woken = true;
   auto again = Run(c, views, w);
+  c.session().woken = false;
   if (EndReplicationUnit()) c.set_write_offset(primary_->feed().offset());
   c.session().db = saved_db;
   current_client_ = caller;
@@ -102,22 +106,42 @@ void Server::CompleteBlocked(Client& c, const std::string& reply) {
   });
 }
 
+void Server::ServeKey(const std::pair<int, std::string>& k) {
+  auto it = blocked_.find(k);
+  if (it == blocked_.end()) return;
+  // First come, first served. A list's or sorted set's waiters stop at the first that cannot be
+  // served (nothing is left to pop); a stream's each wait for entries after their own IDs.
+  std::vector<Client*> waiting(it->second.begin(), it->second.end());  // serving changes it
+  for (Client* c : waiting) {
+    it = blocked_.find(k);
+    if (it == blocked_.end()) return;
+    if (std::find(it->second.begin(), it->second.end(), c) == it->second.end()) continue;
+    Client::Blocked& b = c->block_state();
+    bool stream = b.type == store::ObjType::kStream;
+    // Only a key that now holds what the client waits for wakes it.
+    store::Entry* e = keyspace_->Lookup(k.first, k.second, WallMs());
+    if (!e || e->value.type() != b.type) {
+      if (b.unblock_on_delete) {
+        std::string reply;
+        resp::ReplyWriter w(&reply, c->session().resp);
+        w.Error("-UNBLOCKED the stream key no longer exists");
+        CountErrors(w);
+        CompleteBlocked(*c, reply);
+        continue;
+      }
+      if (stream) continue;
+      return;
+    }
+    if (!TryServe(*c, k.second) && !stream) return;
+  }
+}
+
 void Server::ServeReadyKeys() {
   // Serving can make other keys ready (BLMOVE pushes to its destination): loop until quiet.
   while (!ready_keys_.empty()) {
     auto keys = std::move(ready_keys_);
     ready_keys_.clear();
-    for (const auto& k : keys) {
-      while (true) {
-        auto it = blocked_.find(k);
-        if (it == blocked_.end() || it->second.empty()) break;
-        Client* next = it->second.front();
-        // Only a key that now holds what the client waits for wakes it.
-        store::Entry* e = keyspace_->Lookup(k.first, k.second, WallMs());
-        if (!e || e->value.type() != next->block_state().type) break;
-        if (!TryServe(*next)) break;
-      }
-    }
+    for (const auto& k : keys) ServeKey(k);
   }
 }
 

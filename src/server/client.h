@@ -116,6 +116,8 @@ class Client : public net::FdHandler {
     int db = 0;
     std::vector<std::string> argv;  // the command, run again when a key is ready
     std::vector<std::string> keys;
+    std::vector<std::vector<std::string>> key_argv;  // per key, when that key wakes it
+    bool unblock_on_delete = false;                  // see cmd::BlockRequest
     bool null_array = true;
     store::ObjType type = store::ObjType::kList;  // what a ready key must hold to wake it
   };

@@ -462,6 +462,8 @@ int64_t Server::Cron() {
   keyspace_->TickClock(now);
   // A replica leaves expiry to its primary (keys are hidden, not deleted, when their TTL passes).
   if (active_expire_ && !replica_->is_replica()) keyspace_->ActiveExpireCycle(period_ms * 1000 / 4, now);  // 25% of CPU
+  // Expired streams end their XREADGROUP waiters' waits (-UNBLOCKED), as after a command.
+  if (!ready_keys_.empty()) ServeReadyKeys();
   if (config_->GetBool("activerehashing")) keyspace_->Cron(1000);
   persistence_->Cron(now);
   aof_->Cron(now);

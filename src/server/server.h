@@ -262,7 +262,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // Blocking (blocking.cc). Keyspace lock held.
   void BlockClient(Client& c, std::span<const std::string_view> args, cmd::BlockRequest req);
   void ServeReadyKeys();
-  bool TryServe(Client& c);
+  void ServeKey(const std::pair<int, std::string>& k);
+  bool TryServe(Client& c, const std::string& key);
   // Answers the timeout reply if `c` is still in the blocking episode `generation`.
   bool TimeOutClient(Client& c, uint64_t generation);
   void CountErrors(const resp::ReplyWriter& w);

@@ -2,10 +2,12 @@
 // not exist yet, across clients) or timing out, and stream values moving between kvstore and
 // redis-server: DUMP payloads (consumer groups and PELs included) restored both ways and dumped
 // again byte for byte, RDB files loaded by the other server, and kvstore's AOF rewrite (XADD,
-// XSETID, XGROUP, XCLAIM) loaded back; blocking XREADGROUP; consumer groups on replicas.
+// XSETID, XGROUP, XCLAIM) loaded back; blocking XREADGROUP; blocked reads woken as redis-server
+// wakes them; consumer groups on replicas.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +21,7 @@ namespace {
 
 using Kind = ServerProcess::Kind;
 using Clock = std::chrono::steady_clock;
+using Cmd = std::vector<std::string>;
 
 TEST(Streams, BlockedXreadIsServedByALaterXadd) {
   ServerProcess kv(Kind::kKvstore);
@@ -240,6 +243,100 @@ TEST(Streams, BlockedXreadgroupGetsTheGroupsNextEntry) {
   Reply err = a.Read();
   EXPECT_EQ(err.type, '-') << err.Debug();
   EXPECT_EQ(err.str.rfind("NOGROUP", 0), 0u) << err.str;
+}
+
+// Blocked XREAD and XREADGROUP woken as redis-server wakes them, replies compared byte for
+// byte: by the one stream that got entries (the first of several made ready at once), each
+// waiter after its own ID (one waiting past the top does not hold back the others), with an
+// empty reply for entries deleted before it woke, by a destroyed group (-NOGROUP in the woken
+// wording), and by a stream that is deleted, replaced by another type, expired, flushed or
+// renamed away (-UNBLOCKED for group readers; plain readers keep waiting).
+TEST(Streams, BlockedReadsWakeAsRedisDoes) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  using Cmds = std::vector<Cmd>;
+  struct Case {
+    const char* name;
+    Cmds setup, waiters, trigger;
+    bool resp3 = false;
+  };
+  const Cmd group = {"XGROUP", "CREATE", "a", "g", "$", "MKSTREAM"};
+  const Cmd wait_group = {"XREADGROUP", "GROUP", "g", "c", "BLOCK", "1000", "STREAMS", "a", ">"};
+  const std::vector<Case> cases = {
+      {"two ready at once",
+       {{"XADD", "a", "1-1", "f", "v"}, {"XADD", "b", "1-1", "f", "v"}},
+       {{"XREAD", "BLOCK", "1000", "STREAMS", "a", "b", "$", "$"}},
+       {{"MULTI"}, {"XADD", "b", "2-1", "f", "v"}, {"XADD", "a", "2-1", "f", "v"}, {"EXEC"}}},
+      {"RESP3, the second key",
+       {{"XADD", "a", "1-1", "f", "v"}, {"XADD", "b", "1-1", "f", "v"}},
+       {{"XREAD", "BLOCK", "1000", "STREAMS", "a", "b", "$", "$"}},
+       {{"XADD", "b", "2-1", "f", "v"}},
+       true},
+      {"a waiter past the top first",
+       {{"XADD", "a", "5-1", "f", "v"}},
+       {{"XREAD", "BLOCK", "700", "STREAMS", "a", "99-0"},
+        {"XREAD", "BLOCK", "1000", "STREAMS", "a", "$"}},
+       {{"XADD", "a", "6-1", "f", "v"}}},
+      {"the same key twice",
+       {{"XADD", "a", "3-1", "f", "v"}},
+       {{"XREAD", "BLOCK", "1000", "STREAMS", "a", "a", "3-1", "4-0"}},
+       {{"MULTI"}, {"XADD", "a", "3-5", "f", "v"}, {"XADD", "a", "4-1", "f", "v"}, {"EXEC"}}},
+      {"deleted before it woke",
+       {{"XADD", "a", "3-1", "f", "v"}},
+       {{"XREAD", "BLOCK", "1000", "STREAMS", "a", "$"}},
+       {{"MULTI"}, {"XADD", "a", "4-1", "f", "v"}, {"XDEL", "a", "4-1"}, {"EXEC"}}},
+      {"two groups",
+       {group, {"XGROUP", "CREATE", "a", "g2", "$"}},
+       {wait_group,
+        {"XREADGROUP", "GROUP", "g", "d", "BLOCK", "700", "STREAMS", "a", ">"},
+        {"XREADGROUP", "GROUP", "g2", "c", "BLOCK", "1000", "STREAMS", "a", ">"}},
+       {{"XADD", "a", "1-1", "f", "v"}}},
+      {"group destroyed", {group}, {wait_group}, {{"XGROUP", "DESTROY", "a", "g"}}},
+      {"group destroyed, then an entry",
+       {group},
+       {wait_group},
+       {{"MULTI"}, {"XGROUP", "DESTROY", "a", "g"}, {"XADD", "a", "*", "f", "v"}, {"EXEC"}}},
+      {"key deleted",
+       {group},
+       {{"XREAD", "BLOCK", "700", "STREAMS", "a", "$"}, wait_group},
+       {{"DEL", "a"}}},
+      {"key replaced", {group}, {wait_group}, {{"SET", "a", "x"}}},
+      {"key expired",
+       {group, {"PEXPIRE", "a", "100"}},
+       {{"XREADGROUP", "GROUP", "g", "c", "BLOCK", "3000", "STREAMS", "a", ">"}},
+       {}},
+      {"flushed", {group}, {wait_group}, {{"FLUSHALL"}}},
+      {"renamed away", {group}, {wait_group}, {{"RENAME", "a", "z"}}},
+  };
+  ServerProcess redis(Kind::kRedis), kvstore(Kind::kKvstore);
+  auto run = [&](ServerProcess& server, const Case& c) {
+    RespClient admin(server.port());
+    admin.Call({"FLUSHALL"});
+    for (const Cmd& cmd : c.setup) admin.Call(cmd);
+    std::vector<std::unique_ptr<RespClient>> waiters;
+    for (const Cmd& cmd : c.waiters) {
+      waiters.push_back(std::make_unique<RespClient>(server.port()));
+      if (c.resp3) waiters.back()->Call({"HELLO", "3"});
+      waiters.back()->Send(cmd);
+      // Blocked before the next one comes, in this order.
+      EXPECT_TRUE(WaitFor([&] {
+        return admin.Call({"INFO", "clients"})
+                   .str.find("blocked_clients:" + std::to_string(waiters.size())) !=
+               std::string::npos;
+      }));
+    }
+    for (const Cmd& cmd : c.trigger) admin.Call(cmd);
+    std::vector<std::string> replies;
+    for (auto& w : waiters) replies.push_back(w->Read().raw);
+    EXPECT_NE(admin.Call({"INFO", "clients"}).str.find("blocked_clients:0\r\n"), std::string::npos);
+    return replies;
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto want = run(redis, c);
+    auto got = run(kvstore, c);
+    EXPECT_EQ(got, want);
+    for (const auto& r : want) EXPECT_FALSE(r.empty()) << "a waiter got no reply from redis";
+  }
 }
 
 // What a group's reads, claims and acks change reaches a kvstore replica and a redis-server
