@@ -14,7 +14,8 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
       {kAdmin, "admin"},         {kPubSub, "pubsub"},       {kNoScript, "noscript"},
       {kBlocking, "blocking"},   {kLoading, "loading"},     {kStale, "stale"},
       {kSkipMonitor, "skip_monitor"}, {kSkipSlowlog, "skip_slowlog"}, {kFast, "fast"},
-      {kNoAuth, "no_auth"},      {kNoAsyncLoading, "no_async_loading"},
+      {kNoAuth, "no_auth"},      {kNoMandatoryKeys, "no_mandatory_keys"},
+      {kNoAsyncLoading, "no_async_loading"},
       {kNoMulti, "no_multi"},    {kMovableKeys, "movablekeys"},
       {kAllowBusy, "allow_busy"},
   };
@@ -121,11 +122,9 @@ void CommandTable::ResetStats() {
 
 namespace kv::cmd {
 
-namespace {
 bool ArityOk(int arity, size_t argc) {
   return arity > 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
 }
-}  // namespace
 
 void AddRows(CommandTable& table, std::span<const CommandRow> rows, const char* group) {
   for (const CommandRow& r : rows) {

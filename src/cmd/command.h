@@ -43,6 +43,7 @@ enum Flag : uint32_t {
   kAllowBusy = 1u << 15,   // allowed while the server is busy
   kMovableKeys = 1u << 16, // keys found by a KeyFinder; CommandTable sets it, never a table row
   kNoAsyncLoading = 1u << 17, // refused during asynchronous loading (which kvstore never does)
+  kNoMandatoryKeys = 1u << 18, // may take no keys though it declares some (EVAL with numkeys 0)
 };
 
 // Names of the flags set in `flags`, in Redis' order, for COMMAND INFO.
@@ -136,6 +137,8 @@ void AddRows(CommandTable& table, std::span<const CommandRow> rows, const char* 
 
 // Resolves args to the command (or subcommand) to run and checks its arity. On failure returns
 // nullptr and sets *error to Redis' message (unknown command, unknown subcommand, arity).
+// Whether `argc` arguments (the name included) fit `arity` (>0 exact, <0 at least -arity).
+bool ArityOk(int arity, size_t argc);
 const CommandSpec* ResolveCommand(const CommandTable& table,
                                   std::span<const std::string_view> args, std::string* error);
 

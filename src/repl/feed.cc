@@ -15,24 +15,25 @@ void Feed::FreeBacklog() {
 }
 
 template <typename Str>
-void Feed::Record(int db, std::span<const Str> argv, bool to_replicas) {
+void Feed::Record(int db, std::span<const Str> argv, bool to_replicas, bool to_aof) {
   to_replicas = to_replicas && active();
-  if (!to_replicas && !aof_on()) return;
+  to_aof = to_aof && aof_on();
+  if (!to_replicas && !to_aof) return;
   size_t off = unit_.size();
   unit_.append("*").append(std::to_string(argv.size())).append("\r\n");
   for (const auto& a : argv) {
     unit_.append("$").append(std::to_string(a.size())).append("\r\n");
     unit_.append(a).append("\r\n");
   }
-  ops_.push_back({db, off, unit_.size() - off, to_replicas});
+  ops_.push_back({db, off, unit_.size() - off, to_replicas, to_aof});
 }
 
-void Feed::Add(int db, std::span<const std::string> argv, bool to_replicas) {
-  Record(db, argv, to_replicas);
+void Feed::Add(int db, std::span<const std::string> argv, bool to_replicas, bool to_aof) {
+  Record(db, argv, to_replicas, to_aof);
 }
 
-void Feed::Add(int db, std::span<const std::string_view> argv, bool to_replicas) {
-  Record(db, argv, to_replicas);
+void Feed::Add(int db, std::span<const std::string_view> argv, bool to_replicas, bool to_aof) {
+  Record(db, argv, to_replicas, to_aof);
 }
 
 void Feed::EncodeCommand(std::span<const std::string_view> argv, std::string* out) {
@@ -48,11 +49,11 @@ void Feed::Emit(std::string_view bytes) {
   if (sink_) sink_(bytes);
 }
 
-void Feed::EncodeUnit(bool replicas_only, int* selected_db, std::string* out) const {
+void Feed::EncodeUnit(bool replicas, int* selected_db, std::string* out) const {
   size_t n = 0;
   const Op* first = nullptr;
   for (const Op& op : ops_) {
-    if (replicas_only && !op.to_replicas) continue;
+    if (!(replicas ? op.to_replicas : op.to_aof)) continue;
     if (!first) first = &op;
     n++;
   }
@@ -69,7 +70,7 @@ void Feed::EncodeUnit(bool replicas_only, int* selected_db, std::string* out) co
     out->append("*1\r\n$5\r\nMULTI\r\n");
   }
   for (const Op& op : ops_) {
-    if (replicas_only && !op.to_replicas) continue;
+    if (!(replicas ? op.to_replicas : op.to_aof)) continue;
     select(op.db);
     out->append(unit_, op.off, op.len);
   }
@@ -85,7 +86,9 @@ bool Feed::EndUnit() {
     EncodeUnit(true, &selected_db_, &scratch_);
     Emit(scratch_);
   }
-  if (aof_on()) {
+  bool to_aof = false;
+  for (const Op& op : ops_) to_aof |= op.to_aof;
+  if (to_aof) {
     scratch_.clear();
     if (aof_timestamps_) {
       int64_t now_s = WallMs() / 1000;

@@ -49,9 +49,11 @@ class Feed {
 
   // Records a write of the current unit, for the replicas and the AOF, or (`to_replicas`
   // false: a replica applying its primary's stream, which it passes on verbatim) for the AOF
-  // alone.
-  void Add(int db, std::span<const std::string> argv, bool to_replicas = true);
-  void Add(int db, std::span<const std::string_view> argv, bool to_replicas = true);
+  // alone; `to_aof` false keeps it from the AOF (a script's redis.set_repl(REPL_REPLICA)).
+  void Add(int db, std::span<const std::string> argv, bool to_replicas = true,
+           bool to_aof = true);
+  void Add(int db, std::span<const std::string_view> argv, bool to_replicas = true,
+           bool to_aof = true);
   // Ends the unit: emits its writes (wrapped in MULTI/EXEC when more than one) to each target.
   // Returns whether anything went to the replication stream.
   bool EndUnit();
@@ -71,14 +73,15 @@ class Feed {
  private:
   void Emit(std::string_view bytes);
   template <typename Str>
-  void Record(int db, std::span<const Str> argv, bool to_replicas);
-  // The unit's writes for one target, with its SELECTs, wrapped when more than one.
-  void EncodeUnit(bool replicas_only, int* selected_db, std::string* out) const;
+  void Record(int db, std::span<const Str> argv, bool to_replicas, bool to_aof);
+  // The unit's writes for one target (the replicas, or the AOF), with its SELECTs, wrapped
+  // when more than one.
+  void EncodeUnit(bool replicas, int* selected_db, std::string* out) const;
 
   struct Op {
     int db;
     size_t off, len;  // its encoding in unit_
-    bool to_replicas;
+    bool to_replicas, to_aof;
   };
   std::vector<Op> ops_;
   std::string unit_;

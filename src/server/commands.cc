@@ -10,6 +10,7 @@ void RegisterPubSubCommands(cmd::CommandTable& t);            // pubsub.cc
 void RegisterMultiCommands(cmd::CommandTable& t);             // multi.cc
 void RegisterPersistCommands(cmd::CommandTable& t);           // persist_cmds.cc
 void RegisterReplCommands(cmd::CommandTable& t);              // repl_primary.cc
+void RegisterScriptingCommands(cmd::CommandTable& t);         // scripting.cc
 
 void RegisterServerCommands(cmd::CommandTable& t) {
   RegisterConnectionServerCommands(t);
@@ -20,6 +21,7 @@ void RegisterServerCommands(cmd::CommandTable& t) {
   RegisterMultiCommands(t);
   RegisterPersistCommands(t);
   RegisterReplCommands(t);
+  RegisterScriptingCommands(t);
 }
 
 }  // namespace kv::server

@@ -100,6 +100,7 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     out_of_memory = evictor_->Perform() == Evictor::Outcome::kFail;
     EndReplicationUnit();  // the evictions' DELs go before the command, on their own
   }
+  if (!running_queued_) oom_before_command_ = out_of_memory;
   if (out_of_memory && !(c.flags() & Client::kMaster)) {
     const std::string& name = spec->parent ? spec->parent->name : spec->name;
     bool deny = (flags & cmd::kDenyOom) != 0;
@@ -154,8 +155,7 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     return std::nullopt;
   }
   // min-replicas-to-write: too few good replicas stop writes.
-  if ((flags & cmd::kWrite) && min_replicas_to_write_ > 0 && !(c.flags() & Client::kMaster) &&
-      !primary_->EnoughGoodReplicas(WallMs())) {
+  if ((flags & cmd::kWrite) && !(c.flags() & Client::kMaster) && !GoodReplicasForWrites()) {
     w.Error("-NOREPLICAS Not enough good replicas to write.");
     mspec->stats.rejected_calls++;
     FlagTransactionError(c);
@@ -165,9 +165,9 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   // MISCONF: a failing background save or AOF write stops writes (and PING, as in Redis);
   // the primary's stream is never refused.
   if (((flags & cmd::kWrite) || spec->name == "ping") && !(c.flags() & Client::kMaster)) {
-    std::string aof_error;
-    if (persistence_->WritesDenied() || aof_->WritesDenied(&aof_error)) {
-      w.Error(aof_error.empty() ? std::string(kMisconfError) : aof_error);
+    std::string denied = WritesDeniedError();
+    if (!denied.empty()) {
+      w.Error(denied);
       mspec->stats.rejected_calls++;
       FlagTransactionError(c);
       CountErrors(w);
@@ -230,6 +230,18 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     RecordLatency((flags & cmd::kFast) ? "fast-command" : "command", dur_us / 1000);
   }
   return std::move(ctx.block);
+}
+
+std::string Server::WritesDeniedError() const {
+  std::string aof_error;
+  if (persistence_->WritesDenied() || aof_->WritesDenied(&aof_error)) {
+    return aof_error.empty() ? std::string(kMisconfError) : aof_error;
+  }
+  return "";
+}
+
+bool Server::GoodReplicasForWrites() const {
+  return min_replicas_to_write_ <= 0 || primary_->EnoughGoodReplicas(WallMs());
 }
 
 std::string_view Server::FirstKey(std::span<const std::string_view> args) const {

@@ -28,6 +28,10 @@
 #include "server/poll_group.h"
 #include "store/keyspace.h"
 
+namespace kv::script {
+class LuaEngine;
+}  // namespace kv::script
+
 namespace kv::server {
 
 class Client;
@@ -231,6 +235,15 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Subscribers& channel_subscribers() { return channels_; }
   Subscribers& pattern_subscribers() { return patterns_; }
 
+  // Scripting (scripting.cc). Keyspace lock held.
+  script::LuaEngine& lua();
+  // The error a write gets while writes are stopped (MISCONF), or "" (dispatch.cc).
+  std::string WritesDeniedError() const;
+  // min-replicas-to-write is met (or off).
+  bool GoodReplicasForWrites() const;
+  // The command running now found memory over maxmemory with nothing left to evict.
+  bool oom_before_command() const { return oom_before_command_; }
+
   // ServerHooks.
   void KeyModified(int db, std::string_view key) override;  // multi.cc
   void Notify(int klass, std::string_view event, std::string_view key, int db) override;
@@ -246,6 +259,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   int notify_flags() const { return notify_flags_; }
 
  private:
+  friend class ScriptRun;  // scripting.cc: redis.call runs commands as the dispatcher does
   class Listener;
   class ChildWatch;
   void WireConfig();
@@ -308,6 +322,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::map<uint64_t, Client*> clients_;
   Client* current_client_ = nullptr;
   bool running_queued_ = false;  // RunQueued
+  bool oom_before_command_ = false;
+  std::unique_ptr<script::LuaEngine> lua_;
   std::map<std::pair<int, std::string>, std::vector<Client*>> watchers_;
   // Clients blocked on each key, in arrival order (served first come, first served).
   std::map<std::pair<int, std::string>, std::deque<Client*>> blocked_;

@@ -1,0 +1,283 @@
+// The interpreter's life (libraries, the error handler, the lock on the globals), the script
+// cache, and one script run with Redis 7.0's error replies (luaCallFunction in script_lua.c).
+#include "script/lua_engine.h"
+
+extern "C" {
+#include <lua5.1/lua-bitop.h>
+#include <lua5.1/lua-cjson.h>
+}
+
+#include <cctype>
+#include <cstring>
+
+#include "common/sha1.h"
+#include "script/lua_internal.h"
+
+namespace kv::script {
+namespace {
+
+const char kEngineKey[] = "kv_engine";
+const char kErrorHandler[] = "__redis__err__handler";
+
+// As Redis' error handler: the error as a table {err=..., source=..., line=...}, where source
+// and line are the script's position (the caller's, when a C function raised it).
+const char kErrorHandlerCode[] =
+    "local dbg = debug\n"
+    "debug = nil\n"
+    "function __redis__err__handler(err)\n"
+    "  local i = dbg.getinfo(2,'nSl')\n"
+    "  if i and i.what == 'C' then\n"
+    "    i = dbg.getinfo(3,'nSl')\n"
+    "  end\n"
+    "  if type(err) ~= 'table' then\n"
+    "    err = {err='ERR ' .. tostring(err)}\n"
+    "  end\n"
+    "  if i then\n"
+    "    err['source'] = i.source\n"
+    "    err['line'] = i.currentline\n"
+    "  end\n"
+    "  return err\n"
+    "end\n";
+
+void OpenLibrary(lua_State* L, const char* name, lua_CFunction open, bool set_global) {
+  lua_pushcfunction(L, open);
+  lua_pushstring(L, name);
+  lua_call(L, 1, 1);
+  if (set_global) {
+    lua_setglobal(L, name);
+  } else {
+    lua_pop(L, 1);
+  }
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// A field of the error table on top of the stack, as a string ("" when absent).
+std::string ErrorField(lua_State* L, const char* name, bool* present = nullptr) {
+  lua_getfield(L, -1, name);
+  std::string out;
+  bool is = lua_isstring(L, -1);
+  if (is) {
+    size_t len;
+    const char* s = lua_tolstring(L, -1, &len);
+    out.assign(s, len);
+  }
+  if (present) *present = is;
+  lua_pop(L, 1);
+  return out;
+}
+
+void PushArray(lua_State* L, std::span<const std::string_view> items) {
+  lua_createtable(L, static_cast<int>(items.size()), 0);
+  for (size_t j = 0; j < items.size(); j++) {
+    lua_pushlstring(L, items[j].data(), items[j].size());
+    lua_rawseti(L, -2, static_cast<int>(j + 1));
+  }
+}
+
+}  // namespace
+
+LuaEngine* EngineOf(lua_State* L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kEngineKey);
+  auto* e = static_cast<LuaEngine*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  return e;
+}
+
+void SetEngine(lua_State* L, LuaEngine* engine) {
+  lua_pushlightuserdata(L, engine);
+  lua_setfield(L, LUA_REGISTRYINDEX, kEngineKey);
+}
+
+bool ParseShebang(std::string_view body, uint32_t* flags, size_t* shebang_len, std::string* err) {
+  *flags = kFlagCompat;
+  *shebang_len = 0;
+  if (body.substr(0, 2) != "#!") return true;
+  size_t end = body.find('\n');
+  if (end == std::string_view::npos) {
+    *err = "Invalid script shebang";
+    return false;
+  }
+  std::vector<std::string> parts;
+  std::string_view line = body.substr(0, end);
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && isspace(static_cast<unsigned char>(line[i]))) i++;
+    size_t start = i;
+    while (i < line.size() && !isspace(static_cast<unsigned char>(line[i]))) i++;
+    if (i > start) parts.emplace_back(line.substr(start, i - start));
+  }
+  if (parts.empty()) {
+    *err = "Invalid engine in script shebang";
+    return false;
+  }
+  if (parts[0] != "#!lua") {
+    *err = "Unexpected engine in script shebang: " + parts[0];
+    return false;
+  }
+  *flags = 0;
+  static const std::pair<const char*, ScriptFlag> kNames[] = {
+      {"no-writes", kFlagNoWrites},     {"allow-oom", kFlagAllowOom},
+      {"allow-stale", kFlagAllowStale}, {"no-cluster", kFlagNoCluster},
+      {"allow-cross-slot-keys", kFlagAllowCrossSlot},
+  };
+  for (size_t j = 1; j < parts.size(); j++) {
+    if (parts[j].rfind("flags=", 0) != 0) {
+      *err = "Unknown lua shebang option: " + parts[j];
+      return false;
+    }
+    std::string_view list = std::string_view(parts[j]).substr(6);
+    while (!list.empty()) {
+      size_t comma = list.find(',');
+      std::string_view name = list.substr(0, comma);
+      bool found = false;
+      for (const auto& [n, f] : kNames) {
+        if (name == n) {
+          *flags |= f;
+          found = true;
+        }
+      }
+      if (!found) {
+        *err = "Unexpected flag in script shebang: " + std::string(name);
+        return false;
+      }
+      if (comma == std::string_view::npos) break;
+      list = list.substr(comma + 1);
+    }
+  }
+  *shebang_len = end;
+  return true;
+}
+
+LuaEngine::LuaEngine(std::string version) : version_(std::move(version)) {
+  rand_x_[0] = 0x330E;  // drand48's default state, as Redis' rand.c starts
+  rand_x_[1] = 0xABCD;
+  rand_x_[2] = 0x1234;
+  Open();
+}
+
+LuaEngine::~LuaEngine() { Close(); }
+
+void LuaEngine::Open() {
+  lua_ = luaL_newstate();
+  lua_State* L = lua_;
+  SetEngine(L, this);
+  OpenLibrary(L, "", luaopen_base, false);
+  OpenLibrary(L, LUA_TABLIBNAME, luaopen_table, false);
+  OpenLibrary(L, LUA_STRLIBNAME, luaopen_string, false);
+  OpenLibrary(L, LUA_MATHLIBNAME, luaopen_math, false);
+  OpenLibrary(L, LUA_DBLIBNAME, luaopen_debug, false);
+  OpenLibrary(L, "cjson", luaopen_cjson, true);
+  OpenLibrary(L, "bit", luaopen_bit, true);
+  // Not in Redis 7.0's sandbox: files, printing, environments.
+  for (const char* name : {"dofile", "loadfile", "print", "getfenv", "setfenv", "newproxy"}) {
+    lua_pushnil(L);
+    lua_setglobal(L, name);
+  }
+  RegisterRedisApi(L, version_);
+  luaL_loadbuffer(L, kErrorHandlerCode, strlen(kErrorHandlerCode), "@err_handler_def");
+  lua_pcall(L, 0, 0, 0);
+  LockGlobals(L);
+}
+
+void LuaEngine::Close() {
+  if (lua_) lua_close(lua_);
+  lua_ = nullptr;
+}
+
+void LuaEngine::Reset() {
+  Close();
+  cache_.clear();
+  cache_bytes_ = 0;
+  Open();
+}
+
+size_t LuaEngine::lua_memory() const {
+  return static_cast<size_t>(lua_gc(lua_, LUA_GCCOUNT, 0)) * 1024 +
+         static_cast<size_t>(lua_gc(lua_, LUA_GCCOUNTB, 0));
+}
+
+bool LuaEngine::Load(std::string_view body, std::string* sha, std::string* err) {
+  *sha = Sha1::HexDigest(body);
+  if (cache_.count(*sha)) return true;
+  uint32_t flags;
+  size_t shebang_len;
+  if (!ParseShebang(body, &flags, &shebang_len, err)) return false;
+  // The shebang line is skipped but its newline kept: line numbers stay the user's.
+  if (luaL_loadbuffer(lua_, body.data() + shebang_len, body.size() - shebang_len,
+                      "@user_script")) {
+    *err = std::string("Error compiling script (new function): ") + lua_tostring(lua_, -1);
+    lua_pop(lua_, 1);
+    return false;
+  }
+  lua_setfield(lua_, LUA_REGISTRYINDEX, ("f_" + *sha).c_str());
+  cache_bytes_ += body.size() + sha->size() + sizeof(Script) + 64;
+  cache_.emplace(*sha, Script{std::string(body), flags});
+  return true;
+}
+
+const Script* LuaEngine::Find(std::string_view sha) const {
+  if (sha.size() != 40) return nullptr;
+  auto it = cache_.find(Lower(sha));
+  return it == cache_.end() ? nullptr : &it->second;
+}
+
+void LuaEngine::Run(std::string_view sha_in, std::span<const std::string_view> keys,
+                    std::span<const std::string_view> args, ScriptHost& host,
+                    resp::ReplyWriter& w) {
+  lua_State* L = lua_;
+  std::string sha = Lower(sha_in);
+  host_ = &host;
+  run_ = RunState{};
+  lua_getglobal(L, kErrorHandler);
+  lua_getfield(L, LUA_REGISTRYINDEX, ("f_" + sha).c_str());
+  PushArray(L, keys);
+  SetProtectedGlobal(L, "KEYS");
+  PushArray(L, args);
+  SetProtectedGlobal(L, "ARGV");
+  int err = lua_pcall(L, 0, 1, -2);
+  // A small GC step every 50 runs keeps Lua from a full cycle at an inopportune time.
+  if (++runs_ % 50 == 0) lua_gc(L, LUA_GCSTEP, 50);
+  if (err) {
+    if (!lua_istable(L, -1)) {
+      const char* msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";
+      w.Error("Error running script " + sha + ", " + std::string(msg).substr(0, 100) + "\n");
+    } else {
+      bool has_source = false, has_line = false;
+      std::string msg = ErrorField(L, "err");
+      std::string source = ErrorField(L, "source", &has_source);
+      std::string line = ErrorField(L, "line", &has_line);
+      std::string reply = "-" + msg;
+      if (has_source && has_line) reply += " script: " + sha + ", on " + source + ":" + line + ".";
+      w.Error(reply);
+    }
+    lua_pop(L, 1);
+  } else {
+    WriteReply(L, w, run_.resp);
+  }
+  lua_pop(L, 1);  // the error handler
+  RestoreGlobals(L);
+  host_ = nullptr;
+}
+
+int32_t LuaEngine::Lrand48() {
+  uint64_t x = (static_cast<uint64_t>(rand_x_[2]) << 32) |
+               (static_cast<uint64_t>(rand_x_[1]) << 16) | rand_x_[0];
+  x = (x * 0x5DEECE66DULL + 0xB) & ((1ULL << 48) - 1);
+  rand_x_[0] = static_cast<uint32_t>(x & 0xFFFF);
+  rand_x_[1] = static_cast<uint32_t>((x >> 16) & 0xFFFF);
+  rand_x_[2] = static_cast<uint32_t>((x >> 32) & 0xFFFF);
+  return static_cast<int32_t>(x >> 17);
+}
+
+void LuaEngine::Srand48(int32_t seed) {
+  rand_x_[0] = 0x330E;
+  rand_x_[1] = static_cast<uint32_t>(seed) & 0xFFFF;
+  rand_x_[2] = (static_cast<uint32_t>(seed) >> 16) & 0xFFFF;
+}
+
+}  // namespace kv::script

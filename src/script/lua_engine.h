@@ -1,0 +1,117 @@
+// The Lua 5.1 scripting engine behind EVAL and SCRIPT: one interpreter, sandboxed as Redis 7.0
+// sandboxes its own (the libraries string, math, table, cjson, bit and coroutine; no os, io,
+// loadfile or dofile; a read-only global table and read-only libraries), the `redis` API
+// (call, pcall, error_reply, status_reply, sha1hex, log, setresp, set_repl, replicate_commands,
+// breakpoint, debug), Redis' math.random, and the conversions between Lua values and RESP2/RESP3
+// replies both ways. The cache maps SHA1 ids to compiled script bodies.
+//
+// The engine knows nothing of commands: redis.call reaches the server through ScriptHost. One
+// thread at a time uses an engine (the server's keyspace lock).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "resp/writer.h"
+
+struct lua_State;
+
+namespace kv::script {
+
+// Shebang flags (`#!lua flags=no-writes,allow-oom`); a script without a shebang runs in EVAL's
+// compatibility mode, where none of them apply.
+enum ScriptFlag : uint32_t {
+  kFlagCompat = 1u << 0,  // no shebang
+  kFlagNoWrites = 1u << 1,
+  kFlagAllowOom = 1u << 2,
+  kFlagAllowStale = 1u << 3,
+  kFlagNoCluster = 1u << 4,
+  kFlagAllowCrossSlot = 1u << 5,
+};
+
+// Parses the shebang at the start of `body` (Redis' evalExtractShebangFlags). Sets *flags and
+// *shebang_len (0 without one); false with *err (Redis' message) when it is malformed.
+bool ParseShebang(std::string_view body, uint32_t* flags, size_t* shebang_len, std::string* err);
+
+// The state of one script run that the script itself changes.
+struct RunState {
+  int resp = 2;                     // redis.setresp: the protocol redis.call's replies come in
+  int repl = 3;                     // redis.set_repl: kReplAof | kReplReplica
+  static constexpr int kReplAof = 1, kReplReplica = 2;
+};
+
+// What a script's redis.call and redis.pcall reach.
+class ScriptHost {
+ public:
+  virtual ~ScriptHost() = default;
+  // Runs `argv` as the script's client. The reply (in `run.resp`) goes to *reply; a command
+  // refused before it ran (unknown, wrong arity, not allowed from scripts, a write from a
+  // read-only script...) leaves *reply empty and sets *error instead, Redis' text ("-CODE msg",
+  // or a message that gets "ERR ").
+  virtual void Call(std::vector<std::string>& argv, const RunState& run, std::string* reply,
+                    std::string* error) = 0;
+  // redis.acl_check_cmd: whether argv names a command (and subcommand) the server knows.
+  virtual bool KnownCommand(const std::vector<std::string>& argv) = 0;
+  // redis.log: level 0 debug, 1 verbose, 2 notice, 3 warning; false when below the verbosity.
+  virtual bool LogEnabled(int level) = 0;
+  virtual void Log(int level, const std::string& msg) = 0;
+};
+
+struct Script {
+  std::string body;
+  uint32_t flags = kFlagCompat;
+};
+
+class LuaEngine {
+ public:
+  // `version`: what redis.REDIS_VERSION says (the Redis version kvstore is compatible with).
+  explicit LuaEngine(std::string version);
+  ~LuaEngine();
+  LuaEngine(const LuaEngine&) = delete;
+  LuaEngine& operator=(const LuaEngine&) = delete;
+
+  // Compiles `body` into the cache (a body already there is found, not compiled again). Sets
+  // *sha (40 lowercase hex); false with *err, the whole error reply text ("-ERR ..." or
+  // "Error compiling script ..."), when the shebang or the code is bad.
+  bool Load(std::string_view body, std::string* sha, std::string* err);
+  // The cached script of a SHA1 (any letter case), or null.
+  const Script* Find(std::string_view sha) const;
+  // Runs a cached script with its KEYS and ARGV; its reply (or error) goes to `w`.
+  void Run(std::string_view sha, std::span<const std::string_view> keys,
+           std::span<const std::string_view> args, ScriptHost& host, resp::ReplyWriter& w);
+  // SCRIPT FLUSH: a fresh interpreter and an empty cache.
+  void Reset();
+
+  size_t scripts() const { return cache_.size(); }
+  // The memory the interpreter uses (used_memory_lua) and the cache's (used_memory_scripts).
+  size_t lua_memory() const;
+  size_t cache_memory() const { return cache_bytes_; }
+
+  // For the engine's C functions (lua_engine.cc, lua_api.cc). Valid during Run only.
+  ScriptHost* host() { return host_; }
+  RunState& run() { return run_; }
+  bool running() const { return host_ != nullptr; }
+  // Redis' redisLrand48 / redisSrand48: math.random's generator, the same sequence everywhere.
+  int32_t Lrand48();
+  void Srand48(int32_t seed);
+
+ private:
+  void Open();
+  void Close();
+
+  std::string version_;
+  lua_State* lua_ = nullptr;
+  std::map<std::string, Script, std::less<>> cache_;  // by lowercase sha
+  size_t cache_bytes_ = 0;
+  ScriptHost* host_ = nullptr;
+  RunState run_;
+  uint64_t runs_ = 0;
+  uint32_t rand_x_[3];
+};
+
+}  // namespace kv::script

@@ -1,0 +1,39 @@
+// Shared by the engine's parts (lua_engine.cc, lua_api.cc, lua_sandbox.cc, lua_convert.cc).
+#pragma once
+
+#include <lua5.1/lua.hpp>
+
+#include <string>
+#include <string_view>
+
+#include "resp/writer.h"
+#include "script/lua_engine.h"
+
+namespace kv::script {
+
+// The engine a lua_State belongs to (kept in the registry).
+LuaEngine* EngineOf(lua_State* L);
+void SetEngine(lua_State* L, LuaEngine* engine);
+
+// Pushes Redis' error table {err="CODE msg"} (luaPushErrorBuff): "-CODE msg" keeps its code,
+// a message without one gets "ERR "; a trailing CRLF is trimmed.
+void PushError(lua_State* L, std::string_view error);
+
+// Pushes the Lua value of one RESP reply (redis.call's result, Redis' redisProtocolToLuaType).
+void PushReply(lua_State* L, std::string_view reply);
+// Writes the value on top of the stack as a reply and pops it (luaReplyToRedisReply). The
+// script's own protocol (redis.setresp) decides how booleans go out.
+void WriteReply(lua_State* L, resp::ReplyWriter& w, int script_resp);
+
+// The `redis` table, math.random/randomseed, the global pcall (lua_api.cc).
+void RegisterRedisApi(lua_State* L, std::string_view version);
+// Makes the global table and every library read-only (lua_sandbox.cc): writes raise "Attempt
+// to modify a readonly table", reading a missing global "Script attempted to access nonexistent
+// global variable". Call once everything is loaded.
+void LockGlobals(lua_State* L);
+// Sets a global on the real global table, past the protection (KEYS, ARGV).
+void SetProtectedGlobal(lua_State* L, const char* name);
+// Restores the thread's global table to the protected one (a script cannot swap it).
+void RestoreGlobals(lua_State* L);
+
+}  // namespace kv::script
