@@ -131,7 +131,8 @@ bool ParseShebang(std::string_view body, uint32_t* flags, size_t* shebang_len, s
       return false;
     }
     std::string_view list = std::string_view(parts[j]).substr(6);
-    while (!list.empty()) {
+    // Split on commas as Redis does: "" has no flags, "a," an empty second one.
+    while (!std::string_view(parts[j]).substr(6).empty()) {
       size_t comma = list.find(',');
       std::string_view name = list.substr(0, comma);
       bool found = false;

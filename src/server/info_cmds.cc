@@ -423,7 +423,12 @@ void CommandGetKeys(Context& c) {
   std::span<const std::string_view> args = c.args.subspan(2);
   std::vector<cmd::KeyRef> keys = KeysAndFlags(*spec, args);
   if (keys.empty()) {
-    c.Error("Invalid arguments specified for command");
+    // A command whose keys are optional (EVAL with numkeys 0) has none, not bad arguments.
+    if (spec->flags & cmd::kNoMandatoryKeys) {
+      c.out.EmptyArray();
+    } else {
+      c.Error("Invalid arguments specified for command");
+    }
     return;
   }
   c.out.Array(keys.size());
@@ -457,7 +462,12 @@ void CommandGetKeysAndFlags(Context& c) {
   std::span<const std::string_view> args = c.args.subspan(2);
   std::vector<cmd::KeyRef> keys = KeysAndFlags(*spec, args);
   if (keys.empty()) {
-    c.Error("Invalid arguments specified for command");
+    // A command whose keys are optional (EVAL with numkeys 0) has none, not bad arguments.
+    if (spec->flags & cmd::kNoMandatoryKeys) {
+      c.out.EmptyArray();
+    } else {
+      c.Error("Invalid arguments specified for command");
+    }
     return;
   }
   c.out.Array(keys.size());

@@ -1,7 +1,9 @@
 // End-to-end tests of what a write propagates to replicas when Redis 7.0 replaces the command
 // with others: SPOP with a count becomes one SREM per popped member (in MULTI/EXEC when more
 // than one), or DEL when it empties the set. The stream a raw SYNC client reads from kvstore is
-// compared with redis-server's, and a kvstore replica must end up with its primary's set.
+// compared with redis-server's, and a kvstore replica must end up with its primary's set. Scripts
+// propagate their effects as Redis 7.0 does: the commands they ran (in MULTI/EXEC when more
+// than one, with the SELECTs they made), never the EVAL, narrowed by redis.set_repl.
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -198,6 +200,73 @@ TEST(Propagation, SpopWithCountKeepsAReplicaInSync) {
   EXPECT_EQ(left.size(), 2000u);
   EXPECT_EQ(members(r), left);
   EXPECT_EQ(r.Call({"SCARD", "s"}).integer, 2000);
+}
+
+// The whole stream up to "SET marker end", one line per command.
+std::vector<std::string> StreamLines(StreamReader& s) {
+  std::vector<std::string> out;
+  for (;;) {
+    Argv cmd = s.Next();
+    if (cmd.empty()) {
+      out.push_back("<stream ended>");
+      return out;
+    }
+    std::transform(cmd[0].begin(), cmd[0].end(), cmd[0].begin(), ::toupper);
+    std::string line = cmd[0];
+    for (size_t i = 1; i < cmd.size(); i++) line += " " + cmd[i];
+    out.push_back(line);
+    if (line == "SET marker end") return out;
+  }
+}
+
+void ScriptWorkload(RespClient& c) {
+  // Two writes: MULTI/EXEC. A read-only script: nothing.
+  EXPECT_EQ(c.Call({"EVAL", "redis.call('set', KEYS[1], ARGV[1]) return redis.call('incr', 'n')",
+                    "1", "k", "v"}).integer, 1);
+  EXPECT_EQ(c.Call({"EVAL", "return redis.call('get', 'k')", "0"}).str, "v");
+  // The SELECTs the script made, inside the transaction; the caller's db stays 0.
+  c.Call({"EVAL",
+          "redis.call('select', 2) redis.call('set', 'x', '1') redis.call('select', 0) "
+          "return redis.call('set', 'y', '2')",
+          "0"});
+  // One write, rewritten as the command rewrites it (INCRBYFLOAT as SET ... KEEPTTL).
+  std::string sha = c.Call({"SCRIPT", "LOAD", "return redis.call('incrbyfloat', KEYS[1], ARGV[1])"}).str;
+  EXPECT_EQ(c.Call({"EVALSHA", sha, "1", "f", "1.5"}).str, "1.5");
+  // redis.set_repl(REPL_NONE) keeps a write from the replicas.
+  c.Call({"EVAL",
+          "redis.set_repl(redis.REPL_NONE) redis.call('set', 'hidden', 1) "
+          "redis.set_repl(redis.REPL_ALL) return redis.call('set', 'shown', 1)",
+          "0"});
+  // A failed command after a write: the write still propagates.
+  c.Call({"EVAL", "redis.call('set', 'a', '1') return redis.pcall('lpush', 'a', 'x')", "0"});
+  EXPECT_TRUE(c.Call({"EVAL", "redis.call('set', 'b', '1') redis.call('nosuch')", "0"})
+                  .is_error());
+  // Numbers from Lua reach the stream as the command got them (%.17g).
+  c.Call({"EVAL", "return redis.call('set', 'num', 0.1)", "0"});
+  c.Call({"SET", "marker", "end"});
+}
+
+TEST(Propagation, ScriptEffectsStreamMatchesRedis) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  std::vector<std::string> lines[2];
+  int i = 0;
+  for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
+    ServerProcess s(kind);
+    StreamReader stream(s.port());
+    RespClient c(s.port());
+    ASSERT_TRUE(WaitFor([&] {
+      return InfoField(c, "replication", "slave0").find("state=online") != std::string::npos;
+    }));
+    ScriptWorkload(c);
+    lines[i++] = StreamLines(stream);
+  }
+  const std::vector<std::string> kExpected = {
+      "SELECT 0", "MULTI", "SET k v", "INCR n", "EXEC",
+      "SELECT 2", "MULTI", "SET x 1", "SELECT 0", "SET y 2", "EXEC",
+      "SET f 1.5 KEEPTTL", "SET shown 1", "SET a 1", "SET b 1",
+      "SET num 0.10000000000000001", "SET marker end"};
+  EXPECT_EQ(lines[1], kExpected) << "redis-server's stream changed";
+  EXPECT_EQ(lines[0], lines[1]);
 }
 
 }  // namespace

@@ -639,6 +639,7 @@ const std::vector<Cmd> kScriptCache = {
     {"SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"},
     {"SCRIPT", "HELP"},
     {"SCRIPT", "help"},
+    {"script", "load", "return 1"},
     {"script", "exists", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB"},
 };
 
