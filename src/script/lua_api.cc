@@ -223,7 +223,8 @@ int AclCheckCmd(lua_State* L) {
 // math.random as Lua's own, on redisLrand48 (the same sequence on every machine).
 int MathRandom(lua_State* L) {
   LuaEngine* e = EngineOf(L);
-  if (!e || !e->running()) return luaL_error(L, "math.random can only be called inside a script invocation");
+  if (!e || !e->running())
+    return luaL_error(L, "math.random can only be called inside a script invocation");
   constexpr double kMax = 2147483647.0;  // REDIS_LRAND48_MAX (INT32_MAX)
   lua_Number r = static_cast<lua_Number>(e->Lrand48() % 2147483647) / kMax;
   switch (lua_gettop(L)) {

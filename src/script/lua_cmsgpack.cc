@@ -18,12 +18,12 @@
 //
 // The stack checks and their messages are those of Redis 7.0, at the same depths: a script
 // that overflows Lua's stack here fails where it fails there, with the same words.
-#include <lua5.1/lua.hpp>
-
 #include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#include <lua5.1/lua.hpp>
 
 namespace kv::script {
 
@@ -50,38 +50,23 @@ bool IsInt(double d) {
 // ---------------------------------------------------------------------------------------------
 // Encoding.
 
-// The bytes being encoded. It lives in a userdata on the stack, whose __gc frees the memory
-// when an error interrupts the encoding; the memory comes from the state's allocator.
-struct PackBuffer {
-  unsigned char* data;
-  size_t len;
-  size_t cap;
-};
-
-void* Reallocate(lua_State* L, void* p, size_t old_size, size_t new_size) {
-  void* ud;
-  lua_Alloc alloc = lua_getallocf(L, &ud);
-  return alloc(ud, p, old_size, new_size);
-}
-
-void ReleaseBuffer(lua_State* L, PackBuffer* buf) {
-  if (buf->data != nullptr) Reallocate(L, buf->data, buf->cap, 0);
-  buf->data = nullptr;
-  buf->len = buf->cap = 0;
-}
-
-int CollectBuffer(lua_State* L) {
-  auto* buf = static_cast<PackBuffer*>(lua_touserdata(L, 1));
-  if (buf != nullptr) ReleaseBuffer(L, buf);
-  return 0;
-}
-
+// Encodes Lua values into a byte buffer that is itself a userdata at a fixed stack slot, so
+// that the collector accounts for it and reclaims it when an error interrupts the encoding.
 class Encoder {
  public:
-  Encoder(lua_State* L, PackBuffer* buf) : L_(L), buf_(buf) {}
+  // Starts with an empty buffer, pushed on the stack.
+  explicit Encoder(lua_State* L) : L_(L) {
+    data_ = static_cast<unsigned char*>(lua_newuserdata(L_, kInitialCapacity));
+    cap_ = kInitialCapacity;
+    buffer_index_ = lua_gettop(L_);
+  }
 
-  // The stack slots Redis 7.0 holds at this point that this encoder does not: it keeps each
-  // argument's encoding as a string on the stack until the end, where the buffer keeps it here.
+  const char* data() const { return reinterpret_cast<const char*>(data_); }
+  size_t size() const { return len_; }
+
+  // The stack slots Redis 7.0 holds at this point and this encoder does not. Redis pushes each
+  // argument's encoding as a string and concatenates them at the end, where this encoder appends
+  // them all to one buffer; the stack checks add the difference, so they fail where Redis' do.
   void set_hidden_slots(int n) { hidden_slots_ = n; }
 
   // Appends the encoding of the value at absolute stack index `idx`, `level` tables deep.
@@ -120,24 +105,32 @@ class Encoder {
   }
 
  private:
-  // luaL_checkstack, counting the slots Redis 7.0 would hold on top of this frame's.
+  static constexpr size_t kInitialCapacity = 64;
+
+  // luaL_checkstack as Redis 7.0 calls it, failing where it fails there: the slots Redis would
+  // hold count too. One more slot than Redis uses is reserved, for a growing buffer. This frame
+  // holds at most a few dozen slots above the arguments (a few per table level, 16 levels), so
+  // that slot never makes the check fail where Redis' passes.
   void CheckStack(int space, const char* msg) {
     if (lua_gettop(L_) + hidden_slots_ + space > LUAI_MAXCSTACK) {
       luaL_error(L_, "stack overflow (%s)", msg);
     }
-    luaL_checkstack(L_, space, msg);
+    luaL_checkstack(L_, space + 1, msg);
   }
 
+  // Appends bytes, doubling past what is needed when the buffer is full. The new buffer replaces
+  // the old one in its stack slot, which leaves the old one to the collector.
   void Append(const void* p, size_t n) {
-    if (buf_->cap - buf_->len < n) {
-      size_t cap = (buf_->len + n) * 2;
-      void* data = Reallocate(L_, buf_->data, buf_->cap, cap);
-      if (data == nullptr) luaL_error(L_, "not enough memory");
-      buf_->data = static_cast<unsigned char*>(data);
-      buf_->cap = cap;
+    if (cap_ - len_ < n) {
+      size_t cap = (len_ + n) * 2;
+      auto* data = static_cast<unsigned char*>(lua_newuserdata(L_, cap));
+      std::memcpy(data, data_, len_);
+      lua_replace(L_, buffer_index_);
+      data_ = data;
+      cap_ = cap;
     }
-    std::memcpy(buf_->data + buf_->len, p, n);
-    buf_->len += n;
+    std::memcpy(data_ + len_, p, n);
+    len_ += n;
   }
 
   void AppendByte(unsigned char b) { Append(&b, 1); }
@@ -265,7 +258,8 @@ class Encoder {
     }
     lua_pushnil(L_);
     while (lua_next(L_, idx)) {
-      // The key is encoded from a copy, so that lua_next still finds the original.
+      // The key is encoded from a copy on top, as Redis 7.0 does it, which keeps the stack
+      // as deep as there (for the stack checks) and the original key intact for lua_next.
       lua_pushvalue(L_, -2);
       Encode(lua_gettop(L_), level + 1);
       lua_pop(L_, 1);
@@ -275,30 +269,30 @@ class Encoder {
   }
 
   lua_State* L_;
-  PackBuffer* buf_;
+  unsigned char* data_;
+  size_t len_ = 0;
+  size_t cap_;
+  int buffer_index_;
   int hidden_slots_ = 0;
 };
 
-// cmsgpack.pack(v1, v2, ...). Upvalue 1 is the buffer's metatable.
+// cmsgpack.pack(v1, v2, ...).
 int Pack(lua_State* L) {
   int nargs = lua_gettop(L);
   if (nargs == 0) return luaL_argerror(L, 0, "MessagePack pack needs input.");
   if (!lua_checkstack(L, nargs)) {
     return luaL_argerror(L, 0, "Too many arguments for MessagePack pack.");
   }
-  auto* buf = static_cast<PackBuffer*>(lua_newuserdata(L, sizeof(PackBuffer)));
-  *buf = PackBuffer{nullptr, 0, 0};
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_setmetatable(L, -2);
-  Encoder encoder(L, buf);
+  Encoder encoder(L);
+  // Redis 7.0 also checks for one free slot before each argument; after the check above that
+  // cannot fail, so it is left out.
   for (int i = 1; i <= nargs; i++) {
     // While Redis 7.0 encodes argument i, it holds the i - 1 strings encoded before it and a
     // copy of the argument, where this frame holds the buffer.
     encoder.set_hidden_slots(i - 1);
     encoder.Encode(i, 0);
   }
-  lua_pushlstring(L, reinterpret_cast<const char*>(buf->data), buf->len);
-  ReleaseBuffer(L, buf);
+  lua_pushlstring(L, encoder.data(), encoder.size());
   return 1;
 }
 
@@ -363,8 +357,7 @@ void DecodeMap(lua_State* L, Cursor* c, size_t len) {
 void DecodeValue(lua_State* L, Cursor* c) {
   if (!Need(c, 1)) return;
   // The values of a top-level stream pile up on the stack, one more each time.
-  luaL_checkstack(L, 1,
-                  "too many return values at once; use unpack_one or unpack_limit instead.");
+  luaL_checkstack(L, 1, "too many return values at once; use unpack_one or unpack_limit instead.");
   unsigned char tag = c->p[0];
   switch (tag) {
     case 0xc0:
@@ -485,8 +478,8 @@ int UnpackFull(lua_State* L, lua_Integer limit, lua_Integer offset) {
                       static_cast<int>(offset), static_cast<int>(len));
   }
   if (static_cast<size_t>(offset) > len) {
-    return luaL_error(L, "Start offset %d greater than input length %d.",
-                      static_cast<int>(offset), static_cast<int>(len));
+    return luaL_error(L, "Start offset %d greater than input length %d.", static_cast<int>(offset),
+                      static_cast<int>(len));
   }
   if (decode_all) limit = INT_MAX;
   Cursor c{reinterpret_cast<const unsigned char*>(s) + offset, len - offset, DecodeError::kNone};
@@ -526,11 +519,7 @@ int UnpackLimit(lua_State* L) {
 
 int OpenCmsgpack(lua_State* L) {
   lua_createtable(L, 0, 8);
-  // The metatable of pack's buffers, kept as pack's upvalue.
-  lua_createtable(L, 0, 1);
-  lua_pushcfunction(L, CollectBuffer);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcclosure(L, Pack, 1);
+  lua_pushcfunction(L, Pack);
   lua_setfield(L, -2, "pack");
   lua_pushcfunction(L, Unpack);
   lua_setfield(L, -2, "unpack");

@@ -121,8 +121,10 @@ bool ParseShebang(std::string_view body, uint32_t* flags, size_t* shebang_len, s
   }
   *flags = 0;
   static const std::pair<const char*, ScriptFlag> kNames[] = {
-      {"no-writes", kFlagNoWrites},     {"allow-oom", kFlagAllowOom},
-      {"allow-stale", kFlagAllowStale}, {"no-cluster", kFlagNoCluster},
+      {"no-writes", kFlagNoWrites},
+      {"allow-oom", kFlagAllowOom},
+      {"allow-stale", kFlagAllowStale},
+      {"no-cluster", kFlagNoCluster},
       {"allow-cross-slot-keys", kFlagAllowCrossSlot},
   };
   for (size_t j = 1; j < parts.size(); j++) {
@@ -173,6 +175,8 @@ void LuaEngine::Open() {
   OpenLibrary(L, LUA_MATHLIBNAME, luaopen_math, false);
   OpenLibrary(L, LUA_DBLIBNAME, luaopen_debug, false);
   OpenLibrary(L, "cjson", luaopen_cjson, true);
+  OpenLibrary(L, "struct", OpenStruct, true);
+  OpenLibrary(L, "cmsgpack", OpenCmsgpack, true);
   OpenLibrary(L, "bit", luaopen_bit, true);
   // Not in Redis 7.0's sandbox: files, printing, environments.
   for (const char* name : {"dofile", "loadfile", "print", "getfenv", "setfenv", "newproxy"}) {
@@ -209,8 +213,7 @@ bool LuaEngine::Load(std::string_view body, std::string* sha, std::string* err) 
   size_t shebang_len;
   if (!ParseShebang(body, &flags, &shebang_len, err)) return false;
   // The shebang line is skipped but its newline kept: line numbers stay the user's.
-  if (luaL_loadbuffer(lua_, body.data() + shebang_len, body.size() - shebang_len,
-                      "@user_script")) {
+  if (luaL_loadbuffer(lua_, body.data() + shebang_len, body.size() - shebang_len, "@user_script")) {
     *err = std::string("Error compiling script (new function): ") + lua_tostring(lua_, -1);
     lua_pop(lua_, 1);
     return false;

@@ -40,8 +40,8 @@ bool ParseShebang(std::string_view body, uint32_t* flags, size_t* shebang_len, s
 
 // The state of one script run that the script itself changes.
 struct RunState {
-  int resp = 2;                     // redis.setresp: the protocol redis.call's replies come in
-  int repl = 3;                     // redis.set_repl: kReplAof | kReplReplica
+  int resp = 2;  // redis.setresp: the protocol redis.call's replies come in
+  int repl = 3;  // redis.set_repl: kReplAof | kReplReplica
   static constexpr int kReplAof = 1, kReplReplica = 2;
 };
 

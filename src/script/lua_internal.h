@@ -25,6 +25,11 @@ void PushReply(lua_State* L, std::string_view reply);
 // script's own protocol (redis.setresp) decides how booleans go out.
 void WriteReply(lua_State* L, resp::ReplyWriter& w, int script_resp);
 
+// The struct and cmsgpack libraries, as Redis 7.0 bundles them (lua_struct.cc, lua_cmsgpack.cc):
+// each pushes its table.
+int OpenStruct(lua_State* L);
+int OpenCmsgpack(lua_State* L);
+
 // The `redis` table, math.random/randomseed, the global pcall (lua_api.cc).
 void RegisterRedisApi(lua_State* L, std::string_view version);
 // Makes the global table and every library read-only (lua_sandbox.cc): writes raise "Attempt

@@ -14,8 +14,8 @@
 namespace kv::script {
 namespace {
 
-const char kProxyToReal[] = "kv_proxy_real";   // registry: proxy -> real table
-const char kRealToProxy[] = "kv_real_proxy";   // registry: real table -> proxy
+const char kProxyToReal[] = "kv_proxy_real";  // registry: proxy -> real table
+const char kRealToProxy[] = "kv_real_proxy";  // registry: real table -> proxy
 const char kRealGlobals[] = "kv_real_globals";
 const char kGlobalsProxy[] = "kv_globals_proxy";
 const char kGlobalsMeta[] = "kv_globals_meta";  // what getmetatable(_G) shows (read-only)

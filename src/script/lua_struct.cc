@@ -13,13 +13,13 @@
 // Values are Lua numbers (doubles) both ways. Where C leaves a conversion undefined (a double
 // out of an integer's range, a shift wider than the integer), the code does what the x86-64
 // instructions do, so that the bytes and values are those Redis 7.0 gives on that platform.
-#include <lua5.1/lua.hpp>
-
 #include <bit>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#include <lua5.1/lua.hpp>
 
 namespace kv::script {
 

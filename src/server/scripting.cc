@@ -179,8 +179,8 @@ constexpr std::string_view kNoScriptError = "-NOSCRIPT No matching script. Pleas
 // scriptPrepareForRun's checks of the script's flags against the server's state.
 bool Prepare(Context& c, Server& s, uint32_t flags, bool ro) {
   ReplReplica& replica = s.replica();
-  bool stale = replica.is_replica() && !replica.link_up() &&
-               !s.config().GetBool("replica-serve-stale-data");
+  bool stale =
+      replica.is_replica() && !replica.link_up() && !s.config().GetBool("replica-serve-stale-data");
   bool obey = c.session.obey;
   if (flags & script::kFlagCompat) {
     if (stale) {
@@ -301,9 +301,8 @@ void ScriptCommand(Context& c) {
     };
     c.ReplyHelp(kHelp);
   } else if (EqualsIgnoreCase(sub, "flush")) {
-    if (c.argc() > 3 ||
-        (c.argc() == 3 && !EqualsIgnoreCase(c.arg(2), "sync") &&
-         !EqualsIgnoreCase(c.arg(2), "async"))) {
+    if (c.argc() > 3 || (c.argc() == 3 && !EqualsIgnoreCase(c.arg(2), "sync") &&
+                         !EqualsIgnoreCase(c.arg(2), "async"))) {
       c.Error("SCRIPT FLUSH only support SYNC|ASYNC option");
       return;
     }
@@ -347,10 +346,8 @@ void RegisterScriptingCommands(cmd::CommandTable& t) {
   static const EvalRow kEvals[] = {
       {"eval", Eval, 0, "Execute a Lua script server side", "2.6.0"},
       {"evalsha", EvalSha, 0, "Execute a Lua script server side", "2.6.0"},
-      {"eval_ro", EvalRo, kReadOnly, "Execute a read-only Lua script server side",
-       "7.0.0"},
-      {"evalsha_ro", EvalShaRo, kReadOnly,
-       "Execute a read-only Lua script server side", "7.0.0"},
+      {"eval_ro", EvalRo, kReadOnly, "Execute a read-only Lua script server side", "7.0.0"},
+      {"evalsha_ro", EvalShaRo, kReadOnly, "Execute a read-only Lua script server side", "7.0.0"},
   };
   for (const EvalRow& e : kEvals) {
     t.Add({.name = e.name,
@@ -379,8 +376,7 @@ void RegisterScriptingCommands(cmd::CommandTable& t) {
       {"debug", 3, kNoScript, "Set the debug mode for executed scripts.", "3.2.0"},
       {"exists", -3, kNoScript, "Check existence of scripts in the script cache.", "2.6.0"},
       {"flush", -2, kNoScript, "Remove all the scripts from the script cache.", "2.6.0"},
-      {"help", 2, kLoading | kStale, "Show helpful text about the different subcommands",
-       "5.0.0"},
+      {"help", 2, kLoading | kStale, "Show helpful text about the different subcommands", "5.0.0"},
       {"kill", 2, kNoScript | kAllowBusy, "Kill the script currently in execution.", "2.6.0"},
       {"load", 3, kNoScript | kStale, "Load the specified Lua script into the script cache.",
        "2.6.0"},

@@ -24,18 +24,23 @@ void Workload(RespClient& c, std::string* sha_out = nullptr) {
   ASSERT_EQ(c.Call({"EVAL",
                     "for i = 1, 50 do redis.call('hset', KEYS[1], 'f' .. i, math.random()) end "
                     "return redis.call('hlen', KEYS[1])",
-                    "1", "h"}).integer, 50);
+                    "1", "h"})
+                .integer,
+            50);
   ASSERT_EQ(c.Call({"EVAL",
                     "for i = 1, 20 do redis.call('sadd', 's', i) end "
                     "return #redis.call('spop', 's', 5)",
-                    "0"}).integer, 5);
+                    "0"})
+                .integer,
+            5);
   c.Call({"EVAL",
           "redis.call('select', 3) redis.call('lpush', 'l', 'a', 'b') "
           "redis.call('incrbyfloat', 'fl', '2.5') return redis.call('expire', 'l', 1000)",
           "0"});
   std::string sha = c.Call({"SCRIPT", "LOAD",
                             "redis.call('incr', KEYS[1]) "
-                            "return redis.call('zincrby', 'z', ARGV[1], KEYS[1])"}).str;
+                            "return redis.call('zincrby', 'z', ARGV[1], KEYS[1])"})
+                        .str;
   ASSERT_EQ(sha.size(), 40u);
   if (sha_out) *sha_out = sha;
   for (int i = 0; i < 100; i++) {

@@ -418,7 +418,8 @@ const std::vector<Cmd> kSandbox = {
     Eval(R"(return dofile('/etc/passwd'))"),
     Eval(R"(require('x'))"),
     // What is.
-    Eval(R"(return {type(gcinfo), type(load), type(loadstring), type(coroutine), type(collectgarbage), type(rawset), type(rawget), type(rawequal), type(setmetatable), type(getmetatable), type(pcall), type(xpcall), type(unpack), type(select), type(next), type(pairs), type(ipairs), type(tonumber), type(tostring), type(assert), type(error), type(_G), type(_VERSION), type(string), type(math), type(table), type(redis), type(KEYS), type(ARGV)})"),
+    Eval(
+        R"(return {type(gcinfo), type(load), type(loadstring), type(coroutine), type(collectgarbage), type(rawset), type(rawget), type(rawequal), type(setmetatable), type(getmetatable), type(pcall), type(xpcall), type(unpack), type(select), type(next), type(pairs), type(ipairs), type(tonumber), type(tostring), type(assert), type(error), type(_G), type(_VERSION), type(string), type(math), type(table), type(redis), type(KEYS), type(ARGV)})"),
     Eval(R"(return type(cjson))"),
     Eval(R"(return type(bit))"),
     Eval(R"(return type(struct))"),
@@ -454,7 +455,8 @@ const std::vector<Cmd> kSandbox = {
     {"EVAL", R"(return ARGV)", "0", "x", "y"},
     Eval(R"(return #KEYS)"),
     // Numbers as strings.
-    Eval(R"(return {tostring(1), tostring(1.5), tostring(1e100), tostring(2^53), tostring(1/3), tostring(100), tostring(1e15), tostring(123456789012), tostring(1e14), tostring(1e16), tostring(0.1), tostring(-5), tostring(math.huge), tostring(-math.huge), tostring(math.sqrt(2)), 1 .. ''})"),
+    Eval(
+        R"(return {tostring(1), tostring(1.5), tostring(1e100), tostring(2^53), tostring(1/3), tostring(100), tostring(1e15), tostring(123456789012), tostring(1e14), tostring(1e16), tostring(0.1), tostring(-5), tostring(math.huge), tostring(-math.huge), tostring(math.sqrt(2)), 1 .. ''})"),
     Eval(R"(return {tostring(nil), tostring(true), tostring(false)})"),
     // The rest of the standard library.
     Eval(R"(return string.format('%5.2f|%d|%s|%x', 3.14159, 42, 'hi', 255))"),
@@ -464,7 +466,8 @@ const std::vector<Cmd> kSandbox = {
     Eval(R"(return string.gsub('hello', 'l', 'L'))"),
     Eval(R"(return table.concat({1,2,3}, ','))"),
     Eval(R"(return {math.floor(3.7), math.max(1,5,3)})"),
-    Eval(R"(return {tonumber('0x10'), tonumber('  12  '), tonumber('1e2'), type(tonumber('abc'))})"),
+    Eval(
+        R"(return {tonumber('0x10'), tonumber('  12  '), tonumber('1e2'), type(tonumber('abc'))})"),
     Eval(R"(return {select('#', 1, 2, 3), unpack({1,2,3})})"),
     // pcall: errors from redis.call (and error tables) come back as their message.
     Eval(R"(local ok, e = pcall(error, 'x') return {tostring(ok), e})"),
@@ -485,7 +488,8 @@ const std::vector<Cmd> kSandbox = {
     Eval(R"(return redis.replicate_commands())"),
     Eval(R"(return redis.set_repl(redis.REPL_ALL))"),
     Eval(R"(return redis.set_repl(99))"),
-    Eval(R"(return {redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING, redis.REPL_NONE, redis.REPL_AOF, redis.REPL_REPLICA, redis.REPL_SLAVE, redis.REPL_ALL})"),
+    Eval(
+        R"(return {redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING, redis.REPL_NONE, redis.REPL_AOF, redis.REPL_REPLICA, redis.REPL_SLAVE, redis.REPL_ALL})"),
     Eval(R"(return {redis.REDIS_VERSION, redis.REDIS_VERSION_NUM})"),
     Eval(R"(return redis.breakpoint())"),
     Eval(R"(return redis.debug('x'))"),
@@ -526,7 +530,8 @@ const std::vector<Cmd> kLibraries = {
     Eval(R"(return cjson.decode('[1,2,3]'))"),
     Eval(R"(return cjson.decode('[1.5,10,"x",true,false]'))"),
     Eval(R"(return cjson.decode('{"a":1}').a)"),
-    Eval(R"(local t = cjson.decode('{"a":[1,2,{"b":null}]}') return {type(t.a), #t.a, t.a[3].b == cjson.null, tostring(t.a[1])})"),
+    Eval(
+        R"(local t = cjson.decode('{"a":[1,2,{"b":null}]}') return {type(t.a), #t.a, t.a[3].b == cjson.null, tostring(t.a[1])})"),
     Eval(R"(return cjson.encode(cjson.decode('{"k":[1,2.5,"s",null,true]}')))"),
     Eval(R"(return cjson.encode(cjson.decode('[1e2, -0, 12345678901234]')))"),
     Eval(R"(return tostring(cjson.decode('123456789012345678')))"),
@@ -540,9 +545,11 @@ const std::vector<Cmd> kLibraries = {
     Eval(R"(return cjson.decode('nul'))"),
     Eval(R"(return cjson.decode('1 2'))"),
     Eval(R"(return cjson.decode())"),
-    Eval(R"(return {bit.band(0xff, 0x0f), bit.bor(1, 2, 4), bit.bxor(5, 3), bit.lshift(1, 10), bit.rshift(1024, 3), bit.arshift(-256, 4), bit.bnot(0)})"),
+    Eval(
+        R"(return {bit.band(0xff, 0x0f), bit.bor(1, 2, 4), bit.bxor(5, 3), bit.lshift(1, 10), bit.rshift(1024, 3), bit.arshift(-256, 4), bit.bnot(0)})"),
     Eval(R"(return {bit.tohex(255), bit.tohex(255, 2), bit.tohex(-1), bit.tohex(255, -4)})"),
-    Eval(R"(return {bit.tobit(2^32 + 5), bit.tobit(0xffffffff), bit.rol(1, 33), bit.ror(1, 1), bit.bswap(0x12345678), bit.lshift(1, 31)})"),
+    Eval(
+        R"(return {bit.tobit(2^32 + 5), bit.tobit(0xffffffff), bit.rol(1, 33), bit.ror(1, 1), bit.bswap(0x12345678), bit.lshift(1, 31)})"),
     Eval(R"(return bit.band())"),
     Eval(R"(return bit.tohex('x'))"),
     Eval(R"(return redis.sha1hex(''))"),
@@ -663,7 +670,8 @@ const std::vector<Cmd> kDataEffects = {
     {"EVAL", R"(return redis.call('get', KEYS[1]))", "1", "str"},
     {"EVALSHA", "4e6d8fc8bb01276962cce5371fa795a7763657ae", "1", "cnt"},
     // SELECT inside a script stays inside it.
-    Eval(R"(redis.call('select', 1) redis.call('set', 'indb1', 'yes') return redis.call('get', 'indb1'))"),
+    Eval(
+        R"(redis.call('select', 1) redis.call('set', 'indb1', 'yes') return redis.call('get', 'indb1'))"),
     {"GET", "indb1"},
     {"SELECT", "1"},
     {"GET", "indb1"},
