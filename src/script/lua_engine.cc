@@ -10,6 +10,7 @@ extern "C" {
 #include <cctype>
 #include <cstring>
 
+#include "common/logging.h"
 #include "common/sha1.h"
 #include "script/lua_internal.h"
 
@@ -69,6 +70,17 @@ std::string ErrorField(lua_State* L, const char* name, bool* present = nullptr) 
   if (present) *present = is;
   lua_pop(L, 1);
   return out;
+}
+
+// The count hook: SCRIPT KILL ends the script with an error that pcall cannot keep catching
+// (the hook then runs on every line).
+void CountHook(lua_State* L, lua_Debug*) {
+  LuaEngine* e = EngineOf(L);
+  if (!e || !e->host() || !e->host()->Interrupt()) return;
+  LOG_WARNING("Lua script killed by user with SCRIPT KILL.");
+  lua_sethook(L, CountHook, LUA_MASKLINE, 0);
+  PushError(L, "Script killed by user with SCRIPT KILL...");
+  lua_error(L);
 }
 
 void PushArray(lua_State* L, std::span<const std::string_view> items) {
@@ -243,7 +255,10 @@ void LuaEngine::Run(std::string_view sha_in, std::span<const std::string_view> k
   SetProtectedGlobal(L, "KEYS");
   PushArray(L, args);
   SetProtectedGlobal(L, "ARGV");
+  bool hooked = host.BusyThresholdMs() > 0;
+  if (hooked) lua_sethook(L, CountHook, LUA_MASKCOUNT, 100000);
   int err = lua_pcall(L, 0, 1, -2);
+  if (hooked) lua_sethook(L, nullptr, 0, 0);
   // A small GC step every 50 runs keeps Lua from a full cycle at an inopportune time.
   if (++runs_ % 50 == 0) lua_gc(L, LUA_GCSTEP, 50);
   if (err) {

@@ -57,6 +57,11 @@ class ScriptHost {
                     std::string* error) = 0;
   // redis.acl_check_cmd: whether argv names a command (and subcommand) the server knows.
   virtual bool KnownCommand(const std::vector<std::string>& argv) = 0;
+  // busy-reply-threshold in milliseconds (0: scripts are never interrupted).
+  virtual int64_t BusyThresholdMs() = 0;
+  // Called every 100,000 Lua instructions when the threshold is set: serves the clients that
+  // wait (past the threshold), and says whether SCRIPT KILL asked the script to end.
+  virtual bool Interrupt() = 0;
   // redis.log: level 0 debug, 1 verbose, 2 notice, 3 warning; false when below the verbosity.
   virtual bool LogEnabled(int level) = 0;
   virtual void Log(int level, const std::string& msg) = 0;

@@ -86,6 +86,25 @@ void Client::OnEvents(uint32_t events) {
   if ((events & EPOLLIN) && !reading_paused_) HandleReadable();
 }
 
+void Client::ServeWhileBusy() {
+  if (closed_ || blocked() || (flags_ & (kReplica | kMaster))) return;
+  for (;;) {
+    char* tail = in_.WritableTail(kReadChunk);
+    if (!tail) return;
+    ssize_t n = read(fd_.get(), tail, in_.tail_room());
+    if (n <= 0) break;  // nothing more now; an EOF or error is the loop's, once the script ends
+    in_.Commit(static_cast<size_t>(n));
+    server_.stats().net_input_bytes.Add(static_cast<uint64_t>(n));
+  }
+  ProcessInput();
+  while (out_sent_ < out_.size()) {
+    ssize_t n = write(fd_.get(), out_.data() + out_sent_, out_.size() - out_sent_);
+    if (n <= 0) break;
+    out_sent_ += static_cast<size_t>(n);
+    server_.stats().net_output_bytes.Add(static_cast<uint64_t>(n));
+  }
+}
+
 void Client::HandleReadable() {
   // Big bulk arguments are read in few calls, but the buffer only doubles per read, so a peer
   // that declares a huge length and sends nothing cannot make the server reserve it up front.
@@ -191,6 +210,19 @@ void Client::ProcessInput() {
       break;
     }
     if (n == 0) break;  // incomplete
+    if (!lock.owns_lock() && server_.script_busy()) {
+      // The script holds the lock: answer without it. A replica's or the primary's stream
+      // waits for the script instead (a reply would land inside it).
+      if (flags_ & (kReplica | kMaster)) break;
+      for (size_t i = 0; i < n; i++) {
+        const Pending& req = batch_[i];
+        if (req.argc > 0) {
+          server_.ReplyWhileBusy(std::span(batch_args_).subspan(req.first_arg, req.argc), &out_);
+        }
+        in_.Consume(req.size);
+      }
+      continue;
+    }
     if (!lock.owns_lock()) {
       lock.lock();
       server_.primary().HoldDataLinkBytes();

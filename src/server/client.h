@@ -126,6 +126,9 @@ class Client : public net::FdHandler {
   void set_blocked(bool b) { blocked_.store(b, std::memory_order_release); }
   // Continues with input that waited while the client was blocked. Loop thread.
   void ResumeInput();
+  // While a script of this poll group is busy: reads what arrived and answers it (-BUSY, or
+  // SCRIPT KILL's reply) without the keyspace lock. Closing waits for the loop. Loop thread.
+  void ServeWhileBusy();
   // The replication offset this client's last write reached (WAIT). Keyspace lock held.
   int64_t write_offset() const { return woff_; }
   void set_write_offset(int64_t o) { woff_ = o; }

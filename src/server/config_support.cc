@@ -15,7 +15,6 @@ constexpr const char* kNoClientEviction =
     "client eviction (maxmemory-clients) is not implemented yet: only keys are evicted";
 constexpr const char* kNoTls = "kvstore has no TLS support yet";
 constexpr const char* kNoCluster = "kvstore has no cluster mode";
-constexpr const char* kNoScripts = "kvstore has no scripting yet";
 constexpr const char* kNoLazyFree =
     "kvstore frees expired keys, overwritten values and a replica's old dataset synchronously; "
     "background freeing covers UNLINK, FLUSHALL/FLUSHDB ASYNC and lazyfree-lazy-user-del, "
@@ -68,8 +67,6 @@ const std::map<std::string, std::string>& Refused() {
       {"cluster-replica-no-failover", kNoCluster},
       {"cluster-replica-validity-factor", kNoCluster},
       {"cluster-require-full-coverage", kNoCluster},
-      {"lua-time-limit", kNoScripts},
-      {"busy-reply-threshold", kNoScripts},
       {"activedefrag", kNoDefrag},
       {"active-defrag-ignore-bytes", kNoDefrag},
       {"active-defrag-threshold-lower", kNoDefrag},

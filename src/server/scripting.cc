@@ -7,15 +7,20 @@
 // commands write is replicated as Redis 7.0 does it, as effects: the commands themselves (as
 // each propagates, in the db it ran in), wrapped in MULTI/EXEC when more than one, never the
 // EVAL; redis.set_repl narrows that to the AOF, the replicas or neither.
+#include <unistd.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "cmd/context.h"
 #include "cmd/key_finders.h"
+#include "common/clock.h"
 #include "common/logging.h"
 #include "common/sha1.h"
 #include "common/strutil.h"
+#include "net/socket.h"
+#include "resp/parser.h"
 #include "script/lua_engine.h"
 #include "server/aof.h"
 #include "server/client.h"
@@ -42,7 +47,47 @@ class ScriptRun final : public script::ScriptHost {
     bool compat = flags & script::kFlagCompat;
     read_only_ = read_only || (!compat && (flags & script::kFlagNoWrites));
     allow_oom_ = !compat && (flags & script::kFlagAllowOom);
+    threshold_ms_ = s.config().GetInt("busy-reply-threshold");
+    start_ms_ = MonoMs();
+    s_.script_obey_.store(session_.obey, std::memory_order_relaxed);
   }
+
+  ~ScriptRun() override {
+    if (busy_)
+      LOG_NOTICE("Slow script finished after %lld milliseconds",
+                 static_cast<long long>(MonoMs() - start_ms_));
+    // Connections accepted while busy become clients, with what they sent and was not answered.
+    for (BusyConn& bc : conns_) {
+      s_.OnAccept(std::move(bc.fd), bc.unix_socket, std::move(bc.in));
+    }
+    s_.script_busy_.store(false, std::memory_order_release);
+    s_.script_kill_.store(false, std::memory_order_relaxed);
+    s_.script_dirty_.store(false, std::memory_order_relaxed);
+  }
+
+  int64_t BusyThresholdMs() override { return threshold_ms_; }
+
+  bool Interrupt() override {
+    if (!busy_) {
+      int64_t elapsed = MonoMs() - start_ms_;
+      if (elapsed < threshold_ms_) return false;
+      LOG_WARNING(
+          "Slow script detected: still in execution after %lld milliseconds. You can try "
+          "killing the script using the SCRIPT KILL command. Script name is: %s.",
+          static_cast<long long>(elapsed), name_.c_str());
+      busy_ = true;
+      s_.script_busy_.store(true, std::memory_order_release);
+    }
+    // Clients of other poll groups see the busy state on their own threads; this group's wait
+    // on this thread, which serves them here.
+    caller_.group().ForEach([&](Client& other) {
+      if (&other != &caller_) other.ServeWhileBusy();
+    });
+    AcceptAndServe();
+    return s_.script_kill_.load(std::memory_order_acquire);
+  }
+
+  void set_name(std::string name) { name_ = std::move(name); }
 
   void Call(std::vector<std::string>& argv, const script::RunState& run, std::string* reply,
             std::string* error) override {
@@ -62,7 +107,10 @@ class ScriptRun final : public script::ScriptHost {
       mspec->stats.rejected_calls++;
       return;
     }
-    if (flags & cmd::kWrite) write_dirty_ = true;
+    if (flags & cmd::kWrite) {
+      write_dirty_ = true;
+      s_.script_dirty_.store(true, std::memory_order_relaxed);  // SCRIPT KILL refuses then
+    }
 
     resp::ReplyWriter w(reply, run.resp);
     cmd::Context ctx(args, w, s_.keyspace(), session_, s_, stats_, now_ms_);
@@ -91,6 +139,45 @@ class ScriptRun final : public script::ScriptHost {
   }
 
  private:
+  // A connection accepted while the script is busy: answered here until the script ends.
+  struct BusyConn {
+    net::Fd fd;
+    bool unix_socket;
+    std::string in;  // what it sent that was not answered yet
+  };
+
+  // New connections, as Redis' processEventsWhileBlocked accepts them: their commands get
+  // -BUSY (or SCRIPT KILL's reply) now, and they become clients once the script ends.
+  void AcceptAndServe() {
+    for (auto [fd, unix_socket] : s_.ListenFds()) {
+      for (int i = 0; i < 64; i++) {
+        auto r = net::AcceptTcp(fd);
+        if (!r.ok()) break;
+        conns_.push_back({std::move(*r), unix_socket, ""});
+      }
+    }
+    resp::ParserLimits limits;
+    for (BusyConn& bc : conns_) {
+      char buf[16384];
+      ssize_t n;
+      while ((n = read(bc.fd.get(), buf, sizeof(buf))) > 0)
+        bc.in.append(buf, static_cast<size_t>(n));
+      std::string out;
+      size_t off = 0;
+      resp::RequestParser parser;
+      while (off < bc.in.size()) {
+        auto r = parser.Parse(bc.in.data() + off, bc.in.size() - off, limits);
+        if (r != resp::RequestParser::kComplete) break;
+        if (!parser.args().empty()) s_.ReplyWhileBusy(parser.args(), &out);
+        off += parser.request_size();
+        parser.Reset();
+      }
+      bc.in.erase(0, off);
+      if (!out.empty()) [[maybe_unused]]
+        ssize_t w = write(bc.fd.get(), out.data(), out.size());
+    }
+  }
+
   // Redis' lookupCommand: a container's subcommand, or the container itself when none is given.
   const cmd::CommandSpec* Lookup(std::span<const std::string_view> args) {
     const cmd::CommandSpec* spec = s_.commands().Find(args[0]);
@@ -168,6 +255,11 @@ class ScriptRun final : public script::ScriptHost {
   bool read_only_ = false;
   bool allow_oom_ = false;
   bool write_dirty_ = false;
+  int64_t threshold_ms_ = 0;
+  int64_t start_ms_ = 0;
+  bool busy_ = false;
+  std::string name_;
+  std::vector<BusyConn> conns_;
 };
 
 namespace {
@@ -175,6 +267,12 @@ namespace {
 using cmd::Context;
 
 constexpr std::string_view kNoScriptError = "-NOSCRIPT No matching script. Please use EVAL.";
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
 
 // scriptPrepareForRun's checks of the script's flags against the server's state.
 bool Prepare(Context& c, Server& s, uint32_t flags, bool ro) {
@@ -267,6 +365,7 @@ void EvalGeneric(Context& c, bool evalsha, bool ro) {
   const script::Script* script = lua.Find(sha);
   if (!Prepare(c, s, script->flags, ro)) return;
   ScriptRun run(s, s.current_client(), c, script->flags, ro, s.oom_before_command());
+  run.set_name(Lower(sha));
   size_t n = static_cast<size_t>(*numkeys);
   lua.Run(sha, c.args.subspan(3, n), c.args.subspan(3 + n), run, c.out);
 }
@@ -319,7 +418,8 @@ void ScriptCommand(Context& c) {
     }
     c.out.Bulk(sha);
   } else if (EqualsIgnoreCase(sub, "kill")) {
-    // A script holds the keyspace lock until it ends: none is running while this runs.
+    // A script holds the keyspace lock until it ends: none runs while this does (a busy
+    // script's SCRIPT KILL is answered by ReplyWhileBusy).
     c.Error("-NOTBUSY No scripts in execution right now.");
   } else if (EqualsIgnoreCase(sub, "debug")) {
     c.Error("SCRIPT DEBUG (the Lua debugger) is not supported by kvstore");
@@ -327,6 +427,40 @@ void ScriptCommand(Context& c) {
 }
 
 }  // namespace
+
+void Server::ReplyWhileBusy(std::span<const std::string_view> args, std::string* out) {
+  resp::ReplyWriter w(out, 2);
+  if (args.size() == 2 && EqualsIgnoreCase(args[0], "script") &&
+      EqualsIgnoreCase(args[1], "kill")) {
+    if (script_obey_.load(std::memory_order_relaxed)) {
+      w.Error(
+          "-UNKILLABLE The busy script was sent by a master instance in the context of "
+          "replication and cannot be killed.");
+    } else if (script_dirty_.load(std::memory_order_relaxed)) {
+      w.Error(
+          "-UNKILLABLE Sorry the script already executed write commands against the dataset. "
+          "You can either wait the script termination or kill the server in a hard way using "
+          "the SHUTDOWN NOSAVE command.");
+    } else {
+      script_kill_.store(true, std::memory_order_release);
+      w.Ok();
+    }
+    return;
+  }
+  if (args.size() == 2 && EqualsIgnoreCase(args[0], "shutdown") &&
+      EqualsIgnoreCase(args[1], "nosave")) {
+    // As Redis: the server exits at once, the script unfinished. Its writes are not in the AOF
+    // (a command's writes reach it when the command ends) and nothing is saved.
+    LOG_WARNING("User requested shutdown while a script was busy: exiting without saving");
+    if (!unix_socket_path_.empty()) unlink(unix_socket_path_.c_str());
+    std::string pidfile = config_->GetString("pidfile");
+    if (!pidfile.empty()) unlink(pidfile.c_str());
+    LOG_WARNING("kvstore is now ready to exit, bye bye...");
+    _exit(0);
+  }
+  w.Error(
+      "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
+}
 
 script::LuaEngine& Server::lua() {
   if (!lua_) lua_ = std::make_unique<script::LuaEngine>(kRedisCompatVersion);

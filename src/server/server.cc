@@ -31,6 +31,7 @@ class Server::Listener : public net::FdHandler {
   Listener(Server& s, net::Fd fd, bool unix_socket)
       : server_(s), fd_(std::move(fd)), unix_(unix_socket) {}
   int fd() const { return fd_.get(); }
+  bool unix_socket() const { return unix_; }
   void OnEvents(uint32_t) override {
     for (int i = 0; i < 64; i++) {  // bounded, so one busy listener cannot starve the loop
       auto r = net::AcceptTcp(fd_.get());
@@ -401,7 +402,13 @@ Status Server::StartListeners() {
   return Status::Ok();
 }
 
-void Server::OnAccept(net::Fd fd, bool unix_socket) {
+std::vector<std::pair<int, bool>> Server::ListenFds() const {
+  std::vector<std::pair<int, bool>> out;
+  for (const auto& l : listeners_) out.emplace_back(l->fd(), l->unix_socket());
+  return out;
+}
+
+void Server::OnAccept(net::Fd fd, bool unix_socket, std::string input) {
   stats_.total_connections++;
   const char* reject = nullptr;
   if (stats_.connected_clients.load() >= static_cast<uint64_t>(maxclients_.load())) {
@@ -430,7 +437,12 @@ void Server::OnAccept(net::Fd fd, bool unix_socket) {
     net::SetKeepAlive(fd.get(), static_cast<int>(ka));
   }
   size_t g = next_group_.fetch_add(1) % groups_.size();
-  groups_[g]->Adopt(std::move(fd), NextClientId());
+  if (input.empty()) {
+    groups_[g]->Adopt(std::move(fd), NextClientId());
+  } else {
+    groups_[g]->Adopt(std::move(fd), NextClientId(),
+                      [input = std::move(input)](Client& c) { c.InjectInput(input); });
+  }
 }
 
 void Server::RegisterClient(Client* c) { clients_[c->id()] = c; }

@@ -241,6 +241,10 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::string WritesDeniedError() const;
   // min-replicas-to-write is met (or off).
   bool GoodReplicasForWrites() const;
+  // A script past busy-reply-threshold: commands get -BUSY, SCRIPT KILL and SHUTDOWN NOSAVE
+  // are served, all without the keyspace lock (which the script holds). Any thread.
+  bool script_busy() const { return script_busy_.load(std::memory_order_acquire); }
+  void ReplyWhileBusy(std::span<const std::string_view> args, std::string* out);
   // The command running now found memory over maxmemory with nothing left to evict.
   bool oom_before_command() const { return oom_before_command_; }
 
@@ -264,7 +268,10 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   class ChildWatch;
   void WireConfig();
   Status StartListeners();
-  void OnAccept(net::Fd fd, bool unix_socket);
+  // A new connection; `input` is what it already sent (one accepted while a script was busy).
+  void OnAccept(net::Fd fd, bool unix_socket, std::string input = "");
+  // The listening sockets (fd, whether a Unix socket).
+  std::vector<std::pair<int, bool>> ListenFds() const;
   // Periodic work (hz times a second): expiry, rehashing, metrics. Keyspace lock taken inside.
   int64_t Cron();
   // Execute's body: resolve, check, run and account one command.
@@ -323,6 +330,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Client* current_client_ = nullptr;
   bool running_queued_ = false;  // RunQueued
   bool oom_before_command_ = false;
+  std::atomic<bool> script_busy_{false}, script_kill_{false}, script_dirty_{false},
+      script_obey_{false};
   std::unique_ptr<script::LuaEngine> lua_;
   std::map<std::pair<int, std::string>, std::vector<Client*>> watchers_;
   // Clients blocked on each key, in arrival order (served first come, first served).
