@@ -112,5 +112,21 @@ TEST(ScriptingReplication, TheAofReplaysTheEffects) {
   EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, digest);
 }
 
+// INFO memory counts the interpreter's memory and the cached scripts as Redis does.
+TEST(ScriptingInfo, MemoryCountsTheCache) {
+  ServerProcess s(Kind::kKvstore);
+  RespClient c(s.port());
+  EXPECT_EQ(InfoField(c, "memory", "number_of_cached_scripts"), "0");
+  c.Call({"SCRIPT", "LOAD", "return 1"});
+  c.Call({"EVAL", "return 2", "0"});
+  EXPECT_EQ(InfoField(c, "memory", "number_of_cached_scripts"), "2");
+  EXPECT_GT(std::stoll(InfoField(c, "memory", "used_memory_lua")), 10000);
+  EXPECT_GT(std::stoll(InfoField(c, "memory", "used_memory_scripts")), 0);
+  EXPECT_EQ(InfoField(c, "memory", "used_memory_vm_eval"), InfoField(c, "memory", "used_memory_lua"));
+  EXPECT_EQ(c.Call({"SCRIPT", "FLUSH"}).str, "OK");
+  EXPECT_EQ(InfoField(c, "memory", "number_of_cached_scripts"), "0");
+  EXPECT_EQ(InfoField(c, "memory", "used_memory_scripts"), "0");
+}
+
 }  // namespace
 }  // namespace kv::test
