@@ -27,6 +27,7 @@ Cases (--cases, comma-separated names):
   xrange     XRANGE feed - + COUNT 10               (feed: 100,000 entries of two fields)
   xread      XREAD COUNT 10 STREAMS feed 0-0
   xreadgroup XREADGROUP GROUP g c COUNT 1 STREAMS feed >  (the group set back to 0 before each run)
+  evalsha    EVALSHA <sha> 1 c:__rand_int__       (a loaded script: INCR and GET of one key)
 
 --memory N measures instead the memory a stream of N entries (XADD s * f __rand_int__, one
 12-digit value per entry) takes on each server: used_memory and RSS growth, per entry.
@@ -35,6 +36,7 @@ Usage: bench/types_bench.py [--runs 5] [--requests 200000] [--pipelines 1,16] [-
        bench/types_bench.py --memory 1000000
 """
 import argparse
+import hashlib
 import os
 import random
 import statistics
@@ -43,6 +45,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from redis_bench import ROOT, Server  # noqa: E402
+
+# The script of the evalsha case (loaded on both servers first): INCR and GET of one key.
+INCR_GET = "redis.call('incr', KEYS[1]) return redis.call('get', KEYS[1])"
 
 CASES = {
     "setbit": ["SETBIT", "bm:__rand_int__", "1000", "1"],
@@ -62,6 +67,7 @@ CASES = {
     "xrange": ["XRANGE", "feed", "-", "+", "COUNT", "10"],
     "xread": ["XREAD", "COUNT", "10", "STREAMS", "feed", "0-0"],
     "xreadgroup": ["XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "feed", ">"],
+    "evalsha": ["EVALSHA", hashlib.sha1(INCR_GET.encode()).hexdigest(), "1", "c:__rand_int__"],
 }
 
 
@@ -139,6 +145,7 @@ def main():
                                 "-r", "1000000", "-P", "64", "XADD", "feed", "*", "f", "v", "n",
                                 "__rand_int__"], capture_output=True, check=True)
                 srv.command("XGROUP", "CREATE", "feed", "g", "0")
+            srv.command("SCRIPT", "LOAD", INCR_GET)
             if any(c.startswith("geo") for c in cases):
                 rng = random.Random(7)
                 for batch in range(100):
