@@ -7,6 +7,7 @@ extern "C" {
 #include <lua5.1/lua-cjson.h>
 }
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -230,27 +231,28 @@ bool LuaEngine::Load(std::string_view body, std::string* sha, std::string* err) 
     lua_pop(lua_, 1);
     return false;
   }
-  lua_setfield(lua_, LUA_REGISTRYINDEX, ("f_" + *sha).c_str());
+  int ref = luaL_ref(lua_, LUA_REGISTRYINDEX);
   cache_bytes_ += body.size() + sha->size() + sizeof(Script) + 64;
-  cache_.emplace(*sha, Script{std::string(body), flags});
+  cache_.emplace(*sha, Script{*sha, std::string(body), flags, ref});
   return true;
 }
 
 const Script* LuaEngine::Find(std::string_view sha) const {
   if (sha.size() != 40) return nullptr;
-  auto it = cache_.find(Lower(sha));
+  bool lower = std::none_of(sha.begin(), sha.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+  auto it = lower ? cache_.find(sha) : cache_.find(Lower(sha));
   return it == cache_.end() ? nullptr : &it->second;
 }
 
-void LuaEngine::Run(std::string_view sha_in, std::span<const std::string_view> keys,
+void LuaEngine::Run(const Script& script, std::span<const std::string_view> keys,
                     std::span<const std::string_view> args, ScriptHost& host,
                     resp::ReplyWriter& w) {
   lua_State* L = lua_;
-  std::string sha = Lower(sha_in);
+  const std::string& sha = script.sha;
   host_ = &host;
   run_ = RunState{};
   lua_getglobal(L, kErrorHandler);
-  lua_getfield(L, LUA_REGISTRYINDEX, ("f_" + sha).c_str());
+  lua_rawgeti(L, LUA_REGISTRYINDEX, script.ref);
   PushArray(L, keys);
   SetProtectedGlobal(L, "KEYS");
   PushArray(L, args);

@@ -68,8 +68,10 @@ class ScriptHost {
 };
 
 struct Script {
+  std::string sha;  // 40 lowercase hex digits
   std::string body;
   uint32_t flags = kFlagCompat;
+  int ref = 0;  // the compiled function, in the interpreter's registry
 };
 
 class LuaEngine {
@@ -86,8 +88,8 @@ class LuaEngine {
   bool Load(std::string_view body, std::string* sha, std::string* err);
   // The cached script of a SHA1 (any letter case), or null.
   const Script* Find(std::string_view sha) const;
-  // Runs a cached script with its KEYS and ARGV; its reply (or error) goes to `w`.
-  void Run(std::string_view sha, std::span<const std::string_view> keys,
+  // Runs a cached script (Find's) with its KEYS and ARGV; its reply (or error) goes to `w`.
+  void Run(const Script& script, std::span<const std::string_view> keys,
            std::span<const std::string_view> args, ScriptHost& host, resp::ReplyWriter& w);
   // SCRIPT FLUSH: a fresh interpreter and an empty cache.
   void Reset();
@@ -112,6 +114,7 @@ class LuaEngine {
   std::string version_;
   lua_State* lua_ = nullptr;
   std::map<std::string, Script, std::less<>> cache_;  // by lowercase sha
+  int keys_ref_ = 0, argv_ref_ = 0;  // registry refs of the names "KEYS" and "ARGV"
   size_t cache_bytes_ = 0;
   ScriptHost* host_ = nullptr;
   RunState run_;

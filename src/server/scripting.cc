@@ -47,7 +47,7 @@ class ScriptRun final : public script::ScriptHost {
     bool compat = flags & script::kFlagCompat;
     read_only_ = read_only || (!compat && (flags & script::kFlagNoWrites));
     allow_oom_ = !compat && (flags & script::kFlagAllowOom);
-    threshold_ms_ = s.config().GetInt("busy-reply-threshold");
+    threshold_ms_ = s.busy_reply_threshold_ms_;
     start_ms_ = MonoMs();
     s_.script_obey_.store(session_.obey, std::memory_order_relaxed);
   }
@@ -268,12 +268,6 @@ using cmd::Context;
 
 constexpr std::string_view kNoScriptError = "-NOSCRIPT No matching script. Please use EVAL.";
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
 // scriptPrepareForRun's checks of the script's flags against the server's state.
 bool Prepare(Context& c, Server& s, uint32_t flags, bool ro) {
   ReplReplica& replica = s.replica();
@@ -348,26 +342,26 @@ void EvalGeneric(Context& c, bool evalsha, bool ro) {
     return;
   }
   script::LuaEngine& lua = s.lua();
-  std::string sha;
+  const script::Script* script;
   if (evalsha) {
-    if (!lua.Find(c.arg(1))) {
+    script = lua.Find(c.arg(1));
+    if (!script) {
       c.Error(kNoScriptError);
       return;
     }
-    sha = c.arg(1);
   } else {
-    std::string err;
+    std::string sha, err;
     if (!lua.Load(c.arg(1), &sha, &err)) {
       c.Error(err);
       return;
     }
+    script = lua.Find(sha);
   }
-  const script::Script* script = lua.Find(sha);
   if (!Prepare(c, s, script->flags, ro)) return;
   ScriptRun run(s, s.current_client(), c, script->flags, ro, s.oom_before_command());
-  run.set_name(Lower(sha));
+  run.set_name(script->sha);
   size_t n = static_cast<size_t>(*numkeys);
-  lua.Run(sha, c.args.subspan(3, n), c.args.subspan(3 + n), run, c.out);
+  lua.Run(*script, c.args.subspan(3, n), c.args.subspan(3 + n), run, c.out);
 }
 
 void Eval(Context& c) { EvalGeneric(c, false, false); }

@@ -128,6 +128,7 @@ void Server::WireConfig() {
   int_field("slowlog-max-len", &slowlog_max_len_);
   int_field("latency-monitor-threshold", &latency_threshold_ms_);
   int_field("min-replicas-to-write", &min_replicas_to_write_);
+  int_field("busy-reply-threshold", &busy_reply_threshold_ms_);
   c.OnApply("requirepass", [this](const std::string& v) {
     auth_required_ = !v.empty();
     return Status::Ok();

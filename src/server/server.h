@@ -353,6 +353,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   int busy_poll_us_ = 0;  // io-busy-poll-us
   // Mirrors of configuration read on every command.
   int64_t slowlog_slower_than_us_ = 10000;
+  int64_t busy_reply_threshold_ms_ = 5000;
   int64_t slowlog_max_len_ = 128;
   int64_t latency_threshold_ms_ = 0;
   int64_t min_replicas_to_write_ = 0;  // the config, read on every write
