@@ -159,21 +159,24 @@ void SpopWorkload(RespClient& c) {
   c.Call({"SET", "marker", "end"});
 }
 
+// What a raw replica of a fresh `kind` server reads while `workload` runs, as `read` renders it.
+// Writes start once the snapshot is through, as they would for a real replica.
+std::vector<std::string> StreamOf(Kind kind, void (*workload)(RespClient&),
+                                  std::vector<std::string> (*read)(StreamReader&)) {
+  ServerProcess s(kind);
+  StreamReader stream(s.port());
+  RespClient c(s.port());
+  EXPECT_TRUE(WaitFor([&] {
+    return InfoField(c, "replication", "slave0").find("state=online") != std::string::npos;
+  }));
+  workload(c);
+  return read(stream);
+}
+
 TEST(Propagation, SpopWithCountStreamMatchesRedis) {
   if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
-  std::vector<std::string> shapes[2];
-  int i = 0;
-  for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
-    ServerProcess s(kind);
-    StreamReader stream(s.port());
-    RespClient c(s.port());
-    // Writes start once the snapshot is through, as they would for a real replica.
-    ASSERT_TRUE(WaitFor([&] {
-      return InfoField(c, "replication", "slave0").find("state=online") != std::string::npos;
-    }));
-    SpopWorkload(c);
-    shapes[i++] = StreamShape(stream);
-  }
+  std::vector<std::string> shapes[2] = {StreamOf(Kind::kKvstore, SpopWorkload, StreamShape),
+                                         StreamOf(Kind::kRedis, SpopWorkload, StreamShape)};
   const std::vector<std::string> kExpected = {
       "SADD s 0 1 ... (5002 args)", "SET marker a", "MULTI", "SREM x3000", "EXEC",
       "SET marker b", "SREM x1", "SET marker c", "DEL s", "SADD t 0 1 ... (12 args)",
@@ -248,18 +251,8 @@ void ScriptWorkload(RespClient& c) {
 
 TEST(Propagation, ScriptEffectsStreamMatchesRedis) {
   if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
-  std::vector<std::string> lines[2];
-  int i = 0;
-  for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
-    ServerProcess s(kind);
-    StreamReader stream(s.port());
-    RespClient c(s.port());
-    ASSERT_TRUE(WaitFor([&] {
-      return InfoField(c, "replication", "slave0").find("state=online") != std::string::npos;
-    }));
-    ScriptWorkload(c);
-    lines[i++] = StreamLines(stream);
-  }
+  std::vector<std::string> lines[2] = {StreamOf(Kind::kKvstore, ScriptWorkload, StreamLines),
+                                        StreamOf(Kind::kRedis, ScriptWorkload, StreamLines)};
   const std::vector<std::string> kExpected = {
       "SELECT 0", "MULTI", "SET k v", "INCR n", "EXEC",
       "SELECT 2", "MULTI", "SET x 1", "SELECT 0", "SET y 2", "EXEC",
