@@ -1,7 +1,8 @@
 // What Redis 7.0 declares about each command beyond what kvstore's registrations drive: key
 // specs, command tips, and the flags and ACL categories that only describe a command here
-// (kvstore has no asynchronous loading, no busy scripts and no ACL users, so no_async_loading,
-// allow_busy and the categories change nothing but COMMAND's replies). CommandTable attaches a
+// (kvstore has no asynchronous loading and no ACL users, so no_async_loading and the
+// categories change nothing but COMMAND's replies; allow_busy marks what a busy script's
+// server still answers, Server::ReplyWhileBusy). CommandTable attaches a
 // command's row when the command is registered, so every family registers only what it runs.
 #pragma once
 

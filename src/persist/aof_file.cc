@@ -220,6 +220,10 @@ Status WriteAofCommands(store::Keyspace& ks, Sink& sink, const AofCommandsOption
   CommandWriter w(sink);
   uint64_t keys = 0;
   if (opts.timestamp) w.Raw("#TS:" + std::to_string(opts.now_s) + "\r\n");
+  for (const std::string& code : opts.functions) {
+    w.Raw("*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n");
+    w.Bulk(code);
+  }
   Status st;
   for (int i = 0; i < ks.num_dbs() && st.ok(); i++) {
     store::Db& db = ks.db(i);

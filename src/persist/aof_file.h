@@ -53,9 +53,12 @@ struct AofCommandsOptions {
   int key_save_delay_us = 0;
   // Called every 1024 keys with the keys written so far.
   std::function<void(uint64_t keys)> progress;
+  // The function libraries' codes, written first as FUNCTION LOAD commands.
+  std::vector<std::string> functions;
 };
 
-// The dataset as Redis' rewriteAppendOnlyFileRio writes it: per non-empty db a SELECT, then per
+// The dataset as Redis' rewriteAppendOnlyFileRio writes it: FUNCTION LOAD per library, then per
+// non-empty db a SELECT, then per
 // key SET / RPUSH / SADD / ZADD / HMSET (in batches of 64 items) and PEXPIREAT for a TTL.
 Status WriteAofCommands(store::Keyspace& ks, Sink& sink, const AofCommandsOptions& opts,
                         uint64_t* keys_written);

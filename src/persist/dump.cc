@@ -10,6 +10,18 @@
 
 namespace kv::persist {
 
+namespace {
+
+// Appends the version and the checksum.
+void AddFooter(std::string& out) {
+  out.push_back(static_cast<char>(kRdbVersion & 0xff));
+  out.push_back(static_cast<char>((kRdbVersion >> 8) & 0xff));
+  uint64_t crc = Crc64(0, out.data(), out.size());
+  out.append(reinterpret_cast<const char*>(&crc), 8);  // little-endian hosts
+}
+
+}  // namespace
+
 std::string DumpValue(const store::Value& v, const store::EncodingLimits& limits,
                       bool compression) {
   StringSink sink;
@@ -20,12 +32,37 @@ std::string DumpValue(const store::Value& v, const store::EncodingLimits& limits
   RdbWriter w(sink, opts);
   (void)w.WriteObject(v);  // a StringSink does not fail
   (void)w.Flush();
-  std::string& out = sink.str();
-  out.push_back(static_cast<char>(kRdbVersion & 0xff));
-  out.push_back(static_cast<char>((kRdbVersion >> 8) & 0xff));
-  uint64_t crc = Crc64(0, out.data(), out.size());
-  out.append(reinterpret_cast<const char*>(&crc), 8);  // little-endian hosts
-  return out;
+  AddFooter(sink.str());
+  return std::move(sink.str());
+}
+
+std::string DumpFunctions(const std::vector<std::string>& codes) {
+  StringSink sink;
+  RdbWriteOptions opts;
+  opts.checksum = false;
+  RdbWriter w(sink, opts);
+  (void)w.WriteFunctions(codes);  // a StringSink does not fail
+  (void)w.Flush();
+  AddFooter(sink.str());
+  return std::move(sink.str());
+}
+
+Result<std::vector<std::string>> FunctionCodes(std::string_view payload) {
+  MemorySource src(payload.substr(0, payload.size() - 10));
+  ValueReader reader(src, store::EncodingLimits{});
+  std::vector<std::string> codes;
+  std::string scratch;
+  while (src.remaining() > 0) {
+    auto type = reader.ReadByte();
+    if (!type.ok()) return Status::Corruption("can not read data type");
+    if (*type == kOpFunctionPreGa)
+      return Status::Corruption("Pre-GA function format not supported");
+    if (*type != kOpFunction2) return Status::Corruption("given type is not a function");
+    auto code = reader.ReadString(scratch);
+    if (!code.ok()) return Status::Corruption("Failed loading library payload");
+    codes.emplace_back(*code);
+  }
+  return codes;
 }
 
 Status VerifyDumpPayload(std::string_view p) {

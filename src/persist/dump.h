@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "store/keyspace.h"
@@ -22,5 +23,13 @@ Status VerifyDumpPayload(std::string_view payload);
 // Builds the value of a verified payload; Corruption on malformed data. A payload holding a
 // module value (which kvstore cannot represent) is Corruption too.
 Result<store::Value> RestoreValue(std::string_view payload, const store::EncodingLimits& limits);
+
+// FUNCTION DUMP's payload: one FUNCTION2 record (the library's code as an RDB string) per
+// library, then the same footer.
+std::string DumpFunctions(const std::vector<std::string>& codes);
+
+// The library codes of a verified FUNCTION DUMP payload; Corruption with Redis' message
+// (functionRestoreCommand's) when it holds anything else.
+Result<std::vector<std::string>> FunctionCodes(std::string_view payload);
 
 }  // namespace kv::persist

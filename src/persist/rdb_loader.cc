@@ -262,7 +262,7 @@ Status Loader::ReadBody() {
       case kOpFunction2: {
         auto code = reader_.ReadString(scratch_);
         if (!code.ok()) return Fail(code.status(), at);
-        if (opts_.warn) opts_.warn("skipping a function library (kvstore has no functions)");
+        res_->functions.emplace_back(*code);
         continue;
       }
       case kOpFunctionPreGa:

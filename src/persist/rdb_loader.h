@@ -1,6 +1,7 @@
 // Loads an RDB stream (versions 1 to 11; everything Redis 7.0 writes and loads) into a keyspace:
 // the header, AUX fields, SELECTDB/RESIZEDB, expire times in seconds and milliseconds, IDLE and
-// FREQ, FUNCTION2 and MODULE_AUX (skipped with a warning: kvstore has no functions or modules),
+// FREQ, FUNCTION2 (the library codes are handed back) and MODULE_AUX (skipped with a warning:
+// kvstore has no modules),
 // every value type, EOF and the CRC-64 trailer.
 //
 // A source that holds the whole stream in memory (a mapped file) is parsed in place, and its
@@ -16,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "persist/sink.h"
@@ -39,7 +41,7 @@ struct RdbLoadOptions {
   std::function<void(uint64_t offset)> progress;
   // key-load-delay: microseconds to sleep after each key (DebugKeyDelay).
   int key_load_delay_us = 0;
-  // Receives warnings (skipped module data, functions).
+  // Receives warnings (skipped module data).
   std::function<void(const std::string&)> warn;
 };
 
@@ -50,6 +52,7 @@ struct RdbLoadResult {
   uint64_t expired_skipped = 0;
   uint64_t empty_skipped = 0;
   uint64_t module_values_skipped = 0;
+  std::vector<std::string> functions;  // FUNCTION2 records: library codes, in file order
   uint64_t bytes = 0;
 };
 

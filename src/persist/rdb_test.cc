@@ -111,6 +111,41 @@ TEST(Rdb, RoundTripKeepsEveryValueAndEncoding) {
   EXPECT_LT(Save(a, true).size(), Save(a, false).size());
 }
 
+// Function libraries go out after the AUX fields and come back in order; FUNCTION DUMP's payload
+// holds the same records and nothing else may be in it.
+TEST(Rdb, FunctionLibrariesRoundTrip) {
+  std::vector<std::string> codes = {
+      "#!lua name=a\nredis.register_function('f', function() return 1 end)",
+      "#!lua name=b\n" + std::string(3000, '-') + "\nredis.register_function('g', function() end)"};
+  Keyspace a(16);
+  a.Set(0, "k", Value::String("v"));
+  for (bool compression : {false, true}) {
+    StringSink sink;
+    RdbWriteOptions opts;
+    opts.compression = compression;
+    opts.functions = codes;
+    ASSERT_TRUE(WriteRdb(a, sink, opts, StandardAux({"7.0.15"}), nullptr).ok());
+    Keyspace b(16);
+    MemorySource src(sink.str());
+    RdbLoadResult res;
+    ASSERT_TRUE(LoadRdb(src, b, {}, &res).ok());
+    EXPECT_EQ(res.functions, codes);
+    EXPECT_EQ(res.keys_loaded, 1u);
+  }
+  std::string payload = DumpFunctions(codes);
+  ASSERT_TRUE(VerifyDumpPayload(payload).ok());
+  auto back = FunctionCodes(payload);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, codes);
+  EXPECT_TRUE(FunctionCodes(DumpFunctions({}))->empty());
+  // A key's payload is not a function's.
+  std::string value = DumpValue(Value::String("x"), store::EncodingLimits{}, false);
+  EXPECT_EQ(FunctionCodes(value).status().message(), "given type is not a function");
+  // A record cut short.
+  std::string cut = payload.substr(0, 20) + payload.substr(payload.size() - 10);
+  EXPECT_EQ(FunctionCodes(cut).status().message(), "Failed loading library payload");
+}
+
 // A sink written in place: windows of varying sizes (down to one byte) into its string, some
 // committed only in part.
 class WindowSink : public Sink {
@@ -365,7 +400,9 @@ TEST(Rdb, LoadsTheEncodingsOfOlderFiles) {
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(res.version, 9);
   EXPECT_EQ(res.keys_loaded, 10u);
-  EXPECT_EQ(warnings.size(), 2u);  // module aux data, function library
+  EXPECT_EQ(warnings.size(), 1u);  // module aux data
+  ASSERT_EQ(res.functions.size(), 1u);
+  EXPECT_EQ(res.functions[0], "#!lua name=lib\nredis.register_function('f', function() end)");
   store::Db& db = ks.db(0);
   EXPECT_EQ(db.GetExpire(db.Find("old-expire")), int64_t{0x7f000000} * 1000);
   EXPECT_EQ(db.Find("linked-list")->value.object()->Size(), 2u);

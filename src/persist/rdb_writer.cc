@@ -378,6 +378,14 @@ Status RdbWriter::WriteHeader(const std::vector<std::pair<std::string, std::stri
     PutString(name);
     PutString(value);
   }
+  return WriteFunctions(opts_.functions);
+}
+
+Status RdbWriter::WriteFunctions(const std::vector<std::string>& codes) {
+  for (const std::string& code : codes) {
+    PutByte(kOpFunction2);
+    PutString(code);
+  }
   return FlushIfFull();
 }
 

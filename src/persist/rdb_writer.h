@@ -42,14 +42,19 @@ struct RdbWriteOptions {
   std::function<void()> tick;
   // rdb-key-save-delay: microseconds to sleep after each key (DebugKeyDelay).
   int key_save_delay_us = 0;
+  // The function libraries' codes, written after the AUX fields as FUNCTION2 records.
+  std::vector<std::string> functions;
 };
 
 class RdbWriter {
  public:
   RdbWriter(Sink& sink, RdbWriteOptions opts);
 
-  // "REDIS0010" followed by AUX fields (name, value) in the given order.
+  // "REDIS0010" followed by AUX fields (name, value) in the given order, then the options'
+  // function libraries.
   Status WriteHeader(const std::vector<std::pair<std::string, std::string>>& aux);
+  // One FUNCTION2 record per library code.
+  Status WriteFunctions(const std::vector<std::string>& codes);
   // SELECTDB, RESIZEDB and every key of `db` (expired ones included, as Redis does).
   Status WriteDb(int index, store::Db& db, const store::Keyspace& ks);
   // EOF and the checksum (zero when checksums are off), then flushes.

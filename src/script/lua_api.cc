@@ -3,11 +3,14 @@
 // flags, replicate_commands (always true), breakpoint (false: no debugger) and debug (nothing),
 // acl_check_cmd, REDIS_VERSION(_NUM); the global pcall that hands back an error table's message;
 // math.random and math.randomseed on Redis' own generator.
+#include <strings.h>
+
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "common/logging.h"
 #include "common/sha1.h"
 #include "script/lua_internal.h"
 
@@ -182,7 +185,9 @@ int Log(lua_State* L) {
     return lua_error(L);
   }
   LuaEngine* e = EngineOf(L);
-  if (!e || !e->host() || !e->host()->LogEnabled(level)) return 0;
+  ScriptHost* host = e ? e->host() : nullptr;
+  // A library's code logs while it loads, with no script running.
+  if (host ? !host->LogEnabled(level) : level < static_cast<int>(GetLogLevel())) return 0;
   std::string msg;
   for (int j = 1; j < argc; j++) {
     size_t len;
@@ -192,7 +197,163 @@ int Log(lua_State* L) {
       msg.append(s, len);
     }
   }
-  e->host()->Log(level, msg);
+  if (host) {
+    host->Log(level, msg);
+  } else {
+    kv::Log(static_cast<LogLevel>(level), "%s", msg.c_str());
+  }
+  return 0;
+}
+
+// Redis' functionsVerifyName: letters, digits and underscores, at least one.
+bool ValidName(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+// The string at `idx` (a number counts, as lua_isstring says), or false.
+bool StringAt(lua_State* L, int idx, std::string* out) {
+  if (!lua_isstring(L, idx)) return false;
+  size_t len;
+  const char* s = lua_tolstring(L, idx, &len);
+  out->assign(s, len);
+  return true;
+}
+
+// The flags table on top of the stack; false on one Redis does not know (or not a string).
+bool ReadFunctionFlags(lua_State* L, uint32_t* flags) {
+  *flags = 0;
+  for (int j = 1;; j++) {
+    lua_pushnumber(L, j);
+    lua_gettable(L, -2);
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      return true;
+    }
+    bool found = false;
+    if (lua_isstring(L, -1)) {
+      const char* name = lua_tostring(L, -1);
+      for (const auto& [n, f] : kFlagNames) {
+        if (strcasecmp(n, name) == 0) {
+          *flags |= f;
+          found = true;
+          break;
+        }
+      }
+    }
+    lua_pop(L, 1);
+    if (!found) return false;
+  }
+}
+
+// redis.register_function{function_name=..., callback=..., flags={...}, description=...}.
+// Leaves the callback on top of the stack; false with *err.
+bool ReadNamedArgs(lua_State* L, FunctionDef* def, const char** err) {
+  if (!lua_istable(L, 1)) {
+    *err =
+        "calling redis.register_function with a single argument is only applicable to Lua table "
+        "(representing named arguments).";
+    return false;
+  }
+  bool has_name = false, has_callback = false;
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    if (!lua_isstring(L, -2)) {
+      *err = "named argument key given to redis.register_function is not a string";
+      return false;
+    }
+    const char* key = lua_tostring(L, -2);
+    if (strcasecmp(key, "function_name") == 0) {
+      if (!StringAt(L, -1, &def->name)) {
+        *err = "function_name argument given to redis.register_function must be a string";
+        return false;
+      }
+      has_name = true;
+    } else if (strcasecmp(key, "description") == 0) {
+      if (!StringAt(L, -1, &def->desc)) {
+        *err = "description argument given to redis.register_function must be a string";
+        return false;
+      }
+      def->has_desc = true;
+    } else if (strcasecmp(key, "callback") == 0) {
+      if (!lua_isfunction(L, -1)) {
+        *err = "callback argument given to redis.register_function must be a function";
+        return false;
+      }
+      lua_pushvalue(L, -1);
+      lua_replace(L, 2);  // the callback's slot
+      has_callback = true;
+    } else if (strcasecmp(key, "flags") == 0) {
+      if (!lua_istable(L, -1)) {
+        *err =
+            "flags argument to redis.register_function must be a table representing function "
+            "flags";
+        return false;
+      }
+      if (!ReadFunctionFlags(L, &def->flags)) {
+        *err = "unknown flag given";
+        return false;
+      }
+    } else {
+      *err = "unknown argument given to redis.register_function";
+      return false;
+    }
+    lua_pop(L, 1);
+  }
+  if (!has_name) {
+    *err = "redis.register_function must get a function name argument";
+    return false;
+  }
+  if (!has_callback) {
+    *err = "redis.register_function must get a callback argument";
+    return false;
+  }
+  lua_settop(L, 2);
+  return true;
+}
+
+// redis.register_function(name, callback) or redis.register_function{...}, while a library
+// loads (luaRegisterFunction in function_lua.c, with its messages).
+int RegisterFunction(lua_State* L) {
+  LuaEngine* e = EngineOf(L);
+  std::vector<FunctionDef>* defs = e ? e->loading() : nullptr;
+  if (!defs) {
+    PushError(L, "redis.register_function can only be called on FUNCTION LOAD command");
+    return lua_error(L);
+  }
+  FunctionDef def;
+  const char* err = nullptr;
+  int argc = lua_gettop(L);
+  if (argc < 1 || argc > 2) {
+    err = "wrong number of arguments to redis.register_function";
+  } else if (argc == 1) {
+    lua_pushnil(L);  // the callback's slot
+    ReadNamedArgs(L, &def, &err);
+  } else if (!StringAt(L, 1, &def.name)) {
+    err = "first argument to redis.register_function must be a string";
+  } else if (!lua_isfunction(L, 2)) {
+    err = "second argument to redis.register_function must be a function";
+  }
+  if (!err && !ValidName(def.name)) {
+    err =
+        "Library names can only contain letters, numbers, or underscores(_) and must be at "
+        "least one character long";
+  }
+  if (!err) {
+    for (const FunctionDef& d : *defs) {
+      if (d.name == def.name) err = "Function already exists in the library";
+    }
+  }
+  if (err) {
+    PushError(L, err);
+    return lua_error(L);
+  }
+  lua_settop(L, 2);
+  def.ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  defs->push_back(std::move(def));
   return 0;
 }
 
@@ -273,6 +434,24 @@ void SetNumber(lua_State* L, const char* name, lua_Number n) {
 
 }  // namespace
 
+// REDIS_VERSION and REDIS_VERSION_NUM into the table on top of the stack.
+void SetVersion(lua_State* L, std::string_view version) {
+  int major = 0, minor = 0, patch = 0;
+  sscanf(std::string(version).c_str(), "%d.%d.%d", &major, &minor, &patch);
+  SetNumber(L, "REDIS_VERSION_NUM", (major << 16) | (minor << 8) | patch);
+  lua_pushstring(L, "REDIS_VERSION");
+  lua_pushlstring(L, version.data(), version.size());
+  lua_settable(L, -3);
+}
+
+void SetLog(lua_State* L) {
+  SetFunction(L, "log", Log);
+  SetNumber(L, "LOG_DEBUG", 0);
+  SetNumber(L, "LOG_VERBOSE", 1);
+  SetNumber(L, "LOG_NOTICE", 2);
+  SetNumber(L, "LOG_WARNING", 3);
+}
+
 void RegisterRedisApi(lua_State* L, std::string_view version) {
   lua_pushcfunction(L, GlobalPcall);
   lua_setglobal(L, "pcall");
@@ -280,17 +459,8 @@ void RegisterRedisApi(lua_State* L, std::string_view version) {
   lua_newtable(L);
   SetFunction(L, "call", Call);
   SetFunction(L, "pcall", PCall);
-  SetFunction(L, "log", Log);
-  SetNumber(L, "LOG_DEBUG", 0);
-  SetNumber(L, "LOG_VERBOSE", 1);
-  SetNumber(L, "LOG_NOTICE", 2);
-  SetNumber(L, "LOG_WARNING", 3);
-  int major = 0, minor = 0, patch = 0;
-  sscanf(std::string(version).c_str(), "%d.%d.%d", &major, &minor, &patch);
-  SetNumber(L, "REDIS_VERSION_NUM", (major << 16) | (minor << 8) | patch);
-  lua_pushstring(L, "REDIS_VERSION");
-  lua_pushlstring(L, version.data(), version.size());
-  lua_settable(L, -3);
+  SetLog(L);
+  SetVersion(L, version);
   SetFunction(L, "setresp", SetResp);
   SetFunction(L, "sha1hex", Sha1hex);
   SetFunction(L, "error_reply", ErrorReply);
@@ -315,6 +485,15 @@ void RegisterRedisApi(lua_State* L, std::string_view version) {
   lua_pushcfunction(L, MathRandomseed);
   lua_settable(L, -3);
   lua_pop(L, 1);
+}
+
+void PushLibraryApi(lua_State* L, std::string_view version) {
+  lua_newtable(L);
+  lua_newtable(L);
+  SetFunction(L, "register_function", RegisterFunction);
+  SetLog(L);
+  SetVersion(L, version);
+  lua_setfield(L, -2, "redis");
 }
 
 }  // namespace kv::script

@@ -11,8 +11,10 @@ extern "C" {
 #include <cctype>
 #include <cstring>
 
+#include "common/clock.h"
 #include "common/logging.h"
 #include "common/sha1.h"
+#include "common/strutil.h"
 #include "script/lua_internal.h"
 
 namespace kv::script {
@@ -52,12 +54,6 @@ void OpenLibrary(lua_State* L, const char* name, lua_CFunction open, bool set_gl
   }
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // A field of the error table on top of the stack, as a string ("" when absent).
 std::string ErrorField(lua_State* L, const char* name, bool* present = nullptr) {
   lua_getfield(L, -1, name);
@@ -84,6 +80,23 @@ void CountHook(lua_State* L, lua_Debug*) {
   lua_error(L);
 }
 
+// The hook of a library load: one that runs past its time fails (FUNCTION LOAD's 500 ms).
+void LoadHook(lua_State* L, lua_Debug*) {
+  LuaEngine* e = EngineOf(L);
+  if (!e || e->load_deadline_ms() == 0 || MonoMs() <= e->load_deadline_ms()) return;
+  lua_sethook(L, LoadHook, LUA_MASKLINE, 0);
+  PushError(L, "FUNCTION LOAD timeout");
+  lua_error(L);
+}
+
+// A failed protected call's error as Redis' luaExtractErrorInformation reads its message: a
+// string gets "ERR ", an error table gives its `err`.
+std::string ErrorMessage(lua_State* L) {
+  if (lua_isstring(L, -1)) return std::string("ERR ") + lua_tostring(L, -1);
+  if (lua_istable(L, -1)) return ErrorField(L, "err");
+  return "ERR unknown error";
+}
+
 void PushArray(lua_State* L, std::span<const std::string_view> items) {
   lua_createtable(L, static_cast<int>(items.size()), 0);
   for (size_t j = 0; j < items.size(); j++) {
@@ -105,6 +118,16 @@ void SetEngine(lua_State* L, LuaEngine* engine) {
   lua_pushlightuserdata(L, engine);
   lua_setfield(L, LUA_REGISTRYINDEX, kEngineKey);
 }
+
+const FlagName kFlagNames[5] = {
+    {"no-writes", kFlagNoWrites},
+    {"allow-oom", kFlagAllowOom},
+    {"allow-stale", kFlagAllowStale},
+    {"no-cluster", kFlagNoCluster},
+    {"allow-cross-slot-keys", kFlagAllowCrossSlot},
+};
+
+uint32_t LuaEngine::rand_x_[3] = {0x330E, 0xABCD, 0x1234};  // drand48's default state
 
 bool ParseShebang(std::string_view body, uint32_t* flags, size_t* shebang_len, std::string* err) {
   *flags = kFlagCompat;
@@ -133,13 +156,6 @@ bool ParseShebang(std::string_view body, uint32_t* flags, size_t* shebang_len, s
     return false;
   }
   *flags = 0;
-  static const std::pair<const char*, ScriptFlag> kNames[] = {
-      {"no-writes", kFlagNoWrites},
-      {"allow-oom", kFlagAllowOom},
-      {"allow-stale", kFlagAllowStale},
-      {"no-cluster", kFlagNoCluster},
-      {"allow-cross-slot-keys", kFlagAllowCrossSlot},
-  };
   for (size_t j = 1; j < parts.size(); j++) {
     if (parts[j].rfind("flags=", 0) != 0) {
       *err = "Unknown lua shebang option: " + parts[j];
@@ -151,7 +167,7 @@ bool ParseShebang(std::string_view body, uint32_t* flags, size_t* shebang_len, s
       size_t comma = list.find(',');
       std::string_view name = list.substr(0, comma);
       bool found = false;
-      for (const auto& [n, f] : kNames) {
+      for (const auto& [n, f] : kFlagNames) {
         if (name == n) {
           *flags |= f;
           found = true;
@@ -169,10 +185,8 @@ bool ParseShebang(std::string_view body, uint32_t* flags, size_t* shebang_len, s
   return true;
 }
 
-LuaEngine::LuaEngine(std::string version) : version_(std::move(version)) {
-  rand_x_[0] = 0x330E;  // drand48's default state, as Redis' rand.c starts
-  rand_x_[1] = 0xABCD;
-  rand_x_[2] = 0x1234;
+LuaEngine::LuaEngine(std::string version, EngineKind kind)
+    : version_(std::move(version)), kind_(kind) {
   Open();
 }
 
@@ -199,7 +213,25 @@ void LuaEngine::Open() {
   RegisterRedisApi(L, version_);
   luaL_loadbuffer(L, kErrorHandlerCode, strlen(kErrorHandlerCode), "@err_handler_def");
   lua_pcall(L, 0, 0, 0);
+  lua_getglobal(L, kErrorHandler);
+  lua_setfield(L, LUA_REGISTRYINDEX, kErrorHandler);
+  if (kind_ == EngineKind::kFunctions) {
+    // What only EVAL has: the handler as a global, and the redis fields of its debugger and
+    // of script replication.
+    lua_pushnil(L);
+    lua_setglobal(L, kErrorHandler);
+    lua_getglobal(L, "redis");
+    for (const char* name : {"replicate_commands", "breakpoint", "debug"}) {
+      lua_pushnil(L);
+      lua_setfield(L, -2, name);
+    }
+    lua_pop(L, 1);
+  }
   LockGlobals(L);
+  if (kind_ == EngineKind::kFunctions) {
+    PushLibraryApi(L, version_);
+    UseFunctionGlobals(L);
+  }
 }
 
 void LuaEngine::Close() {
@@ -240,7 +272,7 @@ bool LuaEngine::Load(std::string_view body, std::string* sha, std::string* err) 
 const Script* LuaEngine::Find(std::string_view sha) const {
   if (sha.size() != 40) return nullptr;
   bool lower = std::none_of(sha.begin(), sha.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
-  auto it = lower ? cache_.find(sha) : cache_.find(Lower(sha));
+  auto it = lower ? cache_.find(sha) : cache_.find(ToLower(sha));
   return it == cache_.end() ? nullptr : &it->second;
 }
 
@@ -248,32 +280,47 @@ void LuaEngine::Run(const Script& script, std::span<const std::string_view> keys
                     std::span<const std::string_view> args, ScriptHost& host,
                     resp::ReplyWriter& w) {
   lua_State* L = lua_;
-  const std::string& sha = script.sha;
-  host_ = &host;
-  run_ = RunState{};
-  lua_getglobal(L, kErrorHandler);
+  lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandler);
   lua_rawgeti(L, LUA_REGISTRYINDEX, script.ref);
   PushArray(L, keys);
   SetProtectedGlobal(L, "KEYS");
   PushArray(L, args);
   SetProtectedGlobal(L, "ARGV");
+  Call(0, script.sha, host, w);
+}
+
+void LuaEngine::RunFunction(const FunctionDef& f, std::span<const std::string_view> keys,
+                            std::span<const std::string_view> args, ScriptHost& host,
+                            resp::ReplyWriter& w) {
+  lua_State* L = lua_;
+  lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandler);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, f.ref);
+  PushArray(L, keys);
+  PushArray(L, args);
+  Call(2, f.name, host, w);
+}
+
+void LuaEngine::Call(int nargs, const std::string& name, ScriptHost& host, resp::ReplyWriter& w) {
+  lua_State* L = lua_;
+  host_ = &host;
+  run_ = RunState{};
   bool hooked = host.BusyThresholdMs() > 0;
   if (hooked) lua_sethook(L, CountHook, LUA_MASKCOUNT, 100000);
-  int err = lua_pcall(L, 0, 1, -2);
+  int err = lua_pcall(L, nargs, 1, -(nargs + 2));
   if (hooked) lua_sethook(L, nullptr, 0, 0);
   // A small GC step every 50 runs keeps Lua from a full cycle at an inopportune time.
   if (++runs_ % 50 == 0) lua_gc(L, LUA_GCSTEP, 50);
   if (err) {
     if (!lua_istable(L, -1)) {
       const char* msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";
-      w.Error("Error running script " + sha + ", " + std::string(msg).substr(0, 100) + "\n");
+      w.Error("Error running script " + name + ", " + std::string(msg).substr(0, 100) + "\n");
     } else {
       bool has_source = false, has_line = false;
       std::string msg = ErrorField(L, "err");
       std::string source = ErrorField(L, "source", &has_source);
       std::string line = ErrorField(L, "line", &has_line);
       std::string reply = "-" + msg;
-      if (has_source && has_line) reply += " script: " + sha + ", on " + source + ":" + line + ".";
+      if (has_source && has_line) reply += " script: " + name + ", on " + source + ":" + line + ".";
       w.Error(reply);
     }
     lua_pop(L, 1);
@@ -284,6 +331,36 @@ void LuaEngine::Run(const Script& script, std::span<const std::string_view> keys
   RestoreGlobals(L);
   host_ = nullptr;
 }
+
+bool LuaEngine::LoadLibrary(std::string_view code, int64_t timeout_ms,
+                            std::vector<FunctionDef>* defs, std::string* err) {
+  lua_State* L = lua_;
+  size_t first = defs->size();
+  if (luaL_loadbuffer(L, code.data(), code.size(), "@user_function")) {
+    *err = std::string("Error compiling function: ") + lua_tostring(L, -1);
+    lua_pop(L, 1);
+    return false;
+  }
+  UseLibraryApi(L, true);
+  loading_ = defs;
+  load_deadline_ms_ = timeout_ms > 0 ? MonoMs() + timeout_ms : 0;
+  lua_sethook(L, LoadHook, LUA_MASKCOUNT, 100000);
+  bool ok = lua_pcall(L, 0, 0, 0) == 0;
+  lua_sethook(L, nullptr, 0, 0);
+  loading_ = nullptr;
+  load_deadline_ms_ = 0;
+  UseLibraryApi(L, false);
+  RestoreGlobals(L);
+  if (!ok) {
+    *err = "Error registering functions: " + ErrorMessage(L);
+    lua_pop(L, 1);
+    for (size_t i = first; i < defs->size(); i++) Release((*defs)[i]);
+    defs->resize(first);
+  }
+  return ok;
+}
+
+void LuaEngine::Release(const FunctionDef& f) { luaL_unref(lua_, LUA_REGISTRYINDEX, f.ref); }
 
 int32_t LuaEngine::Lrand48() {
   uint64_t x = (static_cast<uint64_t>(rand_x_[2]) << 32) |

@@ -1,9 +1,13 @@
-// The Lua 5.1 scripting engine behind EVAL and SCRIPT: one interpreter, sandboxed as Redis 7.0
-// sandboxes its own (the libraries string, math, table, cjson, bit and coroutine; no os, io,
-// loadfile or dofile; a read-only global table and read-only libraries), the `redis` API
-// (call, pcall, error_reply, status_reply, sha1hex, log, setresp, set_repl, replicate_commands,
-// breakpoint, debug), Redis' math.random, and the conversions between Lua values and RESP2/RESP3
-// replies both ways. The cache maps SHA1 ids to compiled script bodies.
+// The Lua 5.1 scripting engine behind EVAL and SCRIPT, and (a second instance, kFunctions)
+// behind FUNCTION and FCALL: one interpreter each, sandboxed as Redis 7.0 sandboxes its own (the
+// libraries string, math, table, cjson, bit and coroutine; no os, io, loadfile or dofile; a
+// read-only global table and read-only libraries), the `redis` API (call, pcall, error_reply,
+// status_reply, sha1hex, log, setresp, set_repl, replicate_commands, breakpoint, debug), Redis'
+// math.random, and the conversions between Lua values and RESP2/RESP3 replies both ways. The cache
+// maps SHA1 ids to compiled script bodies. A functions engine runs a library's code once with the
+// loading API (redis.register_function, redis.log and the version; nothing else is visible then)
+// and calls the functions it registered with their keys and arguments as parameters (no KEYS or
+// ARGV).
 //
 // The engine knows nothing of commands: redis.call reaches the server through ScriptHost. One
 // thread at a time uses an engine (the server's keyspace lock).
@@ -67,6 +71,22 @@ class ScriptHost {
   virtual void Log(int level, const std::string& msg) = 0;
 };
 
+// A function a library registered (redis.register_function).
+struct FunctionDef {
+  std::string name;
+  std::string desc;
+  bool has_desc = false;
+  uint32_t flags = 0;  // never kFlagCompat
+  int ref = 0;         // the callback, in the interpreter's registry
+};
+
+// The names of the shebang flags, in Redis' order (FUNCTION LIST shows them so).
+struct FlagName {
+  const char* name;
+  ScriptFlag flag;
+};
+extern const FlagName kFlagNames[5];
+
 struct Script {
   std::string sha;  // 40 lowercase hex digits
   std::string body;
@@ -74,10 +94,12 @@ struct Script {
   int ref = 0;  // the compiled function, in the interpreter's registry
 };
 
+enum class EngineKind { kEval, kFunctions };
+
 class LuaEngine {
  public:
   // `version`: what redis.REDIS_VERSION says (the Redis version kvstore is compatible with).
-  explicit LuaEngine(std::string version);
+  explicit LuaEngine(std::string version, EngineKind kind = EngineKind::kEval);
   ~LuaEngine();
   LuaEngine(const LuaEngine&) = delete;
   LuaEngine& operator=(const LuaEngine&) = delete;
@@ -94,6 +116,18 @@ class LuaEngine {
   // SCRIPT FLUSH: a fresh interpreter and an empty cache.
   void Reset();
 
+  // Functions engine: runs a library's code (what follows its shebang line, from the newline
+  // on, so line numbers stay the user's) with the loading API, and appends the functions it
+  // registers to *defs. False with *err (Redis' message, without "ERR ") when the code does not
+  // compile, fails, or runs past `timeout_ms` (0: no limit); what it registered is released.
+  bool LoadLibrary(std::string_view code, int64_t timeout_ms, std::vector<FunctionDef>* defs,
+                   std::string* err);
+  // Calls a registered function with its keys and arguments; its reply (or error) goes to `w`.
+  void RunFunction(const FunctionDef& f, std::span<const std::string_view> keys,
+                   std::span<const std::string_view> args, ScriptHost& host, resp::ReplyWriter& w);
+  // Frees a registered function's callback.
+  void Release(const FunctionDef& f);
+
   size_t scripts() const { return cache_.size(); }
   // The memory the interpreter uses (used_memory_lua) and the cache's (used_memory_scripts).
   size_t lua_memory() const;
@@ -103,15 +137,23 @@ class LuaEngine {
   ScriptHost* host() { return host_; }
   RunState& run() { return run_; }
   bool running() const { return host_ != nullptr; }
-  // Redis' redisLrand48 / redisSrand48: math.random's generator, the same sequence everywhere.
-  int32_t Lrand48();
-  void Srand48(int32_t seed);
+  // The functions registered so far by the library being loaded (LoadLibrary), or null.
+  std::vector<FunctionDef>* loading() { return loading_; }
+  int64_t load_deadline_ms() const { return load_deadline_ms_; }
+  // Redis' redisLrand48 / redisSrand48: math.random's generator, the same sequence everywhere,
+  // and one for the whole process as in Redis (EVAL and FCALL draw from the same sequence).
+  static int32_t Lrand48();
+  static void Srand48(int32_t seed);
 
  private:
   void Open();
   void Close();
+  // Runs the function on top of the stack (below it: the error handler and `nargs` arguments)
+  // and writes its reply or error; `name` names it in errors.
+  void Call(int nargs, const std::string& name, ScriptHost& host, resp::ReplyWriter& w);
 
   std::string version_;
+  EngineKind kind_;
   lua_State* lua_ = nullptr;
   std::map<std::string, Script, std::less<>> cache_;  // by lowercase sha
   int keys_ref_ = 0, argv_ref_ = 0;  // registry refs of the names "KEYS" and "ARGV"
@@ -119,7 +161,9 @@ class LuaEngine {
   ScriptHost* host_ = nullptr;
   RunState run_;
   uint64_t runs_ = 0;
-  uint32_t rand_x_[3];
+  std::vector<FunctionDef>* loading_ = nullptr;
+  int64_t load_deadline_ms_ = 0;  // 0: none
+  static uint32_t rand_x_[3];
 };
 
 }  // namespace kv::script

@@ -36,6 +36,16 @@ void RegisterRedisApi(lua_State* L, std::string_view version);
 // to modify a readonly table", reading a missing global "Script attempted to access nonexistent
 // global variable". Call once everything is loaded.
 void LockGlobals(lua_State* L);
+// The table of what a library's code sees while it loads (lua_api.cc): `redis` with
+// register_function, log and its levels, REDIS_VERSION(_NUM). Pushes it.
+void PushLibraryApi(lua_State* L, std::string_view version);
+// Functions engine, after LockGlobals (lua_sandbox.cc): pops the loading API table, protects it
+// (a missing name in it is an error, as a missing global), and makes the thread's global table
+// an empty read-only table that reads through to the globals, or to the loading API while
+// UseLibraryApi(L, true) is in force. A library's code and the functions it defines share that
+// table, so they see the loading API while it loads and the globals when they are called.
+void UseFunctionGlobals(lua_State* L);
+void UseLibraryApi(lua_State* L, bool on);
 // Sets a global on the real global table, past the protection (KEYS, ARGV).
 void SetProtectedGlobal(lua_State* L, const char* name);
 // Restores the thread's global table to the protected one (a script cannot swap it).

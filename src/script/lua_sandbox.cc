@@ -20,6 +20,11 @@ const char kRealGlobals[] = "kv_real_globals";
 const char kGlobalsProxy[] = "kv_globals_proxy";
 const char kGlobalsMeta[] = "kv_globals_meta";  // what getmetatable(_G) shows (read-only)
 const char kStringMeta[] = "kv_string_meta";    // what getmetatable("") shows (read-only)
+const char kThreadGlobals[] = "kv_thread_globals";  // the thread's global table
+// Functions engine: the metatable of the thread's global table, and what its __index is while
+// a library loads (the loading API's proxy) and otherwise (the globals' proxy).
+const char kFunctionGlobalsMeta[] = "kv_function_globals_meta";
+const char kLibraryApi[] = "kv_library_api";
 
 constexpr char kReadonly[] = "Attempt to modify a readonly table";
 
@@ -270,8 +275,52 @@ void LockGlobals(lua_State* L) {
   ProtectTop(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kStringMeta);
   lua_pop(L, 1);  // ""
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, kThreadGlobals);
   lua_replace(L, LUA_GLOBALSINDEX);
   lua_pop(L, 1);  // real
+}
+
+void UseFunctionGlobals(lua_State* L) {
+  int api = lua_gettop(L);
+  // A missing name in the loading API (or in its `redis`) is an error, as a missing global.
+  lua_newtable(L);
+  SetCFunction(L, lua_gettop(L), "__index", MissingGlobal);
+  lua_getfield(L, api, "redis");
+  lua_pushvalue(L, -2);
+  lua_setmetatable(L, -2);
+  lua_pop(L, 1);
+  lua_setmetatable(L, api);
+  ProtectTop(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kLibraryApi);
+
+  // The thread's global table: empty, read-only, reading through (its __index is switched by
+  // UseLibraryApi). rawset and setmetatable refuse it as a proxy; next sees the globals.
+  lua_newtable(L);
+  int globals = lua_gettop(L);
+  lua_newtable(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, kGlobalsProxy);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, ProxyNewIndex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, kFunctionGlobalsMeta);
+  lua_setmetatable(L, globals);
+  lua_getfield(L, LUA_REGISTRYINDEX, kProxyToReal);
+  lua_pushvalue(L, globals);
+  lua_getfield(L, LUA_REGISTRYINDEX, kRealGlobals);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  lua_pushvalue(L, globals);
+  lua_setfield(L, LUA_REGISTRYINDEX, kThreadGlobals);
+  lua_replace(L, LUA_GLOBALSINDEX);
+}
+
+void UseLibraryApi(lua_State* L, bool on) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kFunctionGlobalsMeta);
+  lua_getfield(L, LUA_REGISTRYINDEX, on ? kLibraryApi : kGlobalsProxy);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
 }
 
 void SetProtectedGlobal(lua_State* L, const char* name) {
@@ -282,7 +331,7 @@ void SetProtectedGlobal(lua_State* L, const char* name) {
 }
 
 void RestoreGlobals(lua_State* L) {
-  lua_getfield(L, LUA_REGISTRYINDEX, kGlobalsProxy);
+  lua_getfield(L, LUA_REGISTRYINDEX, kThreadGlobals);
   lua_replace(L, LUA_GLOBALSINDEX);
 }
 

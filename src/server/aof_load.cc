@@ -64,6 +64,7 @@ class AofLoader {
       persist::MemorySource src(data);
       persist::RdbLoadResult res;
       Status st = persist::LoadRdb(src, server_.keyspace(), opts, &res);
+      if (st.ok()) st = server_.InstallFunctions(res.functions);
       if (!st.ok()) {
         LOG_WARNING(old_style ? "Error reading the RDB preamble of the AOF file %s, AOF loading "
                                 "aborted: %s"

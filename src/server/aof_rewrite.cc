@@ -57,6 +57,7 @@ Status Aof::WriteBaseFile(const std::string& path) {
   opts.now_s = WallMs() / 1000;
   opts.key_save_delay_us = static_cast<int>(c.GetInt("rdb-key-save-delay"));
   opts.progress = progress;
+  opts.functions = server_.FunctionCodes();
   return persist::SaveFileAtomic(
       path, [&](persist::Sink& sink) { return persist::WriteAofCommands(ks, sink, opts, nullptr); },
       temp);

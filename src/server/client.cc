@@ -217,7 +217,8 @@ void Client::ProcessInput() {
       for (size_t i = 0; i < n; i++) {
         const Pending& req = batch_[i];
         if (req.argc > 0) {
-          server_.ReplyWhileBusy(std::span(batch_args_).subspan(req.first_arg, req.argc), &out_);
+          server_.ReplyWhileBusy(std::span(batch_args_).subspan(req.first_arg, req.argc), &out_,
+                                 session_.resp);
         }
         in_.Consume(req.size);
       }

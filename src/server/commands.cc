@@ -11,6 +11,7 @@ void RegisterMultiCommands(cmd::CommandTable& t);             // multi.cc
 void RegisterPersistCommands(cmd::CommandTable& t);           // persist_cmds.cc
 void RegisterReplCommands(cmd::CommandTable& t);              // repl_primary.cc
 void RegisterScriptingCommands(cmd::CommandTable& t);         // scripting.cc
+void RegisterFunctionCommands(cmd::CommandTable& t);          // functions.cc
 
 void RegisterServerCommands(cmd::CommandTable& t) {
   RegisterConnectionServerCommands(t);
@@ -22,6 +23,7 @@ void RegisterServerCommands(cmd::CommandTable& t) {
   RegisterPersistCommands(t);
   RegisterReplCommands(t);
   RegisterScriptingCommands(t);
+  RegisterFunctionCommands(t);
 }
 
 }  // namespace kv::server

@@ -84,6 +84,7 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   }
   auto* mspec = const_cast<cmd::CommandSpec*>(spec);
   uint32_t flags = spec->parent ? spec->parent->flags | spec->flags : spec->flags;
+  if (flags & cmd::kNoMandatoryKeys) flags = ScriptCommandFlags(args, flags);  // EVAL, FCALL
   if (!session.authenticated && !(flags & cmd::kNoAuth)) {
     cmd::ReplyError(w, cmd::OpStatus::kNoAuth);
     mspec->stats.rejected_calls++;
@@ -278,9 +279,18 @@ void Server::FeedMonitors(const Client& c, std::span<const std::string_view> arg
                           int64_t now_us) {
   // Redis names a Unix socket client "unix:PATH"; its peer() is "PATH:0".
   std::string who = c.unix_socket() ? "unix:" + c.peer().substr(0, c.peer().rfind(':')) : c.peer();
+  FeedMonitors(c.session_db(), who, args, now_us);
+}
+
+void Server::FeedScriptToMonitors(std::span<const std::string_view> args) {
+  if (!monitors_.empty()) FeedMonitors(*current_client_, args, WallUs());
+}
+
+void Server::FeedMonitors(int db, std::string_view who, std::span<const std::string_view> args,
+                          int64_t now_us) {
   char head[256];
-  snprintf(head, sizeof(head), "+%lld.%06lld [%d %s]", static_cast<long long>(now_us / 1000000),
-           static_cast<long long>(now_us % 1000000), c.session_db(), who.c_str());
+  snprintf(head, sizeof(head), "+%lld.%06lld [%d %.*s]", static_cast<long long>(now_us / 1000000),
+           static_cast<long long>(now_us % 1000000), db, static_cast<int>(who.size()), who.data());
   std::string line = head;
   for (auto a : args) {
     line += ' ';

@@ -34,6 +34,7 @@
 #include "server/repl_primary.h"
 #include "server/repl_replica.h"
 #include "server/aof.h"
+#include "script/function_libraries.h"
 #include "script/lua_engine.h"
 #include "server/server.h"
 
@@ -190,17 +191,21 @@ void MemoryUsageLines(const MemoryUsage& m, std::string* out) {
 void MemorySection(Server& s, std::string* out) {
   MemoryUsage m = SampleMemory();
   MemoryUsageLines(m, out);
-  // The EVAL interpreter and its script cache (functions: none yet, so no second interpreter).
+  // The EVAL interpreter and its script cache, the functions' interpreter and libraries.
   script::LuaEngine& lua = s.lua();
+  script::FunctionLibraries& fn = s.functions();
   size_t vm = lua.lua_memory(), scripts = lua.cache_memory();
+  size_t fn_vm = fn.engine().lua_memory(), fn_mem = fn.overhead_bytes();
   Appendf(out,
           "used_memory_lua:%zu\r\nused_memory_vm_eval:%zu\r\nused_memory_lua_human:%s\r\n"
           "used_memory_scripts_eval:%zu\r\nnumber_of_cached_scripts:%zu\r\n"
-          "number_of_functions:0\r\nnumber_of_libraries:0\r\nused_memory_vm_functions:0\r\n"
+          "number_of_functions:%zu\r\nused_memory_vm_functions:%zu\r\n"
           "used_memory_vm_total:%zu\r\nused_memory_vm_total_human:%s\r\n"
-          "used_memory_functions:0\r\nused_memory_scripts:%zu\r\nused_memory_scripts_human:%s\r\n",
-          vm, vm, BytesToHuman(vm).c_str(), scripts, lua.scripts(), vm, BytesToHuman(vm).c_str(),
-          scripts, BytesToHuman(scripts).c_str());
+          "used_memory_functions:%zu\r\nused_memory_scripts:%zu\r\n"
+          "used_memory_scripts_human:%s\r\n",
+          vm, vm, BytesToHuman(vm).c_str(), scripts, lua.scripts(), fn.function_count(), fn_vm,
+          vm + fn_vm, BytesToHuman(vm + fn_vm).c_str(), fn_mem, scripts + fn_mem,
+          BytesToHuman(scripts + fn_mem).c_str());
   int64_t maxmemory = s.config().GetInt("maxmemory");
   Appendf(out, "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\n",
           static_cast<long long>(maxmemory), BytesToHuman(static_cast<uint64_t>(maxmemory)).c_str(),

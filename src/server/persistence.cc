@@ -60,6 +60,7 @@ persist::RdbWriteOptions Persistence::WriteOptions() const {
   std::string policy = c.GetString("maxmemory-policy");
   if (policy.find("lru") != std::string::npos) o.access = persist::RdbWriteOptions::Access::kIdle;
   if (policy.find("lfu") != std::string::npos) o.access = persist::RdbWriteOptions::Access::kFreq;
+  o.functions = server_.FunctionCodes();
   return o;
 }
 
@@ -112,6 +113,7 @@ Status Persistence::Load(const std::string& path, bool merge, persist::RdbLoadRe
   };
   opts.warn = [](const std::string& w) { LOG_WARNING("RDB load: %s", w.c_str()); };
   Status st = persist::LoadRdbFile(path, server_.keyspace(), opts, res);
+  if (st.ok()) st = server_.InstallFunctions(res->functions, merge);
   if (st.ok()) {
     load_keys_loaded_ = res->keys_loaded;
     load_keys_expired_ = res->expired_skipped;

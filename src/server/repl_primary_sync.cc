@@ -157,6 +157,7 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
   opts.checksum = server_.config().GetBool("rdbchecksum");
   opts.limits = server_.keyspace().limits();
   opts.key_save_delay_us = static_cast<int>(server_.config().GetInt("rdb-key-save-delay"));
+  opts.functions = server_.FunctionCodes();
   int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
   std::string path = server_.config().GetString("dbfilename");
   // Progress of the transfer, once a second.

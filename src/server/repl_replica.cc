@@ -473,7 +473,8 @@ int64_t ReplReplica::ConfigInt(const char* name) {
 }
 
 Status ReplReplica::LoadSide(int fd, persist::Source& src, const char* from,
-                             std::unique_ptr<store::Keyspace>* side, uint64_t* keys) {
+                             std::unique_ptr<store::Keyspace>* side, uint64_t* keys,
+                             std::vector<std::string>* functions) {
   *side = std::make_unique<store::Keyspace>(server_.keyspace().num_dbs());
   (*side)->limits() = server_.keyspace().limits();
   (*side)->set_expire_deletes(false);
@@ -482,16 +483,20 @@ Status ReplReplica::LoadSide(int fd, persist::Source& src, const char* from,
   persist::RdbLoadResult res;
   KV_TRY(persist::LoadRdb(src, **side, opts, &res));
   *keys = res.keys_loaded;
+  *functions = std::move(res.functions);
   return Status::Ok();
 }
 
-void ReplReplica::InstallSide(store::Keyspace& side, const std::string& replid, int64_t offset) {
+Status ReplReplica::InstallSide(store::Keyspace& side, const std::vector<std::string>& functions,
+                                const std::string& replid, int64_t offset) {
+  KV_TRY(server_.InstallFunctions(functions));
   server_.keyspace().SwapData(side);
   server_.primary().SetHistory(replid, offset);
   // Our own replicas followed the history we just dropped: they must resync with the new one.
   server_.primary().DisconnectReplicas();
   sync_total_ = -1;
   server_.aof().RestartAfterSync();
+  return Status::Ok();
 }
 
 Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& replid,
@@ -508,8 +513,9 @@ Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& r
   int64_t start = MonoMs();
   std::unique_ptr<store::Keyspace> side;
   uint64_t keys = 0;
+  std::vector<std::string> functions;
   SocketSource src(*this, fd, timeout_ms, std::move(io.pending()), total);
-  Status st = LoadSide(fd, src, "from the socket", &side, &keys);
+  Status st = LoadSide(fd, src, "from the socket", &side, &keys, &functions);
   if (st.ok() && !mark.empty()) {
     auto m = src.Read(mark.size());
     if (!m.ok() || *m != mark) st = Status::Corruption("snapshot not followed by its $EOF: mark");
@@ -526,7 +532,11 @@ Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& r
   {
     std::lock_guard lock(server_.mu());
     if (Cancelled(t)) return Status::Ok();
-    InstallSide(*side, replid, offset);
+    if (Status in = InstallSide(*side, functions, replid, offset); !in.ok()) {
+      LOG_WARNING("Failed trying to load the MASTER synchronization DB from socket: %s",
+                  in.message().c_str());
+      return in;
+    }
     LOG_NOTICE("MASTER <-> REPLICA sync: Finished with success (%llu keys, diskless load in "
                "%.3f s)", static_cast<unsigned long long>(keys), (MonoMs() - start) / 1000.0);
     AdoptMaster(fd, std::move(leftover), 0);
@@ -550,6 +560,7 @@ Status ReplReplica::LoadSnapshot(int fd, const std::string& path, const std::str
   persist::RdbLoadResult res;
   int64_t start = MonoMs();
   Status st = persist::LoadRdbFile(dbfile, server_.keyspace(), opts, &res);
+  if (st.ok()) st = server_.InstallFunctions(res.functions);
   if (!st.ok()) {
     LOG_WARNING("Failed trying to load the MASTER synchronization DB from disk: %s",
                 st.message().c_str());

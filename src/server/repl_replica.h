@@ -96,12 +96,16 @@ class ReplReplica {
                       int64_t offset);
   // Loads a snapshot from `src` into a new dataset with the live one's settings (no lock held;
   // clients keep reading the live one). `from` says where, for progress lines; `fd` is the
-  // connection to the primary, for the load's keepalives.
+  // connection to the primary, for the load's keepalives. *functions gets the snapshot's
+  // function libraries.
   Status LoadSide(int fd, persist::Source& src, const char* from,
-                  std::unique_ptr<store::Keyspace>* side, uint64_t* keys);
-  // Keyspace lock held: the loaded dataset replaces the live one (which `side` now holds, to be
-  // freed outside the lock) and this server takes the primary's history.
-  void InstallSide(store::Keyspace& side, const std::string& replid, int64_t offset);
+                  std::unique_ptr<store::Keyspace>* side, uint64_t* keys,
+                  std::vector<std::string>* functions);
+  // Keyspace lock held: the loaded dataset and function libraries replace the live ones (the
+  // old dataset goes to `side`, to be freed outside the lock) and this server takes the
+  // primary's history. Corruption, and nothing changed, when a library fails to load.
+  Status InstallSide(store::Keyspace& side, const std::vector<std::string>& functions,
+                     const std::string& replid, int64_t offset);
   // repl-diskless-load: loads the snapshot straight from the socket into a second dataset and
   // swaps it in, then adopts the master client.
   Status ReceiveAndLoad(int fd, const Target& t, const std::string& replid, int64_t offset);

@@ -384,8 +384,9 @@ Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string&
   int64_t start = MonoMs();
   std::unique_ptr<store::Keyspace> side;
   uint64_t keys = 0;
+  std::vector<std::string> functions;
   ChannelSource src(*this, t, fd);
-  Status st = LoadSide(fd, src, "over the data link", &side, &keys);
+  Status st = LoadSide(fd, src, "over the data link", &side, &keys, &functions);
   src.Stop();
   if (st.ok() && !src.ControlInStep()) {
     st = Status::IoError("the primary did not answer a data-link rebuild in time");
@@ -401,8 +402,8 @@ Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string&
   {
     std::lock_guard lock(server_.mu());
     cancelled = Cancelled(t);
-    if (!cancelled) {
-      InstallSide(*side, replid, offset);
+    if (!cancelled) st = InstallSide(*side, functions, replid, offset);
+    if (!cancelled && st.ok()) {
       LOG_NOTICE("MASTER <-> REPLICA sync: Finished with success (%llu keys, loaded from the "
                  "RDMA data link in %.3f s)", static_cast<unsigned long long>(keys),
                  (MonoMs() - start) / 1000.0);
@@ -411,6 +412,12 @@ Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string&
     }
   }
   side.reset();  // the old dataset, freed outside the lock
+  if (!st.ok()) {
+    LOG_WARNING("Failed loading the snapshot from the data link: %s", st.message().c_str());
+    DataLinkFailed(st.message());
+    data_.reset();
+    return st;
+  }
   if (cancelled) {
     data_.reset();  // the link goes with its sync (REPLICAOF changed meanwhile)
     return Status::Ok();

@@ -14,6 +14,7 @@
 #include "common/strutil.h"
 #include "server/aof.h"
 #include "server/client.h"
+#include "script/function_libraries.h"
 #include "script/lua_engine.h"
 #include "server/evict.h"
 #include "server/persistence.h"

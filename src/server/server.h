@@ -26,9 +26,11 @@
 #include "net/socket.h"
 #include "server/config.h"
 #include "server/poll_group.h"
+#include "server/script_run.h"
 #include "store/keyspace.h"
 
 namespace kv::script {
+class FunctionLibraries;
 class LuaEngine;
 }  // namespace kv::script
 
@@ -235,16 +237,29 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Subscribers& channel_subscribers() { return channels_; }
   Subscribers& pattern_subscribers() { return patterns_; }
 
-  // Scripting (scripting.cc). Keyspace lock held.
+  // Scripting (scripting.cc, functions.cc). Keyspace lock held.
   script::LuaEngine& lua();
+  script::FunctionLibraries& functions();
+  // The libraries' codes, for a snapshot or an AOF rewrite (none before any was loaded).
+  std::vector<std::string> FunctionCodes() const;
+  // The libraries of a loaded RDB replace the current ones (with `merge`, DEBUG RELOAD MERGE,
+  // only those of the same names). Corruption when one fails to load; nothing changed then.
+  Status InstallFunctions(const std::vector<std::string>& codes, bool merge = false);
+  // The flags an EVAL or FCALL runs under (Redis' getCommandFlags): a script that declares
+  // flags (a shebang, a registered function) is a write and denies OOM unless it says
+  // otherwise, and is stale-safe only with allow-stale; others keep the command's `flags`.
+  uint32_t ScriptCommandFlags(std::span<const std::string_view> args, uint32_t flags);
+  // EVAL and FCALL show in MONITOR when they start, before the commands they run.
+  void FeedScriptToMonitors(std::span<const std::string_view> args);
   // The error a write gets while writes are stopped (MISCONF), or "" (dispatch.cc).
   std::string WritesDeniedError() const;
   // min-replicas-to-write is met (or off).
   bool GoodReplicasForWrites() const;
-  // A script past busy-reply-threshold: commands get -BUSY, SCRIPT KILL and SHUTDOWN NOSAVE
-  // are served, all without the keyspace lock (which the script holds). Any thread.
+  // A script past busy-reply-threshold: commands get -BUSY; SCRIPT KILL, FUNCTION KILL,
+  // FUNCTION STATS and SHUTDOWN NOSAVE are served, all without the keyspace lock (which the
+  // script holds). Any thread; `resp` is the client's protocol.
   bool script_busy() const { return script_busy_.load(std::memory_order_acquire); }
-  void ReplyWhileBusy(std::span<const std::string_view> args, std::string* out);
+  void ReplyWhileBusy(std::span<const std::string_view> args, std::string* out, int resp = 2);
   // The command running now found memory over maxmemory with nothing left to evict.
   bool oom_before_command() const { return oom_before_command_; }
 
@@ -263,7 +278,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   int notify_flags() const { return notify_flags_; }
 
  private:
-  friend class ScriptRun;  // scripting.cc: redis.call runs commands as the dispatcher does
+  friend class ScriptRun;  // script_run.cc: redis.call runs commands as the dispatcher does
   class Listener;
   class ChildWatch;
   void WireConfig();
@@ -291,6 +306,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // Hands a pub/sub frame to a subscriber (directly into the running client's replies).
   void Deliver(Client* target, const std::string& frame);
   void FeedMonitors(const Client& c, std::span<const std::string_view> args, int64_t now_us);
+  // `who` as MONITOR shows the client ("127.0.0.1:5000", "unix:/path", "lua").
+  void FeedMonitors(int db, std::string_view who, std::span<const std::string_view> args,
+                    int64_t now_us);
   void MaybeSlowlog(const Client& c, std::span<const std::string_view> args, int64_t dur_us);
 
   std::unique_ptr<Config> config_;
@@ -333,6 +351,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::atomic<bool> script_busy_{false}, script_kill_{false}, script_dirty_{false},
       script_obey_{false};
   std::unique_ptr<script::LuaEngine> lua_;
+  std::unique_ptr<script::FunctionLibraries> functions_;
+  std::mutex busy_mu_;      // guards busy_script_ (read by every thread while busy)
+  BusyScript busy_script_;  // set while script_busy_
   std::map<std::pair<int, std::string>, std::vector<Client*>> watchers_;
   // Clients blocked on each key, in arrival order (served first come, first served).
   std::map<std::pair<int, std::string>, std::deque<Client*>> blocked_;

@@ -2,7 +2,9 @@
 // byte for byte: other clients (connected before, and connecting during) get -BUSY; SCRIPT KILL
 // ends a script that has not written, whose caller gets the kill error; a script that wrote is
 // UNKILLABLE, and SHUTDOWN NOSAVE then ends the server at once without its writes (the AOF
-// brought back by a restart does not have them). Given as lua-time-limit, the old name.
+// brought back by a restart does not have them). Given as lua-time-limit, the old name. A busy
+// function is killed by FUNCTION KILL (SCRIPT KILL refuses it, as FUNCTION KILL refuses an EVAL),
+// and FUNCTION STATS names it while it runs.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -70,6 +72,69 @@ TEST(ScriptingBusy, BusyKillAndShutdownNosaveAsRedis) {
   EXPECT_EQ(want.replies[2], "+OK\r\n");
   EXPECT_FALSE(want.written_after_restart);
   EXPECT_FALSE(got.written_after_restart);
+}
+
+// FUNCTION STATS while `name` runs: the reply with its duration checked and then left out.
+std::string RunningStats(RespClient& c, const std::string& name) {
+  Reply r = c.Call({"FUNCTION", "STATS"});
+  if (r.elems.size() != 4 || r.elems[1].elems.size() != 6) return r.Debug();
+  Reply& running = r.elems[1];
+  EXPECT_EQ(running.elems[1].str, name);
+  EXPECT_EQ(running.elems[4].str, "duration_ms");
+  EXPECT_GE(running.elems[5].integer, 100);
+  running.elems[5].integer = 0;
+  return r.Debug();
+}
+
+std::vector<std::string> RunBusyFunctions(Kind kind) {
+  std::vector<std::string> out;
+  ServerProcess s(kind, {"--busy-reply-threshold", "100"});
+  RespClient runner(s.port()), other(s.port());
+  EXPECT_EQ(other
+                .Call({"FUNCTION", "LOAD",
+                       "#!lua name=busy\n"
+                       "redis.register_function('spin', function() while true do end end)\n"
+                       "redis.register_function('spinw', function() redis.call('set', 'w', 1) "
+                       "while true do end end)"})
+                .str,
+            "busy");
+  runner.Send({"FCALL", "spin", "0", "extra"});
+  EXPECT_TRUE(WaitFor([&] { return other.Call({"PING"}).is_error(); }));
+  out.push_back(other.Call({"PING"}).raw);
+  out.push_back(other.Call({"SCRIPT", "KILL"}).raw);
+  out.push_back(RunningStats(other, "spin"));
+  out.push_back(other.Call({"FUNCTION", "KILL"}).raw);
+  out.push_back(runner.Read().raw);
+  out.push_back(other.Call({"FUNCTION", "KILL"}).raw);  // none running
+  out.push_back(other.Call({"FUNCTION", "STATS"}).raw);
+  // A busy EVAL is not FUNCTION KILL's, nor FUNCTION STATS'.
+  runner.Send({"EVAL", "while true do end", "0"});
+  EXPECT_TRUE(WaitFor([&] { return other.Call({"PING"}).is_error(); }));
+  out.push_back(other.Call({"FUNCTION", "KILL"}).raw);
+  out.push_back(other.Call({"FUNCTION", "STATS"}).raw);
+  out.push_back(other.Call({"SCRIPT", "KILL"}).raw);
+  out.push_back(runner.Read().raw);
+  // A function that wrote cannot be killed by either.
+  runner.Send({"FCALL", "spinw", "0"});
+  EXPECT_TRUE(WaitFor([&] { return other.Call({"PING"}).is_error(); }));
+  out.push_back(other.Call({"FUNCTION", "KILL"}).raw);
+  out.push_back(other.Call({"SCRIPT", "KILL"}).raw);
+  other.Send({"SHUTDOWN", "NOSAVE"});
+  EXPECT_TRUE(other.WaitClosed(5000));
+  EXPECT_TRUE(WaitFor([&] { return !s.Alive(); }));
+  return out;
+}
+
+TEST(ScriptingBusy, BusyFunctionsAsRedis) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  std::vector<std::string> want = RunBusyFunctions(Kind::kRedis);
+  std::vector<std::string> got = RunBusyFunctions(Kind::kKvstore);
+  EXPECT_EQ(got, want);
+  ASSERT_EQ(want.size(), 13u);
+  EXPECT_EQ(want[0],
+            "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
+            "NOSAVE.\r\n");
+  EXPECT_EQ(want[3], "+OK\r\n");
 }
 
 }  // namespace

@@ -125,7 +125,23 @@ TEST(ScriptingInfo, MemoryCountsTheCache) {
   EXPECT_EQ(InfoField(c, "memory", "used_memory_vm_eval"), InfoField(c, "memory", "used_memory_lua"));
   EXPECT_EQ(c.Call({"SCRIPT", "FLUSH"}).str, "OK");
   EXPECT_EQ(InfoField(c, "memory", "number_of_cached_scripts"), "0");
-  EXPECT_EQ(InfoField(c, "memory", "used_memory_scripts"), "0");
+  EXPECT_EQ(InfoField(c, "memory", "used_memory_scripts_eval"), "0");
+  // Functions: their own interpreter and libraries; used_memory_scripts counts both kinds.
+  EXPECT_EQ(InfoField(c, "memory", "number_of_functions"), "0");
+  int64_t fn_before = std::stoll(InfoField(c, "memory", "used_memory_functions"));
+  ASSERT_EQ(c.Call({"FUNCTION", "LOAD",
+                    "#!lua name=l\nredis.register_function('a', function() return 1 end) "
+                    "redis.register_function('b', function() return 2 end)"})
+                .str,
+            "l");
+  EXPECT_EQ(InfoField(c, "memory", "number_of_functions"), "2");
+  int64_t fn_mem = std::stoll(InfoField(c, "memory", "used_memory_functions"));
+  EXPECT_GT(fn_mem, fn_before);
+  EXPECT_EQ(std::stoll(InfoField(c, "memory", "used_memory_scripts")), fn_mem);
+  int64_t vm_fn = std::stoll(InfoField(c, "memory", "used_memory_vm_functions"));
+  EXPECT_GT(vm_fn, 10000);
+  EXPECT_EQ(std::stoll(InfoField(c, "memory", "used_memory_vm_total")),
+            vm_fn + std::stoll(InfoField(c, "memory", "used_memory_vm_eval")));
 }
 
 }  // namespace

@@ -17,49 +17,20 @@
 
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
+#include "tests/support/script_diff.h"
 
 namespace kv::test {
 namespace {
 
-using Kind = ServerProcess::Kind;
-using Cmd = std::vector<std::string>;
-
 Cmd Eval(const std::string& body) { return {"EVAL", body, "0"}; }
 Cmd EvalRo(const std::string& body) { return {"EVAL_RO", body, "0"}; }
 
-std::string Describe(const Cmd& cmd) {
-  std::string out;
-  for (const std::string& a : cmd) out += (out.empty() ? "" : " ") + a;
-  return out;
-}
-
-// One redis-server and one kvstore for a TEST.
-struct Servers {
-  ServerProcess redis{Kind::kRedis};
-  ServerProcess ours{Kind::kKvstore};
-};
-
-// Runs `cmds` on both servers over fresh connections (RESP3 after HELLO 3 when `resp3`) after
-// FLUSHALL and SCRIPT FLUSH, expecting kvstore's reply bytes to be redis-server's.
+// FLUSHALL and SCRIPT FLUSH, then `cmds`, on both servers (script_diff.h).
+using Servers = DiffServers;
 void Compare(Servers& s, const std::vector<Cmd>& cmds, bool resp3) {
-  SCOPED_TRACE(resp3 ? "RESP3 client" : "RESP2 client");
-  ASSERT_TRUE(s.ours.Alive()) << "kvstore-server is not running; log:\n" << s.ours.LogText();
-  ASSERT_TRUE(s.redis.Alive()) << "redis-server is not running";
-  RespClient r(s.redis.port()), k(s.ours.port());
-  if (resp3) {
-    ASSERT_EQ(r.Call({"HELLO", "3"}).type, '%');
-    ASSERT_EQ(k.Call({"HELLO", "3"}).type, '%');
-  }
   std::vector<Cmd> all = {{"FLUSHALL"}, {"SCRIPT", "FLUSH"}};
   all.insert(all.end(), cmds.begin(), cmds.end());
-  for (const Cmd& cmd : all) {
-    SCOPED_TRACE(Describe(cmd));
-    Reply want = r.Call(cmd);
-    ASSERT_NE(want.type, 0) << "redis-server did not answer";
-    Reply got = k.Call(cmd);
-    ASSERT_NE(got.type, 0) << "kvstore did not answer (alive: " << s.ours.Alive() << ")";
-    EXPECT_EQ(got.raw, want.raw);
-  }
+  CompareReplies(s, all, resp3);
 }
 
 // Each body as it is, then again after redis.setresp(3).

@@ -1,0 +1,421 @@
+#include "server/script_run.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cmd/context.h"
+#include "common/clock.h"
+#include "common/logging.h"
+#include "common/strutil.h"
+#include "net/socket.h"
+#include "resp/parser.h"
+#include "script/function_libraries.h"
+#include "server/aof.h"
+#include "server/client.h"
+#include "server/config.h"
+#include "server/evict.h"
+#include "server/persistence.h"
+#include "server/repl_primary.h"
+#include "server/repl_replica.h"
+#include "server/server.h"
+
+namespace kv::server {
+
+ScriptRun::ScriptRun(Server& s, Client& caller, const cmd::Context& c, uint32_t flags,
+                     bool read_only, bool oom, bool eval, std::string name)
+    : s_(s),
+      caller_(caller),
+      stats_(c.stats),
+      caller_args_(c.args),
+      now_ms_(c.now_ms),
+      oom_at_start_(oom),
+      eval_(eval),
+      name_(std::move(name)) {
+  session_.db = c.session.db;
+  session_.authenticated = true;
+  session_.user = c.session.user;
+  session_.deny_blocking = true;
+  session_.obey = c.session.obey;
+  bool compat = flags & script::kFlagCompat;
+  read_only_ = read_only || (!compat && (flags & script::kFlagNoWrites));
+  allow_oom_ = !compat && (flags & script::kFlagAllowOom);
+  threshold_ms_ = s.busy_reply_threshold_ms_;
+  start_ms_ = MonoMs();
+  s_.script_obey_.store(session_.obey, std::memory_order_relaxed);
+}
+
+ScriptRun::~ScriptRun() {
+  if (busy_)
+    LOG_NOTICE("Slow script finished after %lld milliseconds",
+               static_cast<long long>(MonoMs() - start_ms_));
+  // Connections accepted while busy become clients, with what they sent and was not answered.
+  for (BusyConn& bc : conns_) {
+    s_.OnAccept(std::move(bc.fd), bc.unix_socket, std::move(bc.in));
+  }
+  s_.script_busy_.store(false, std::memory_order_release);
+  if (busy_) {
+    std::lock_guard lock(s_.busy_mu_);
+    s_.busy_script_ = BusyScript{};
+  }
+  s_.script_kill_.store(false, std::memory_order_relaxed);
+  s_.script_dirty_.store(false, std::memory_order_relaxed);
+}
+
+bool ScriptRun::Interrupt() {
+  if (!busy_) {
+    int64_t elapsed = MonoMs() - start_ms_;
+    if (elapsed < threshold_ms_) return false;
+    LOG_WARNING(
+        "Slow script detected: still in execution after %lld milliseconds. You can try "
+        "killing the script using the %s command. Script name is: %s.",
+        static_cast<long long>(elapsed), eval_ ? "SCRIPT KILL" : "FUNCTION KILL", name_.c_str());
+    busy_ = true;
+    {
+      std::lock_guard lock(s_.busy_mu_);
+      BusyScript& b = s_.busy_script_;
+      b.eval = eval_;
+      b.name = name_;
+      b.argv.assign(caller_args_.begin(), caller_args_.end());
+      b.start_ms = start_ms_;
+      if (s_.functions_) {
+        b.libraries = s_.functions_->libraries().size();
+        b.functions = s_.functions_->function_count();
+      }
+    }
+    s_.script_busy_.store(true, std::memory_order_release);
+  }
+  // Clients of other poll groups see the busy state on their own threads; this group's wait
+  // on this thread, which serves them here.
+  caller_.group().ForEach([&](Client& other) {
+    if (&other != &caller_) other.ServeWhileBusy();
+  });
+  AcceptAndServe();
+  return s_.script_kill_.load(std::memory_order_acquire);
+}
+
+void ScriptRun::Call(std::vector<std::string>& argv, const script::RunState& run,
+                     std::string* reply, std::string* error) {
+  std::vector<std::string_view> args(argv.begin(), argv.end());
+  const cmd::CommandSpec* spec = Lookup(args);
+  if (!spec) {
+    *error = "Unknown Redis command called from script";
+    return;
+  }
+  if (!cmd::ArityOk(spec->arity, args.size())) {
+    *error = "Wrong number of args calling Redis command from script";
+    return;
+  }
+  uint32_t flags = spec->parent ? spec->parent->flags | spec->flags : spec->flags;
+  auto* mspec = const_cast<cmd::CommandSpec*>(spec);
+  if (!Allowed(flags, error)) {
+    mspec->stats.rejected_calls++;
+    return;
+  }
+  if (flags & cmd::kWrite) {
+    write_dirty_ = true;
+    s_.script_dirty_.store(true, std::memory_order_relaxed);  // SCRIPT KILL refuses then
+  }
+
+  resp::ReplyWriter w(reply, run.resp);
+  cmd::Context ctx(args, w, s_.keyspace(), session_, s_, stats_, now_ms_);
+  ctx.spec = spec;
+  int db = session_.db;  // a write propagates in the db it ran in
+  int64_t start_us = WallUs();
+  spec->handler(ctx);
+  Propagate(ctx, flags, db, args, run.repl);
+  if (!(flags & (cmd::kSkipMonitor | cmd::kAdmin)) && !s_.monitors_.empty()) {
+    s_.FeedMonitors(session_.db, "lua", args, start_us);
+  }
+  mspec->stats.calls++;
+  mspec->stats.usec += static_cast<uint64_t>(std::max<int64_t>(0, WallUs() - start_us));
+  if (w.errors()) {
+    mspec->stats.failed_calls++;
+    s_.CountErrors(w);
+  }
+  s_.stats_.dirty += ctx.dirty;
+}
+
+bool ScriptRun::KnownCommand(const std::vector<std::string>& argv) {
+  std::vector<std::string_view> args(argv.begin(), argv.end());
+  return Lookup(args) != nullptr;
+}
+
+bool ScriptRun::LogEnabled(int level) { return level >= static_cast<int>(GetLogLevel()); }
+
+void ScriptRun::Log(int level, const std::string& msg) {
+  kv::Log(static_cast<LogLevel>(level), "%s", msg.c_str());
+}
+
+// New connections, as Redis' processEventsWhileBlocked accepts them: their commands get
+// -BUSY (or SCRIPT KILL's reply) now, and they become clients once the script ends.
+void ScriptRun::AcceptAndServe() {
+  for (auto [fd, unix_socket] : s_.ListenFds()) {
+    for (int i = 0; i < 64; i++) {
+      auto r = net::AcceptTcp(fd);
+      if (!r.ok()) break;
+      conns_.push_back({std::move(*r), unix_socket, ""});
+    }
+  }
+  resp::ParserLimits limits;
+  for (BusyConn& bc : conns_) {
+    char buf[16384];
+    ssize_t n;
+    while ((n = read(bc.fd.get(), buf, sizeof(buf))) > 0) bc.in.append(buf, static_cast<size_t>(n));
+    std::string out;
+    size_t off = 0;
+    resp::RequestParser parser;
+    while (off < bc.in.size()) {
+      auto r = parser.Parse(bc.in.data() + off, bc.in.size() - off, limits);
+      if (r != resp::RequestParser::kComplete) break;
+      if (!parser.args().empty()) s_.ReplyWhileBusy(parser.args(), &out);
+      off += parser.request_size();
+      parser.Reset();
+    }
+    bc.in.erase(0, off);
+    if (!out.empty()) [[maybe_unused]]
+      ssize_t w = write(bc.fd.get(), out.data(), out.size());
+  }
+}
+
+// Redis' lookupCommand: a container's subcommand, or the container itself when none is given.
+const cmd::CommandSpec* ScriptRun::Lookup(std::span<const std::string_view> args) {
+  const cmd::CommandSpec* spec = s_.commands().Find(args[0]);
+  if (spec && !spec->subcommands.empty() && args.size() >= 2) spec = spec->FindSub(args[1]);
+  return spec;
+}
+
+// scriptCall's checks, in its order, with its messages.
+bool ScriptRun::Allowed(uint32_t flags, std::string* error) {
+  if (flags & cmd::kNoScript) {
+    *error = "This Redis command is not allowed from script";
+    return false;
+  }
+  ReplReplica& replica = s_.replica();
+  if (replica.is_replica() && !replica.link_up() &&
+      !s_.config().GetBool("replica-serve-stale-data") && !(flags & cmd::kStale)) {
+    *error = "Can not execute the command on a stale replica";
+    return false;
+  }
+  if (read_only_ && (flags & cmd::kWrite)) {
+    *error = "Write commands are not allowed from read-only scripts.";
+    return false;
+  }
+  if ((flags & cmd::kWrite) && !write_dirty_) {
+    // Once the script wrote, it cannot be failed half way on the server's state.
+    if (replica.is_replica() && s_.config().GetBool("replica-read-only") && !session_.obey) {
+      *error = "-READONLY You can't write against a read only replica.";
+      return false;
+    }
+    std::string denied = s_.WritesDeniedError();
+    if (!denied.empty()) {
+      *error = denied;
+      return false;
+    }
+    if (!s_.GoodReplicasForWrites()) {
+      *error = "-NOREPLICAS Not enough good replicas to write.";
+      return false;
+    }
+  }
+  if (!allow_oom_ && s_.evictor().maxmemory() > 0 && !session_.obey && !write_dirty_ &&
+      oom_at_start_ && (flags & cmd::kDenyOom)) {
+    *error = "-OOM command not allowed when used memory > 'maxmemory'.";
+    return false;
+  }
+  return true;
+}
+
+// As the dispatcher propagates a command, narrowed by redis.set_repl.
+void ScriptRun::Propagate(cmd::Context& ctx, uint32_t flags, int db,
+                          std::span<const std::string_view> args, int repl) {
+  repl::Feed& feed = s_.primary().feed();
+  bool from_primary = caller_.flags() & Client::kMaster;
+  bool to_replicas = (repl & script::RunState::kReplReplica) && !from_primary;
+  bool to_aof = repl & script::RunState::kReplAof;
+  if (ctx.dirty == 0 || (flags & cmd::kNoPropagate) || (!to_replicas && !to_aof)) return;
+  if (!ctx.propagate.empty()) {
+    for (const auto& argv : ctx.propagate) {
+      feed.Add(db, std::span<const std::string>(argv), to_replicas, to_aof);
+    }
+  } else if (ctx.prevent_propagation) {
+    // what changed went out through what the command propagated, if anything
+  } else if (ctx.rewrite) {
+    feed.Add(db, std::span<const std::string>(*ctx.rewrite), to_replicas, to_aof);
+  } else {
+    feed.Add(db, args, to_replicas, to_aof);
+  }
+}
+
+// scriptPrepareForRun's checks of the script's flags against the server's state.
+uint32_t Server::ScriptCommandFlags(std::span<const std::string_view> args, uint32_t flags) {
+  if (args.size() < 2) return flags;
+  uint32_t script_flags;
+  char first = static_cast<char>(tolower(static_cast<unsigned char>(args[0][0])));
+  if (first == 'f') {  // FCALL, FCALL_RO
+    const script::FunctionDef* f = functions().Find(args[1]);
+    if (!f) return flags;
+    script_flags = f->flags;
+  } else if (args[0].size() >= 7 && EqualsIgnoreCase(args[0].substr(0, 7), "evalsha")) {
+    const script::Script* s = lua().Find(args[1]);
+    if (!s) return flags;
+    script_flags = s->flags;
+  } else {
+    size_t shebang_len;
+    std::string err;
+    if (!script::ParseShebang(args[1], &script_flags, &shebang_len, &err)) return flags;
+  }
+  if (script_flags & script::kFlagCompat) return flags;
+  flags &= ~(cmd::kStale | cmd::kDenyOom | cmd::kWrite);
+  if (!(script_flags & (script::kFlagAllowOom | script::kFlagNoWrites))) flags |= cmd::kDenyOom;
+  if (!(script_flags & script::kFlagNoWrites)) flags |= cmd::kWrite;
+  if (script_flags & script::kFlagAllowStale) flags |= cmd::kStale;
+  return flags;
+}
+
+bool PrepareScript(cmd::Context& c, Server& s, uint32_t flags, bool ro) {
+  ReplReplica& replica = s.replica();
+  bool stale =
+      replica.is_replica() && !replica.link_up() && !s.config().GetBool("replica-serve-stale-data");
+  bool obey = c.session.obey;
+  if (flags & script::kFlagCompat) {
+    if (stale) {
+      c.Error("-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
+      return false;
+    }
+    return true;
+  }
+  if (stale && !(flags & script::kFlagAllowStale)) {
+    c.Error(
+        "-MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to 'no' and "
+        "'allow-stale' flag is not set on the script.");
+    return false;
+  }
+  if (!(flags & script::kFlagNoWrites)) {
+    if (replica.is_replica() && s.config().GetBool("replica-read-only") && !obey) {
+      c.Error("-READONLY Can not run script with write flag on readonly replica");
+      return false;
+    }
+    std::string denied = s.WritesDeniedError();
+    if (!denied.empty() && !obey) {
+      if (denied.rfind("-MISCONF Errors writing to the AOF", 0) == 0) {
+        c.Error(
+            "-MISCONF Redis is configured to persist data to AOF, but it's currently unable to "
+            "persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only "
+            "scripts. AOF error: " +
+            denied.substr(denied.find(": ") + 2));
+      } else {
+        c.Error(
+            "-MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "
+            "persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only "
+            "scripts.");
+      }
+      return false;
+    }
+    if (ro) {
+      c.Error("Can not execute a script with write flag using *_ro command.");
+      return false;
+    }
+    if (!s.GoodReplicasForWrites()) {
+      c.Error("-NOREPLICAS Not enough good replicas to write.");
+      return false;
+    }
+  }
+  if (s.oom_before_command() && s.evictor().maxmemory() > 0 &&
+      !(flags & (script::kFlagAllowOom | script::kFlagNoWrites))) {
+    c.Error(
+        "-OOM allow-oom flag is not set on the script, can not run it when used memory > "
+        "'maxmemory'");
+    return false;
+  }
+  return true;
+}
+
+void WriteFunctionStats(resp::ReplyWriter& w, const BusyScript& s) {
+  w.Map(2);
+  w.Bulk("running_script");
+  if (s.name.empty()) {
+    w.Null();
+  } else {
+    w.Map(3);
+    w.Bulk("name");
+    w.Bulk(s.name);
+    w.Bulk("command");
+    w.Array(s.argv.size());
+    for (const std::string& a : s.argv) w.Bulk(a);
+    w.Bulk("duration_ms");
+    w.Int(MonoMs() - s.start_ms);
+  }
+  w.Bulk("engines");
+  w.Map(1);
+  w.Bulk("LUA");
+  w.Map(2);
+  w.Bulk("libraries_count");
+  w.Int(static_cast<int64_t>(s.libraries));
+  w.Bulk("functions_count");
+  w.Int(static_cast<int64_t>(s.functions));
+}
+
+void Server::ReplyWhileBusy(std::span<const std::string_view> args, std::string* out, int resp) {
+  resp::ReplyWriter w(out, resp);
+  BusyScript busy;
+  {
+    std::lock_guard lock(busy_mu_);
+    busy = busy_script_;
+  }
+  constexpr std::string_view kBusyEval =
+      "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+  constexpr std::string_view kBusyFunction =
+      "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+  bool script_kill = EqualsIgnoreCase(args[0], "script");
+  if (args.size() == 2 && (script_kill || EqualsIgnoreCase(args[0], "function")) &&
+      EqualsIgnoreCase(args[1], "kill")) {
+    // scriptKill: each kind of script is killed by its own command.
+    if (script_obey_.load(std::memory_order_relaxed)) {
+      w.Error(
+          "-UNKILLABLE The busy script was sent by a master instance in the context of "
+          "replication and cannot be killed.");
+    } else if (script_dirty_.load(std::memory_order_relaxed)) {
+      w.Error(
+          "-UNKILLABLE Sorry the script already executed write commands against the dataset. "
+          "You can either wait the script termination or kill the server in a hard way using "
+          "the SHUTDOWN NOSAVE command.");
+    } else if (script_kill != busy.eval) {
+      w.Error(busy.eval ? kBusyEval : kBusyFunction);
+    } else {
+      script_kill_.store(true, std::memory_order_release);
+      w.Ok();
+    }
+    return;
+  }
+  if (args.size() == 2 && EqualsIgnoreCase(args[0], "function") &&
+      EqualsIgnoreCase(args[1], "stats")) {
+    if (busy.eval) {
+      w.Error(kBusyEval);
+      return;
+    }
+    WriteFunctionStats(w, busy);
+    return;
+  }
+  if (args.size() == 2 && EqualsIgnoreCase(args[0], "shutdown") &&
+      EqualsIgnoreCase(args[1], "nosave")) {
+    // As Redis: the server exits at once, the script unfinished. Its writes are not in the AOF
+    // (a command's writes reach it when the command ends) and nothing is saved.
+    LOG_WARNING("User requested shutdown while a script was busy: exiting without saving");
+    if (!unix_socket_path_.empty()) unlink(unix_socket_path_.c_str());
+    std::string pidfile = config_->GetString("pidfile");
+    if (!pidfile.empty()) unlink(pidfile.c_str());
+    LOG_WARNING("kvstore is now ready to exit, bye bye...");
+    _exit(0);
+  }
+  w.Error(busy.eval ? kBusyEval : kBusyFunction);
+}
+
+script::LuaEngine& Server::lua() {
+  if (!lua_) lua_ = std::make_unique<script::LuaEngine>(kRedisCompatVersion);
+  return *lua_;
+}
+
+}  // namespace kv::server
