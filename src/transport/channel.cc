@@ -51,6 +51,13 @@ int64_t Link::TimedPollUs() const {
   return std::min(cap, int64_t{opts_.timed_poll_us} << shift);
 }
 
+int64_t Link::EconomyPollUs() const {
+  int64_t base = int64_t{opts_.economy_poll_ms} * 1000;
+  int64_t cap = std::max<int64_t>(base, int64_t{kMaxEconomyPollMs} * 1000);
+  int shift = static_cast<int>(std::min<uint64_t>(empty_sleeps_ / kEconomySleepsPerBackoff, 4));
+  return std::min(cap, base << shift);
+}
+
 Status Link::Fail(Status s) {
   if (status_.ok() && !s.ok()) {
     status_ = s;
@@ -134,7 +141,8 @@ Result<int> Link::Wait(int timeout_ms, WaitInterrupt* interrupt, std::mutex* unl
       ++empty_sleeps_;
     } else {
       if (!ArmWait()) continue;
-      sleep_us = std::min<int64_t>(left_us, int64_t{opts_.economy_poll_ms} * 1000);
+      sleep_us = std::min<int64_t>(left_us, EconomyPollUs());
+      ++empty_sleeps_;
     }
     if (interrupt) {
       if (!interrupt->BeginSleep()) continue;

@@ -51,7 +51,10 @@ struct ChannelOptions {
   bool adaptive = true;                 // false: always max_chunk
   uint32_t cq_batch = 32;               // completions drained per poll
   PollMode poll_mode = PollMode::kAuto;
-  int economy_poll_ms = 10;             // low-frequency poll beside the fd wait
+  // Low-frequency poll beside the fd wait, in case an event's wake-up is lost; it doubles after
+  // every kEconomySleepsPerBackoff empty sleeps, up to kMaxEconomyPollMs (or this value, if
+  // larger), so an idle link wakes about 30 times a second instead of 100.
+  int economy_poll_ms = 10;
   // Sleep between polls where there is no fd (shm), after an event; it doubles after every
   // kSleepsPerBackoff empty sleeps, up to kMaxTimedPollUs (or this value, if larger).
   int timed_poll_us = 500;
@@ -105,6 +108,8 @@ class Link {
   static constexpr int kStreamTimedPollUs = 50;
   static constexpr int kMaxTimedPollUs = 1000;
   static constexpr uint64_t kSleepsPerBackoff = 64;
+  static constexpr int kMaxEconomyPollMs = 80;
+  static constexpr uint64_t kEconomySleepsPerBackoff = 8;
 
   virtual ~Link() = default;
 
@@ -159,6 +164,8 @@ class Link {
   Status Fail(Status s);
   // The current timed-poll period (see ChannelOptions::timed_poll_us).
   int64_t TimedPollUs() const;
+  // The current low-frequency poll beside the fd wait (see ChannelOptions::economy_poll_ms).
+  int64_t EconomyPollUs() const;
 
   ChannelOptions opts_;
   Status status_;
@@ -166,7 +173,7 @@ class Link {
 
  private:
   PollModeController poll_ctl_;
-  uint64_t empty_sleeps_ = 0;  // timed sleeps since the last event
+  uint64_t empty_sleeps_ = 0;  // sleeps since the last event
 };
 
 // A read-only region (a mapped snapshot file) a sender writes from without copying it through

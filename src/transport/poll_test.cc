@@ -91,8 +91,14 @@ TEST_P(IdleTest, EconomyModeUsesAlmostNoCpuWhenIdle) {
   EXPECT_TRUE(pair->sender->status().ok());
   RecordProperty("receiver_cpu_ms", static_cast<int>(rcpu * 1000));
   RecordProperty("sender_cpu_ms", static_cast<int>(scpu * 1000));
-  EXPECT_LT(rcpu, 0.1);
-  EXPECT_LT(scpu, 0.1);
+  auto wakeups = [](const Link& link) {
+    std::vector<pollfd> fds;
+    link.WaitFds(&fds);
+    return std::to_string(link.stats().polls) + " polls, " + std::to_string(link.stats().sleeps) +
+           " sleeps, " + std::to_string(fds.size()) + " wait fds";
+  };
+  EXPECT_LT(rcpu, 0.1) << "receiver: " << wakeups(*pair->receiver);
+  EXPECT_LT(scpu, 0.1) << "sender: " << wakeups(*pair->sender);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transport, IdleTest,
