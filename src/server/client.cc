@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -103,6 +104,8 @@ void Client::ServeWhileBusy() {
     out_sent_ += static_cast<size_t>(n);
     server_.stats().net_output_bytes.Add(static_cast<uint64_t>(n));
   }
+  // QUIT: the peer sees the close now; the client goes once the loop reads its end.
+  if (session_.close_after_reply && out_sent_ == out_.size()) ::shutdown(fd_.get(), SHUT_RDWR);
 }
 
 void Client::HandleReadable() {
@@ -216,9 +219,12 @@ void Client::ProcessInput() {
       if (flags_ & (kReplica | kMaster)) break;
       for (size_t i = 0; i < n; i++) {
         const Pending& req = batch_[i];
-        if (req.argc > 0) {
-          server_.ReplyWhileBusy(std::span(batch_args_).subspan(req.first_arg, req.argc), &out_,
-                                 session_.resp);
+        if (req.argc > 0 &&
+            server_.ReplyWhileBusy(std::span(batch_args_).subspan(req.first_arg, req.argc), &out_,
+                                   session_.resp)) {
+          session_.close_after_reply = true;  // QUIT: what follows it is not read
+          in_.Clear();
+          break;
         }
         in_.Consume(req.size);
       }

@@ -171,14 +171,18 @@ void ScriptRun::AcceptAndServe() {
     while (off < bc.in.size()) {
       auto r = parser.Parse(bc.in.data() + off, bc.in.size() - off, limits);
       if (r != resp::RequestParser::kComplete) break;
-      if (!parser.args().empty()) s_.ReplyWhileBusy(parser.args(), &out);
       off += parser.request_size();
+      if (!parser.args().empty() && s_.ReplyWhileBusy(parser.args(), &out)) {
+        bc.quit = true;
+        break;
+      }
       parser.Reset();
     }
     bc.in.erase(0, off);
     if (!out.empty()) [[maybe_unused]]
       ssize_t w = write(bc.fd.get(), out.data(), out.size());
   }
+  std::erase_if(conns_, [](const BusyConn& bc) { return bc.quit; });  // closes them
 }
 
 // Redis' lookupCommand: a container's subcommand, or the container itself when none is given.
@@ -358,7 +362,7 @@ void WriteFunctionStats(resp::ReplyWriter& w, const BusyScript& s) {
   w.Int(static_cast<int64_t>(s.functions));
 }
 
-void Server::ReplyWhileBusy(std::span<const std::string_view> args, std::string* out, int resp) {
+bool Server::ReplyWhileBusy(std::span<const std::string_view> args, std::string* out, int resp) {
   resp::ReplyWriter w(out, resp);
   BusyScript busy;
   {
@@ -369,6 +373,10 @@ void Server::ReplyWhileBusy(std::span<const std::string_view> args, std::string*
       "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
   constexpr std::string_view kBusyFunction =
       "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+  if (EqualsIgnoreCase(args[0], "quit")) {
+    w.Ok();
+    return true;
+  }
   bool script_kill = EqualsIgnoreCase(args[0], "script");
   if (args.size() == 2 && (script_kill || EqualsIgnoreCase(args[0], "function")) &&
       EqualsIgnoreCase(args[1], "kill")) {
@@ -388,16 +396,16 @@ void Server::ReplyWhileBusy(std::span<const std::string_view> args, std::string*
       script_kill_.store(true, std::memory_order_release);
       w.Ok();
     }
-    return;
+    return false;
   }
   if (args.size() == 2 && EqualsIgnoreCase(args[0], "function") &&
       EqualsIgnoreCase(args[1], "stats")) {
     if (busy.eval) {
       w.Error(kBusyEval);
-      return;
+      return false;
     }
     WriteFunctionStats(w, busy);
-    return;
+    return false;
   }
   if (args.size() == 2 && EqualsIgnoreCase(args[0], "shutdown") &&
       EqualsIgnoreCase(args[1], "nosave")) {
@@ -411,6 +419,7 @@ void Server::ReplyWhileBusy(std::span<const std::string_view> args, std::string*
     _exit(0);
   }
   w.Error(busy.eval ? kBusyEval : kBusyFunction);
+  return false;
 }
 
 script::LuaEngine& Server::lua() {

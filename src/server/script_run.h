@@ -62,6 +62,7 @@ class ScriptRun final : public script::ScriptHost {
     net::Fd fd;
     bool unix_socket;
     std::string in;  // what it sent that was not answered yet
+    bool quit = false;
   };
 
   void AcceptAndServe();

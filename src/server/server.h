@@ -256,10 +256,11 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // min-replicas-to-write is met (or off).
   bool GoodReplicasForWrites() const;
   // A script past busy-reply-threshold: commands get -BUSY; SCRIPT KILL, FUNCTION KILL,
-  // FUNCTION STATS and SHUTDOWN NOSAVE are served, all without the keyspace lock (which the
-  // script holds). Any thread; `resp` is the client's protocol.
+  // FUNCTION STATS, SHUTDOWN NOSAVE and QUIT are served, all without the keyspace lock (which
+  // the script holds). Any thread; `resp` is the client's protocol. True when the connection
+  // is to be closed once the reply is written (QUIT).
   bool script_busy() const { return script_busy_.load(std::memory_order_acquire); }
-  void ReplyWhileBusy(std::span<const std::string_view> args, std::string* out, int resp = 2);
+  bool ReplyWhileBusy(std::span<const std::string_view> args, std::string* out, int resp = 2);
   // The command running now found memory over maxmemory with nothing left to evict.
   bool oom_before_command() const { return oom_before_command_; }
 

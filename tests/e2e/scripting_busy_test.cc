@@ -89,7 +89,7 @@ std::string RunningStats(RespClient& c, const std::string& name) {
 std::vector<std::string> RunBusyFunctions(Kind kind) {
   std::vector<std::string> out;
   ServerProcess s(kind, {"--busy-reply-threshold", "100"});
-  RespClient runner(s.port()), other(s.port());
+  RespClient runner(s.port()), other(s.port()), quitter(s.port());
   EXPECT_EQ(other
                 .Call({"FUNCTION", "LOAD",
                        "#!lua name=busy\n"
@@ -103,6 +103,17 @@ std::vector<std::string> RunBusyFunctions(Kind kind) {
   out.push_back(other.Call({"PING"}).raw);
   out.push_back(other.Call({"SCRIPT", "KILL"}).raw);
   out.push_back(RunningStats(other, "spin"));
+  // QUIT is answered, and the connection closed, whether it came before the script or during.
+  quitter.Send({"QUIT"});
+  quitter.Send({"PING"});
+  std::string rest;
+  EXPECT_TRUE(quitter.WaitClosed(5000, &rest));
+  out.push_back(rest);
+  RespClient late(s.port());
+  late.Send({"QUIT"});
+  rest.clear();
+  EXPECT_TRUE(late.WaitClosed(5000, &rest));
+  out.push_back(rest);
   out.push_back(other.Call({"FUNCTION", "KILL"}).raw);
   out.push_back(runner.Read().raw);
   out.push_back(other.Call({"FUNCTION", "KILL"}).raw);  // none running
@@ -130,11 +141,13 @@ TEST(ScriptingBusy, BusyFunctionsAsRedis) {
   std::vector<std::string> want = RunBusyFunctions(Kind::kRedis);
   std::vector<std::string> got = RunBusyFunctions(Kind::kKvstore);
   EXPECT_EQ(got, want);
-  ASSERT_EQ(want.size(), 13u);
+  ASSERT_EQ(want.size(), 15u);
   EXPECT_EQ(want[0],
             "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
             "NOSAVE.\r\n");
-  EXPECT_EQ(want[3], "+OK\r\n");
+  EXPECT_EQ(want[3], "+OK\r\n");  // QUIT, and nothing for the PING after it
+  EXPECT_EQ(want[4], "+OK\r\n");
+  EXPECT_EQ(want[5], "+OK\r\n");
 }
 
 }  // namespace
