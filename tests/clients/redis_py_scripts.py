@@ -1,5 +1,6 @@
-"""redis-py against kvstore: lock() (its extend, reacquire and release are EVALSHA scripts) and
-register_script (EVALSHA, then EVAL's body again after SCRIPT FLUSH). Prints "ok" on success.
+"""redis-py against kvstore: lock() (its extend, reacquire and release are EVALSHA scripts),
+register_script (EVALSHA, then EVAL's body again after SCRIPT FLUSH), and functions (function_load,
+fcall, fcall_ro, function_list, function_dump and function_restore). Prints "ok" on success.
 usage: redis_py_scripts.py PORT"""
 import sys
 
@@ -41,4 +42,24 @@ pipe = r.pipeline()
 incr(keys=["counter"], args=[1], client=pipe)
 incr(keys=["counter"], args=[1], client=pipe)
 assert pipe.execute() == [11, 12]
+
+r.function_flush()
+lib = """#!lua name=ratelimit
+redis.register_function('hit', function(keys, args)
+  local n = redis.call('incr', keys[1])
+  if n == 1 then redis.call('pexpire', keys[1], args[1]) end
+  return n
+end)
+redis.register_function{function_name='hits', callback=function(keys)
+  return tonumber(redis.call('get', keys[1]) or 0) end, flags={'no-writes'}}"""
+assert r.function_load(lib) == b"ratelimit"
+assert [r.fcall("hit", 1, "rl:user", 60000) for _ in range(3)] == [1, 2, 3]
+assert r.fcall_ro("hits", 1, "rl:user") == 3
+assert 0 < r.pttl("rl:user") <= 60000
+listed = r.function_list()
+assert len(listed) == 1 and listed[0][1] == b"ratelimit", listed
+dump = r.function_dump()
+r.function_flush()
+assert r.function_restore(dump)
+assert r.fcall("hit", 1, "rl:user", 60000) == 4
 print("ok")

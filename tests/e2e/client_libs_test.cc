@@ -1,8 +1,9 @@
 // Client libraries' scripting helpers against kvstore, as applications use them: redis-py's
-// lock() (whose extend, reacquire and release are EVALSHA scripts) and register_script, and
-// ioredis' defineCommand (EVALSHA with EVAL on NOSCRIPT, in pipelines and transactions). The
-// programs are under tests/clients/; scripts/setup.sh installs the libraries (Debian's
-// python3-redis, ioredis from npm).
+// lock() (whose extend, reacquire and release are EVALSHA scripts), register_script and its
+// function API (function_load, fcall, fcall_ro, function_dump/restore), and ioredis' defineCommand
+// (EVALSHA with EVAL on NOSCRIPT, in pipelines and transactions). The programs are under
+// tests/clients/; scripts/setup.sh installs the libraries (Debian's python3-redis, ioredis from
+// npm).
 #include <sys/wait.h>
 
 #include <cstdio>
