@@ -27,7 +27,9 @@ LuaEngine* RunningEngine(lua_State* L, const char* what) {
 }
 
 // The arguments of redis.call as strings (numbers as "%.17g"); false with the error pushed.
+// `argv` is the engine's scratch (LuaEngine::Scratch), reused from call to call.
 bool ArgsToArgv(lua_State* L, std::vector<std::string>* argv) {
+  argv->clear();
   int argc = lua_gettop(L);
   if (argc == 0) {
     PushError(L, "Please specify at least one argument for this redis lib call");
@@ -56,8 +58,9 @@ bool ArgsToArgv(lua_State* L, std::vector<std::string>* argv) {
 
 int GenericCommand(lua_State* L, bool raise) {
   LuaEngine* e = RunningEngine(L, "redis.call/pcall");
-  std::vector<std::string> argv;
-  if (!ArgsToArgv(L, &argv)) return raise ? lua_error(L) : 1;
+  // No C++ object may live in this frame: lua_error longjmps past it.
+  LuaEngine::Scratch& s = e->scratch();
+  if (!ArgsToArgv(L, &s.argv)) return raise ? lua_error(L) : 1;
   static bool in_use = false;  // a debug hook calling back in
   if (in_use) {
     PushError(L,
@@ -66,18 +69,19 @@ int GenericCommand(lua_State* L, bool raise) {
     return 1;
   }
   in_use = true;
-  std::string reply, error;
-  e->host()->Call(argv, e->run(), &reply, &error);
+  s.reply.clear();
+  s.error.clear();
+  e->host()->Call(s.argv, e->run(), &s.reply, &s.error);
   in_use = false;
-  if (!error.empty()) {
-    PushError(L, error);
+  if (!s.error.empty()) {
+    PushError(L, s.error);
     lua_pushstring(L, "ignore_error_stats_update");
     lua_pushboolean(L, 1);
     lua_settable(L, -3);
     return raise ? lua_error(L) : 1;
   }
-  PushReply(L, reply);
-  if (raise && !reply.empty() && reply[0] == '-') return lua_error(L);
+  PushReply(L, s.reply);
+  if (raise && !s.reply.empty() && s.reply[0] == '-') return lua_error(L);
   return 1;
 }
 
@@ -371,7 +375,7 @@ int Nothing(lua_State*) { return 0; }
 
 int AclCheckCmd(lua_State* L) {
   LuaEngine* e = RunningEngine(L, "redis.acl_check_cmd");
-  std::vector<std::string> argv;
+  std::vector<std::string>& argv = e->scratch().argv;  // no C++ object in a frame lua_error leaves
   if (!ArgsToArgv(L, &argv)) return lua_error(L);
   if (!e->host()->KnownCommand(argv)) {
     PushError(L, "Invalid command passed to redis.acl_check_cmd()");

@@ -20,7 +20,6 @@ extern "C" {
 namespace kv::script {
 namespace {
 
-const char kEngineKey[] = "kv_engine";
 const char kErrorHandler[] = "__redis__err__handler";
 
 // As Redis' error handler: the error as a table {err=..., source=..., line=...}, where source
@@ -42,6 +41,20 @@ const char kErrorHandlerCode[] =
     "  end\n"
     "  return err\n"
     "end\n";
+
+// luaL_newstate's allocator and panic handler.
+void* Alloc(void*, void* ptr, size_t, size_t nsize) {
+  if (nsize == 0) {
+    free(ptr);
+    return nullptr;
+  }
+  return realloc(ptr, nsize);
+}
+
+int Panic(lua_State* L) {
+  LOG_WARNING("PANIC: unprotected error in call to Lua API (%s)", lua_tostring(L, -1));
+  return 0;
+}
 
 void OpenLibrary(lua_State* L, const char* name, lua_CFunction open, bool set_global) {
   lua_pushcfunction(L, open);
@@ -107,16 +120,12 @@ void PushArray(lua_State* L, std::span<const std::string_view> items) {
 
 }  // namespace
 
+// The engine is the allocator's user data: found without a lookup (C functions ask for it on
+// every call).
 LuaEngine* EngineOf(lua_State* L) {
-  lua_getfield(L, LUA_REGISTRYINDEX, kEngineKey);
-  auto* e = static_cast<LuaEngine*>(lua_touserdata(L, -1));
-  lua_pop(L, 1);
-  return e;
-}
-
-void SetEngine(lua_State* L, LuaEngine* engine) {
-  lua_pushlightuserdata(L, engine);
-  lua_setfield(L, LUA_REGISTRYINDEX, kEngineKey);
+  void* ud = nullptr;
+  lua_getallocf(L, &ud);
+  return static_cast<LuaEngine*>(ud);
 }
 
 const FlagName kFlagNames[5] = {
@@ -193,9 +202,9 @@ LuaEngine::LuaEngine(std::string version, EngineKind kind)
 LuaEngine::~LuaEngine() { Close(); }
 
 void LuaEngine::Open() {
-  lua_ = luaL_newstate();
+  lua_ = lua_newstate(Alloc, this);
   lua_State* L = lua_;
-  SetEngine(L, this);
+  lua_atpanic(L, Panic);
   OpenLibrary(L, "", luaopen_base, false);
   OpenLibrary(L, LUA_TABLIBNAME, luaopen_table, false);
   OpenLibrary(L, LUA_STRLIBNAME, luaopen_string, false);
@@ -214,7 +223,7 @@ void LuaEngine::Open() {
   luaL_loadbuffer(L, kErrorHandlerCode, strlen(kErrorHandlerCode), "@err_handler_def");
   lua_pcall(L, 0, 0, 0);
   lua_getglobal(L, kErrorHandler);
-  lua_setfield(L, LUA_REGISTRYINDEX, kErrorHandler);
+  handler_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   if (kind_ == EngineKind::kFunctions) {
     // What only EVAL has: the handler as a global, and the redis fields of its debugger and
     // of script replication.
@@ -232,6 +241,15 @@ void LuaEngine::Open() {
     PushLibraryApi(L, version_);
     UseFunctionGlobals(L);
   }
+  // What every run touches, as references (a named lookup hashes the name each time).
+  PushRealGlobals(L);
+  real_globals_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  thread_globals_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushliteral(L, "KEYS");
+  keys_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushliteral(L, "ARGV");
+  argv_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
 void LuaEngine::Close() {
@@ -280,12 +298,17 @@ void LuaEngine::Run(const Script& script, std::span<const std::string_view> keys
                     std::span<const std::string_view> args, ScriptHost& host,
                     resp::ReplyWriter& w) {
   lua_State* L = lua_;
-  lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandler);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref_);
   lua_rawgeti(L, LUA_REGISTRYINDEX, script.ref);
+  // KEYS and ARGV on the real global table, past its protection.
+  lua_rawgeti(L, LUA_REGISTRYINDEX, real_globals_ref_);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, keys_ref_);
   PushArray(L, keys);
-  SetProtectedGlobal(L, "KEYS");
+  lua_rawset(L, -3);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, argv_ref_);
   PushArray(L, args);
-  SetProtectedGlobal(L, "ARGV");
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
   Call(0, script.sha, host, w);
 }
 
@@ -293,7 +316,7 @@ void LuaEngine::RunFunction(const FunctionDef& f, std::span<const std::string_vi
                             std::span<const std::string_view> args, ScriptHost& host,
                             resp::ReplyWriter& w) {
   lua_State* L = lua_;
-  lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandler);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref_);
   lua_rawgeti(L, LUA_REGISTRYINDEX, f.ref);
   PushArray(L, keys);
   PushArray(L, args);
@@ -328,7 +351,9 @@ void LuaEngine::Call(int nargs, const std::string& name, ScriptHost& host, resp:
     WriteReply(L, w, run_.resp);
   }
   lua_pop(L, 1);  // the error handler
-  RestoreGlobals(L);
+  // The thread's global table stays the protected one whatever the script did.
+  lua_rawgeti(L, LUA_REGISTRYINDEX, thread_globals_ref_);
+  lua_replace(L, LUA_GLOBALSINDEX);
   host_ = nullptr;
 }
 
@@ -350,7 +375,8 @@ bool LuaEngine::LoadLibrary(std::string_view code, int64_t timeout_ms,
   loading_ = nullptr;
   load_deadline_ms_ = 0;
   UseLibraryApi(L, false);
-  RestoreGlobals(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, thread_globals_ref_);
+  lua_replace(L, LUA_GLOBALSINDEX);
   if (!ok) {
     *err = "Error registering functions: " + ErrorMessage(L);
     lua_pop(L, 1);

@@ -137,6 +137,13 @@ class LuaEngine {
   ScriptHost* host() { return host_; }
   RunState& run() { return run_; }
   bool running() const { return host_ != nullptr; }
+  // Buffers for the C functions behind redis.call and friends: a Lua error longjmps past a C
+  // frame without running destructors, so what they build lives here, reused call to call.
+  struct Scratch {
+    std::vector<std::string> argv;
+    std::string reply, error;
+  };
+  Scratch& scratch() { return scratch_; }
   // The functions registered so far by the library being loaded (LoadLibrary), or null.
   std::vector<FunctionDef>* loading() { return loading_; }
   int64_t load_deadline_ms() const { return load_deadline_ms_; }
@@ -156,11 +163,15 @@ class LuaEngine {
   EngineKind kind_;
   lua_State* lua_ = nullptr;
   std::map<std::string, Script, std::less<>> cache_;  // by lowercase sha
-  int keys_ref_ = 0, argv_ref_ = 0;  // registry refs of the names "KEYS" and "ARGV"
+  // Registry references: the error handler, the real global table, the thread's (protected)
+  // global table, and the strings "KEYS" and "ARGV".
+  int handler_ref_ = 0, real_globals_ref_ = 0, thread_globals_ref_ = 0;
+  int keys_ref_ = 0, argv_ref_ = 0;
   size_t cache_bytes_ = 0;
   ScriptHost* host_ = nullptr;
   RunState run_;
   uint64_t runs_ = 0;
+  Scratch scratch_;
   std::vector<FunctionDef>* loading_ = nullptr;
   int64_t load_deadline_ms_ = 0;  // 0: none
   static uint32_t rand_x_[3];

@@ -11,9 +11,8 @@
 
 namespace kv::script {
 
-// The engine a lua_State belongs to (kept in the registry).
+// The engine a lua_State belongs to (its allocator's user data).
 LuaEngine* EngineOf(lua_State* L);
-void SetEngine(lua_State* L, LuaEngine* engine);
 
 // Pushes Redis' error table {err="CODE msg"} (luaPushErrorBuff): "-CODE msg" keeps its code,
 // a message without one gets "ERR "; a trailing CRLF is trimmed.
@@ -46,9 +45,7 @@ void PushLibraryApi(lua_State* L, std::string_view version);
 // table, so they see the loading API while it loads and the globals when they are called.
 void UseFunctionGlobals(lua_State* L);
 void UseLibraryApi(lua_State* L, bool on);
-// Sets a global on the real global table, past the protection (KEYS, ARGV).
-void SetProtectedGlobal(lua_State* L, const char* name);
-// Restores the thread's global table to the protected one (a script cannot swap it).
-void RestoreGlobals(lua_State* L);
+// Pushes the real global table behind the protection (where KEYS and ARGV are set).
+void PushRealGlobals(lua_State* L);
 
 }  // namespace kv::script

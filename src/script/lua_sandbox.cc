@@ -20,7 +20,6 @@ const char kRealGlobals[] = "kv_real_globals";
 const char kGlobalsProxy[] = "kv_globals_proxy";
 const char kGlobalsMeta[] = "kv_globals_meta";  // what getmetatable(_G) shows (read-only)
 const char kStringMeta[] = "kv_string_meta";    // what getmetatable("") shows (read-only)
-const char kThreadGlobals[] = "kv_thread_globals";  // the thread's global table
 // Functions engine: the metatable of the thread's global table, and what its __index is while
 // a library loads (the loading API's proxy) and otherwise (the globals' proxy).
 const char kFunctionGlobalsMeta[] = "kv_function_globals_meta";
@@ -275,8 +274,6 @@ void LockGlobals(lua_State* L) {
   ProtectTop(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kStringMeta);
   lua_pop(L, 1);  // ""
-  lua_pushvalue(L, -1);
-  lua_setfield(L, LUA_REGISTRYINDEX, kThreadGlobals);
   lua_replace(L, LUA_GLOBALSINDEX);
   lua_pop(L, 1);  // real
 }
@@ -311,8 +308,6 @@ void UseFunctionGlobals(lua_State* L) {
   lua_getfield(L, LUA_REGISTRYINDEX, kRealGlobals);
   lua_rawset(L, -3);
   lua_pop(L, 1);
-  lua_pushvalue(L, globals);
-  lua_setfield(L, LUA_REGISTRYINDEX, kThreadGlobals);
   lua_replace(L, LUA_GLOBALSINDEX);
 }
 
@@ -323,16 +318,6 @@ void UseLibraryApi(lua_State* L, bool on) {
   lua_pop(L, 1);
 }
 
-void SetProtectedGlobal(lua_State* L, const char* name) {
-  lua_getfield(L, LUA_REGISTRYINDEX, kRealGlobals);
-  lua_insert(L, -2);
-  lua_setfield(L, -2, name);
-  lua_pop(L, 1);
-}
-
-void RestoreGlobals(lua_State* L) {
-  lua_getfield(L, LUA_REGISTRYINDEX, kThreadGlobals);
-  lua_replace(L, LUA_GLOBALSINDEX);
-}
+void PushRealGlobals(lua_State* L) { lua_getfield(L, LUA_REGISTRYINDEX, kRealGlobals); }
 
 }  // namespace kv::script

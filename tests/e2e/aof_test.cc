@@ -59,11 +59,6 @@ void Append(const std::string& path, const std::string& bytes) {
   f << bytes;
 }
 
-void Kill9(ServerProcess& s) {
-  kill(s.pid(), SIGKILL);
-  s.Stop(5000);  // reaps it
-}
-
 class AofInterop : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {

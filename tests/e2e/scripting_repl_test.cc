@@ -144,5 +144,36 @@ TEST(ScriptingInfo, MemoryCountsTheCache) {
             vm_fn + std::stoll(InfoField(c, "memory", "used_memory_vm_eval")));
 }
 
+// A redis.call that raises (an unknown command, a failing command, bad arguments) leaves nothing
+// behind: a Lua error unwinds past the C function that raised it without running C++
+// destructors, so nothing it built may live in its frame.
+TEST(ScriptingMemory, RaisingCallsDoNotLeak) {
+  ServerProcess s(Kind::kKvstore);
+  RespClient c(s.port());
+  ASSERT_EQ(c.Call({"SET", "str", "x"}).str, "OK");
+  const std::vector<std::string> bodies = {
+      "return redis.call('nosuchcommand', 'with an argument long enough to be on the heap')",
+      "return redis.call('lpush', 'str', 'a value long enough to be kept on the heap')",
+      "return redis.call('get')",
+      "return redis.acl_check_cmd('nosuchcommand', 'another argument kept on the heap')",
+  };
+  auto round = [&] {
+    std::string batch;
+    for (int i = 0; i < 5000; i++) {
+      for (const std::string& b : bodies) batch += RespClient::Encode({"EVAL", b, "0"});
+    }
+    c.SendRaw(batch);
+    for (int i = 0; i < 5000 * static_cast<int>(bodies.size()); i++) {
+      ASSERT_TRUE(c.Read().is_error());
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(round());  // the script cache and buffers settle
+  int64_t before = std::stoll(InfoField(c, "memory", "used_memory"));
+  for (int r = 0; r < 5; r++) ASSERT_NO_FATAL_FAILURE(round());
+  int64_t after = std::stoll(InfoField(c, "memory", "used_memory"));
+  // 100,000 raising calls: leaking their arguments and errors would be several MB.
+  EXPECT_LT(after - before, 1 << 20) << "before " << before << ", after " << after;
+}
+
 }  // namespace
 }  // namespace kv::test
