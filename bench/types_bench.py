@@ -28,6 +28,7 @@ Cases (--cases, comma-separated names):
   xread      XREAD COUNT 10 STREAMS feed 0-0
   xreadgroup XREADGROUP GROUP g c COUNT 1 STREAMS feed >  (the group set back to 0 before each run)
   evalsha    EVALSHA <sha> 1 c:__rand_int__       (a loaded script: INCR and GET of one key)
+  fcall      FCALL incr_get 1 c:__rand_int__      (the same as a function)
 
 --memory N measures instead the memory a stream of N entries (XADD s * f __rand_int__, one
 12-digit value per entry) takes on each server: used_memory and RSS growth, per entry.
@@ -48,6 +49,9 @@ from redis_bench import ROOT, Server  # noqa: E402
 
 # The script of the evalsha case (loaded on both servers first): INCR and GET of one key.
 INCR_GET = "redis.call('incr', KEYS[1]) return redis.call('get', KEYS[1])"
+# The same as a function library (loaded on both servers first), for the fcall case.
+INCR_GET_LIB = ("#!lua name=bench\nredis.register_function('incr_get', function(keys) "
+                "redis.call('incr', keys[1]) return redis.call('get', keys[1]) end)")
 
 CASES = {
     "setbit": ["SETBIT", "bm:__rand_int__", "1000", "1"],
@@ -68,6 +72,7 @@ CASES = {
     "xread": ["XREAD", "COUNT", "10", "STREAMS", "feed", "0-0"],
     "xreadgroup": ["XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "feed", ">"],
     "evalsha": ["EVALSHA", hashlib.sha1(INCR_GET.encode()).hexdigest(), "1", "c:__rand_int__"],
+    "fcall": ["FCALL", "incr_get", "1", "c:__rand_int__"],
 }
 
 
@@ -146,6 +151,7 @@ def main():
                                 "__rand_int__"], capture_output=True, check=True)
                 srv.command("XGROUP", "CREATE", "feed", "g", "0")
             srv.command("SCRIPT", "LOAD", INCR_GET)
+            srv.command("FUNCTION", "LOAD", "REPLACE", INCR_GET_LIB)
             if any(c.startswith("geo") for c in cases):
                 rng = random.Random(7)
                 for batch in range(100):
