@@ -144,8 +144,37 @@ void Client::HandleReadable() {
   }
   ProcessInput();
   if (closed_) return;
+  if (DeferFlush()) return;
   if (!Flush()) return;
   UpdateInterest();
+}
+
+thread_local Client::RoundFlush Client::round_flush;
+
+// As Redis writes the replies of an event-loop round together before it sleeps: the round's
+// first client is answered at once (the lowest latency while the load is light), the others at
+// the round's end, back to back. A peer serving many connections (a benchmark, a proxy, an
+// application's pool) is then woken once for them, not once per reply: each wake-up of a
+// sleeping peer costs an inter-processor interrupt, several microseconds on a VM (GEOSEARCH
+// BYBOX at pipeline 1 with 50 clients went from 0.72x to 1.0x of Redis).
+bool Client::DeferFlush() {
+  if (out_sent_ == out_.size() || !group_.loop().InLoopThread()) return false;
+  if (!round_flush.posted) {
+    round_flush.posted = true;
+    group_.loop().Post([&group = group_] {
+      round_flush.posted = false;
+      std::vector<uint64_t> waiting;
+      waiting.swap(round_flush.waiting);
+      for (uint64_t id : waiting) {
+        Client* c = group.Find(id);
+        if (c == nullptr || c->closed_) continue;
+        if (c->Flush()) c->UpdateInterest();
+      }
+    });
+    return false;
+  }
+  round_flush.waiting.push_back(id());
+  return true;
 }
 
 // Parses ahead up to kBatch complete requests (multibulk, authenticated clients only), so
@@ -311,6 +340,7 @@ thread_local Client::RoundAof Client::round_aof;
 void Client::InitThreadState() {
   round_kicks.posted = false;
   round_aof.posted = false;
+  round_flush.posted = false;
 }
 
 // Posted once per round on this thread's loop: runs after the round's events, so one write (and

@@ -164,6 +164,14 @@ class Client : public net::FdHandler {
   };
   static thread_local RoundAof round_aof;
   void PostAofRoundEnd();
+  // Replies written at the end of this thread's event-loop round (DeferFlush).
+  struct RoundFlush {
+    std::vector<uint64_t> waiting;  // client ids with replies to write
+    bool posted = false;
+  };
+  static thread_local RoundFlush round_flush;
+  // True when this client's replies wait for the round's end instead of going out now.
+  bool DeferFlush();
   size_t ParseBatch(resp::ParserLimits& limits, bool* protocol_error);
   bool IsDataLinkResume(std::span<const std::string_view> args);
   void DropReplicaThatGotAReply(std::span<const std::string_view> args, size_t reply_at);
