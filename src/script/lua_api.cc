@@ -321,13 +321,9 @@ bool ReadNamedArgs(lua_State* L, FunctionDef* def, const char** err) {
 
 // redis.register_function(name, callback) or redis.register_function{...}, while a library
 // loads (luaRegisterFunction in function_lua.c, with its messages).
-int RegisterFunction(lua_State* L) {
-  LuaEngine* e = EngineOf(L);
-  std::vector<FunctionDef>* defs = e ? e->loading() : nullptr;
-  if (!defs) {
-    PushError(L, "redis.register_function can only be called on FUNCTION LOAD command");
-    return lua_error(L);
-  }
+// Reads redis.register_function's arguments and registers the function in *defs; the error
+// when they are bad (nothing registered then). What it builds dies with its frame.
+const char* Register(lua_State* L, std::vector<FunctionDef>* defs) {
   FunctionDef def;
   const char* err = nullptr;
   int argc = lua_gettop(L);
@@ -351,13 +347,25 @@ int RegisterFunction(lua_State* L) {
       if (d.name == def.name) err = "Function already exists in the library";
     }
   }
-  if (err) {
-    PushError(L, err);
-    return lua_error(L);
-  }
+  if (err) return err;
   lua_settop(L, 2);
   def.ref = luaL_ref(L, LUA_REGISTRYINDEX);
   defs->push_back(std::move(def));
+  return nullptr;
+}
+
+int RegisterFunction(lua_State* L) {
+  LuaEngine* e = EngineOf(L);
+  std::vector<FunctionDef>* defs = e ? e->loading() : nullptr;
+  if (!defs) {
+    PushError(L, "redis.register_function can only be called on FUNCTION LOAD command");
+    return lua_error(L);
+  }
+  // No C++ object may live in this frame: lua_error longjmps past it.
+  if (const char* err = Register(L, defs)) {
+    PushError(L, err);
+    return lua_error(L);
+  }
   return 0;
 }
 
