@@ -134,6 +134,23 @@ void AddRows(CommandTable& table, std::span<const CommandRow> rows, const char* 
   }
 }
 
+void AddSubRows(CommandTable& table, CommandSpec* parent, std::span<const CommandRow> rows,
+                const char* group) {
+  for (const CommandRow& r : rows) {
+    table.AddSub(parent, {.name = r.name,
+                          .arity = r.arity,
+                          .flags = r.flags,
+                          .first_key = r.first_key,
+                          .last_key = r.last_key,
+                          .key_step = r.key_step,
+                          .handler = r.handler,
+                          .getkeys = r.getkeys,
+                          .group = group,
+                          .summary = r.summary,
+                          .since = r.since});
+  }
+}
+
 const CommandSpec* ResolveCommand(const CommandTable& table,
                                   std::span<const std::string_view> args, std::string* error) {
   const CommandSpec* spec = table.Find(args[0]);

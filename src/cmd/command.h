@@ -134,6 +134,9 @@ struct CommandRow {
   KeyFinder getkeys = nullptr;  // movable-key commands only
 };
 void AddRows(CommandTable& table, std::span<const CommandRow> rows, const char* group);
+// The same for the subcommands of `parent` (a container AddRows or Add registered).
+void AddSubRows(CommandTable& table, CommandSpec* parent, std::span<const CommandRow> rows,
+                const char* group);
 
 // Resolves args to the command (or subcommand) to run and checks its arity. On failure returns
 // nullptr and sets *error to Redis' message (unknown command, unknown subcommand, arity).

@@ -1,6 +1,7 @@
 #include "persist/dump.h"
 
 #include <cstring>
+#include <functional>
 
 #include "persist/crc64.h"
 #include "persist/rdb_format.h"
@@ -12,39 +13,33 @@ namespace kv::persist {
 
 namespace {
 
-// Appends the version and the checksum.
-void AddFooter(std::string& out) {
+// A payload: what `body` writes (a StringSink does not fail), then the version and checksum.
+std::string Payload(RdbWriteOptions opts, const std::function<void(RdbWriter&)>& body) {
+  StringSink sink;
+  opts.checksum = false;
+  RdbWriter w(sink, opts);
+  body(w);
+  (void)w.Flush();
+  std::string& out = sink.str();
   out.push_back(static_cast<char>(kRdbVersion & 0xff));
   out.push_back(static_cast<char>((kRdbVersion >> 8) & 0xff));
   uint64_t crc = Crc64(0, out.data(), out.size());
   out.append(reinterpret_cast<const char*>(&crc), 8);  // little-endian hosts
+  return std::move(out);
 }
 
 }  // namespace
 
 std::string DumpValue(const store::Value& v, const store::EncodingLimits& limits,
                       bool compression) {
-  StringSink sink;
   RdbWriteOptions opts;
   opts.compression = compression;
-  opts.checksum = false;
   opts.limits = limits;
-  RdbWriter w(sink, opts);
-  (void)w.WriteObject(v);  // a StringSink does not fail
-  (void)w.Flush();
-  AddFooter(sink.str());
-  return std::move(sink.str());
+  return Payload(opts, [&](RdbWriter& w) { (void)w.WriteObject(v); });
 }
 
 std::string DumpFunctions(const std::vector<std::string>& codes) {
-  StringSink sink;
-  RdbWriteOptions opts;
-  opts.checksum = false;
-  RdbWriter w(sink, opts);
-  (void)w.WriteFunctions(codes);  // a StringSink does not fail
-  (void)w.Flush();
-  AddFooter(sink.str());
-  return std::move(sink.str());
+  return Payload({}, [&](RdbWriter& w) { (void)w.WriteFunctions(codes); });
 }
 
 Result<std::vector<std::string>> FunctionCodes(std::string_view payload) {

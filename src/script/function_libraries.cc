@@ -2,6 +2,7 @@
 
 #include <strings.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "common/strutil.h"
@@ -211,7 +212,9 @@ bool FunctionLibraries::Restore(const std::vector<std::string>& codes, Policy po
 }
 
 const FunctionDef* FunctionLibraries::Find(std::string_view name) const {
-  auto it = set_.by_name.find(ToLower(name));
+  // FCALL and its dispatch both look the name up: no copy when it is lowercase already.
+  bool lower = std::none_of(name.begin(), name.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+  auto it = lower ? set_.by_name.find(name) : set_.by_name.find(ToLower(name));
   if (it == set_.by_name.end()) return nullptr;
   return &set_.libs.find(it->second.first)->second.functions[it->second.second];
 }

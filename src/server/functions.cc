@@ -302,61 +302,40 @@ Status Server::InstallFunctions(const std::vector<std::string>& codes, bool merg
 
 void RegisterFunctionCommands(cmd::CommandTable& t) {
   using namespace cmd;
-  uint32_t fcall_flags = kNoScript | kStale | kSkipMonitor | kNoMandatoryKeys;
-  t.Add({.name = "fcall",
-         .arity = -3,
-         .flags = fcall_flags,
-         .handler = Fcall,
-         .getkeys = NumkeysAt2Keys,
-         .group = "scripting",
-         .summary = "Invoke a function",
-         .since = "7.0.0"});
-  t.Add({.name = "fcall_ro",
-         .arity = -3,
-         .flags = fcall_flags | kReadOnly,
-         .handler = FcallRo,
-         .getkeys = NumkeysAt2Keys,
-         .group = "scripting",
-         .summary = "Invoke a read-only function",
-         .since = "7.0.0"});
+  constexpr uint32_t kFcall = kNoScript | kStale | kSkipMonitor | kNoMandatoryKeys;
+  static const CommandRow kFcalls[] = {
+      {"fcall", -3, kFcall, 0, 0, 0, Fcall, "Invoke a function", "7.0.0", NumkeysAt2Keys},
+      {"fcall_ro", -3, kFcall | kReadOnly, 0, 0, 0, FcallRo, "Invoke a read-only function", "7.0.0",
+       NumkeysAt2Keys},
+  };
+  AddRows(t, kFcalls, "scripting");
   CommandSpec* function = t.Add({.name = "function",
                                  .arity = -2,
                                  .handler = FunctionContainer,
                                  .group = "scripting",
                                  .summary = "A container for function commands",
                                  .since = "7.0.0"});
-  struct Sub {
-    const char* name;
-    int arity;
-    uint32_t flags;
-    Handler fn;
-    const char* summary;
+  static const CommandRow kSubs[] = {
+      {"delete", 3, kWrite | kNoScript, 0, 0, 0, FunctionDelete, "Delete a function by name",
+       "7.0.0"},
+      {"dump", 2, kNoScript, 0, 0, 0, FunctionDump,
+       "Dump all functions into a serialized binary payload", "7.0.0"},
+      {"flush", -2, kWrite | kNoScript, 0, 0, 0, FunctionFlush, "Deleting all functions", "7.0.0"},
+      {"help", 2, kLoading | kStale, 0, 0, 0, FunctionHelp,
+       "Show helpful text about the different subcommands", "7.0.0"},
+      {"kill", 2, kNoScript | kAllowBusy, 0, 0, 0, FunctionKill,
+       "Kill the function currently in execution.", "7.0.0"},
+      {"list", -2, kNoScript, 0, 0, 0, FunctionList, "List information about all the functions",
+       "7.0.0"},
+      {"load", -3, kWrite | kDenyOom | kNoScript, 0, 0, 0, FunctionLoad,
+       "Create a function with the given arguments (name, code, description)", "7.0.0"},
+      {"restore", -3, kWrite | kDenyOom | kNoScript, 0, 0, 0, FunctionRestore,
+       "Restore all the functions on the given payload", "7.0.0"},
+      {"stats", 2, kNoScript | kAllowBusy, 0, 0, 0, FunctionStats,
+       "Return information about the function currently running (name, description, duration)",
+       "7.0.0"},
   };
-  static const Sub kSubs[] = {
-      {"delete", 3, kWrite | kNoScript, FunctionDelete, "Delete a function by name"},
-      {"dump", 2, kNoScript, FunctionDump, "Dump all functions into a serialized binary payload"},
-      {"flush", -2, kWrite | kNoScript, FunctionFlush, "Deleting all functions"},
-      {"help", 2, kLoading | kStale, FunctionHelp,
-       "Show helpful text about the different subcommands"},
-      {"kill", 2, kNoScript | kAllowBusy, FunctionKill,
-       "Kill the function currently in execution."},
-      {"list", -2, kNoScript, FunctionList, "List information about all the functions"},
-      {"load", -3, kWrite | kDenyOom | kNoScript, FunctionLoad,
-       "Create a function with the given arguments (name, code, description)"},
-      {"restore", -3, kWrite | kDenyOom | kNoScript, FunctionRestore,
-       "Restore all the functions on the given payload"},
-      {"stats", 2, kNoScript | kAllowBusy, FunctionStats,
-       "Return information about the function currently running (name, description, duration)"},
-  };
-  for (const Sub& sub : kSubs) {
-    t.AddSub(function, {.name = sub.name,
-                        .arity = sub.arity,
-                        .flags = sub.flags,
-                        .handler = sub.fn,
-                        .group = "scripting",
-                        .summary = sub.summary,
-                        .since = "7.0.0"});
-  }
+  AddSubRows(t, function, kSubs, "scripting");
 }
 
 }  // namespace kv::server

@@ -116,61 +116,39 @@ void ScriptCommand(Context& c) {
 
 void RegisterScriptingCommands(cmd::CommandTable& t) {
   using namespace cmd;
-  uint32_t eval_flags = kNoScript | kStale | kSkipMonitor | kNoMandatoryKeys;
-  struct EvalRow {
-    const char* name;
-    Handler fn;
-    uint32_t flags;
-    const char* summary;
-    const char* since;
+  constexpr uint32_t kEval = kNoScript | kStale | kSkipMonitor | kNoMandatoryKeys;
+  static const CommandRow kEvals[] = {
+      {"eval", -3, kEval, 0, 0, 0, Eval, "Execute a Lua script server side", "2.6.0",
+       NumkeysAt2Keys},
+      {"evalsha", -3, kEval, 0, 0, 0, EvalSha, "Execute a Lua script server side", "2.6.0",
+       NumkeysAt2Keys},
+      {"eval_ro", -3, kEval | kReadOnly, 0, 0, 0, EvalRo,
+       "Execute a read-only Lua script server side", "7.0.0", NumkeysAt2Keys},
+      {"evalsha_ro", -3, kEval | kReadOnly, 0, 0, 0, EvalShaRo,
+       "Execute a read-only Lua script server side", "7.0.0", NumkeysAt2Keys},
   };
-  static const EvalRow kEvals[] = {
-      {"eval", Eval, 0, "Execute a Lua script server side", "2.6.0"},
-      {"evalsha", EvalSha, 0, "Execute a Lua script server side", "2.6.0"},
-      {"eval_ro", EvalRo, kReadOnly, "Execute a read-only Lua script server side", "7.0.0"},
-      {"evalsha_ro", EvalShaRo, kReadOnly, "Execute a read-only Lua script server side", "7.0.0"},
-  };
-  for (const EvalRow& e : kEvals) {
-    t.Add({.name = e.name,
-           .arity = -3,
-           .flags = eval_flags | e.flags,
-           .handler = e.fn,
-           .getkeys = NumkeysAt2Keys,
-           .group = "scripting",
-           .summary = e.summary,
-           .since = e.since});
-  }
+  AddRows(t, kEvals, "scripting");
   CommandSpec* script = t.Add({.name = "script",
                                .arity = -2,
                                .handler = ScriptContainer,
                                .group = "scripting",
                                .summary = "A container for Lua scripts management commands",
                                .since = "2.6.0"});
-  struct Sub {
-    const char* name;
-    int arity;
-    uint32_t flags;
-    const char* summary;
-    const char* since;
+  static const CommandRow kSubs[] = {
+      {"debug", 3, kNoScript, 0, 0, 0, ScriptCommand, "Set the debug mode for executed scripts.",
+       "3.2.0"},
+      {"exists", -3, kNoScript, 0, 0, 0, ScriptCommand,
+       "Check existence of scripts in the script cache.", "2.6.0"},
+      {"flush", -2, kNoScript, 0, 0, 0, ScriptCommand,
+       "Remove all the scripts from the script cache.", "2.6.0"},
+      {"help", 2, kLoading | kStale, 0, 0, 0, ScriptCommand,
+       "Show helpful text about the different subcommands", "5.0.0"},
+      {"kill", 2, kNoScript | kAllowBusy, 0, 0, 0, ScriptCommand,
+       "Kill the script currently in execution.", "2.6.0"},
+      {"load", 3, kNoScript | kStale, 0, 0, 0, ScriptCommand,
+       "Load the specified Lua script into the script cache.", "2.6.0"},
   };
-  static const Sub kSubs[] = {
-      {"debug", 3, kNoScript, "Set the debug mode for executed scripts.", "3.2.0"},
-      {"exists", -3, kNoScript, "Check existence of scripts in the script cache.", "2.6.0"},
-      {"flush", -2, kNoScript, "Remove all the scripts from the script cache.", "2.6.0"},
-      {"help", 2, kLoading | kStale, "Show helpful text about the different subcommands", "5.0.0"},
-      {"kill", 2, kNoScript | kAllowBusy, "Kill the script currently in execution.", "2.6.0"},
-      {"load", 3, kNoScript | kStale, "Load the specified Lua script into the script cache.",
-       "2.6.0"},
-  };
-  for (const Sub& sub : kSubs) {
-    t.AddSub(script, {.name = sub.name,
-                      .arity = sub.arity,
-                      .flags = sub.flags,
-                      .handler = ScriptCommand,
-                      .group = "scripting",
-                      .summary = sub.summary,
-                      .since = sub.since});
-  }
+  AddSubRows(t, script, kSubs, "scripting");
 }
 
 }  // namespace kv::server
