@@ -126,29 +126,31 @@ bool ArityOk(int arity, size_t argc) {
   return arity > 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
 }
 
+namespace {
+
+CommandSpec SpecOf(const CommandRow& r, const char* group) {
+  return {.name = r.name,
+          .arity = r.arity,
+          .flags = r.flags,
+          .first_key = r.first_key,
+          .last_key = r.last_key,
+          .key_step = r.key_step,
+          .handler = r.handler,
+          .getkeys = r.getkeys,
+          .group = group,
+          .summary = r.summary,
+          .since = r.since};
+}
+
+}  // namespace
+
 void AddRows(CommandTable& table, std::span<const CommandRow> rows, const char* group) {
-  for (const CommandRow& r : rows) {
-    table.Add({.name = r.name, .arity = r.arity, .flags = r.flags, .first_key = r.first_key,
-               .last_key = r.last_key, .key_step = r.key_step, .handler = r.handler,
-               .getkeys = r.getkeys, .group = group, .summary = r.summary, .since = r.since});
-  }
+  for (const CommandRow& r : rows) table.Add(SpecOf(r, group));
 }
 
 void AddSubRows(CommandTable& table, CommandSpec* parent, std::span<const CommandRow> rows,
                 const char* group) {
-  for (const CommandRow& r : rows) {
-    table.AddSub(parent, {.name = r.name,
-                          .arity = r.arity,
-                          .flags = r.flags,
-                          .first_key = r.first_key,
-                          .last_key = r.last_key,
-                          .key_step = r.key_step,
-                          .handler = r.handler,
-                          .getkeys = r.getkeys,
-                          .group = group,
-                          .summary = r.summary,
-                          .since = r.since});
-  }
+  for (const CommandRow& r : rows) table.AddSub(parent, SpecOf(r, group));
 }
 
 const CommandSpec* ResolveCommand(const CommandTable& table,
