@@ -342,33 +342,46 @@ size_t IntrusiveTable<Node>::SomeEntries(size_t n, Node** out) {
   const bool two = rehashing();
   size_t maxmask = two ? std::max(t_[0].mask, t_[1].mask) : t_[0].mask;
   size_t i = RandomU64() & maxmask;
-  size_t got = 0, empty_run = 0;
-  for (size_t steps = n * 10; got < n && steps > 0; steps--) {
-    for (int t = 0; t < (two ? 2 : 1) && got < n; t++) {
-      const Table& tab = t_[t];
-      // Buckets of t_[0] below rehash_idx_ are empty (moved): skip to where moving stopped,
-      // or to t_[1] when it is the bigger one.
-      if (two && t == 0 && static_cast<int64_t>(i) < rehash_idx_) {
-        if (i >= t_[1].size()) i = static_cast<size_t>(rehash_idx_);
-        continue;
-      }
-      if (i >= tab.size()) continue;
-      Node* e = tab.b[i];
-      if (e == nullptr) {
-        // A long run of empty buckets: jump elsewhere.
-        if (++empty_run >= 5 && empty_run > n) {
-          i = RandomU64() & maxmask;
-          empty_run = 0;
+  size_t got = 0, empty_run = 0, steps = n * 10;
+  // The walk goes in rounds: first the heads of as many non-empty buckets as entries are still
+  // wanted (the bucket arrays are read in order: cheap), each head prefetched as it is found,
+  // then their chains. The heads' cache misses, one per sample, overlap instead of following
+  // one another.
+  constexpr size_t kRound = 16;
+  Node* heads[2 * kRound];  // a step can find a head in each table
+  while (got < n && steps > 0) {
+    size_t found = 0, want = std::min(n - got, kRound);
+    for (; found < want && steps > 0; steps--) {
+      for (int t = 0; t < (two ? 2 : 1); t++) {
+        const Table& tab = t_[t];
+        // Buckets of t_[0] below rehash_idx_ are empty (moved): skip to where moving stopped,
+        // or to t_[1] when it is the bigger one.
+        if (two && t == 0 && static_cast<int64_t>(i) < rehash_idx_) {
+          if (i >= t_[1].size()) i = static_cast<size_t>(rehash_idx_);
+          continue;
         }
-        continue;
+        if (i >= tab.size()) continue;
+        Node* e = tab.b[i];
+        if (e == nullptr) {
+          // A long run of empty buckets: jump elsewhere.
+          if (++empty_run >= 5 && empty_run > n) {
+            i = RandomU64() & maxmask;
+            empty_run = 0;
+          }
+          continue;
+        }
+        empty_run = 0;
+        __builtin_prefetch(e);
+        heads[found++] = e;
       }
-      empty_run = 0;
-      for (; e != nullptr && got < n; e = e->next) {
+      i = (i + 1) & maxmask;
+    }
+    for (size_t k = 0; k < found && got < n; k++) {
+      for (Node* e = heads[k]; e != nullptr && got < n; e = e->next) {
         // The walk can come round to a bucket again (a small table, a jump): no duplicates.
         if (std::find(out, out + got, e) == out + got) out[got++] = e;
       }
     }
-    i = (i + 1) & maxmask;
   }
   // A sparse table (not shrunk yet) can hide every entry from the walk: one random entry then.
   if (got == 0) out[got++] = Random();
