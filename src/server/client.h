@@ -21,11 +21,14 @@
 #include "resp/parser.h"
 #include "server/io_buffer.h"
 
+namespace kv::repl {
+class DataLinkSender;
+}  // namespace kv::repl
+
 namespace kv::server {
 
 class Server;
 class PollGroup;
-class DataLinkSender;
 
 class Client : public net::FdHandler {
  public:
@@ -152,7 +155,7 @@ class Client : public net::FdHandler {
   // round's first batch (or off the loop thread), at the end of the round for its later ones.
   void KickDataLinksAfterRound();
   struct RoundKicks {
-    std::vector<std::shared_ptr<DataLinkSender>> links;
+    std::vector<std::shared_ptr<repl::DataLinkSender>> links;
     bool posted = false;  // this round kicked once and posted its end-of-round kick
   };
   static thread_local RoundKicks round_kicks;

@@ -13,7 +13,7 @@
 #include "common/strutil.h"
 #include "server/client.h"
 #include "server/persistence.h"
-#include "server/repl_link_io.h"
+#include "repl/datalink/link_io.h"
 #include "server/repl_replica.h"
 #include "server/server.h"
 
@@ -356,7 +356,7 @@ void ReplPrimary::Cron(int64_t now_ms) {
   if (now_ms - last_keepalive_ms_ >= 1000) {
     last_keepalive_ms_ = now_ms;
     for (auto& r : replicas_) {
-      if (r->state == State::kWaitSnapshot) SendKeepalive(r->client->fd());
+      if (r->state == State::kWaitSnapshot) repl::SendKeepalive(r->client->fd());
     }
   }
   // repl-backlog-ttl: a primary without replicas for that long frees its backlog (and starts a

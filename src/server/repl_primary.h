@@ -22,7 +22,7 @@
 
 #include "cmd/context.h"
 #include "repl/feed.h"
-#include "server/repl_rdma.h"
+#include "repl/datalink/data_link.h"
 
 namespace kv::server {
 
@@ -65,7 +65,7 @@ class ReplPrimary {
   // of one per command (sockets coalesce on their own: a replica client drains what was pushed
   // in one go). ReleaseDataLinkBytes flushes, stops gathering and hands the caller the links
   // that got bytes, which KickDataLinks writes once the lock is released (repl_primary_links.cc).
-  using DataLinks = std::vector<std::shared_ptr<DataLinkSender>>;
+  using DataLinks = std::vector<std::shared_ptr<repl::DataLinkSender>>;
   void HoldDataLinkBytes();
   void FlushDataLinkBytes();
   void ReleaseDataLinkBytes(DataLinks* kicks);
@@ -124,7 +124,7 @@ class ReplPrimary {
     std::string ip;
     bool capa_eof = false;   // understands the $EOF: framing (diskless transfers)
     bool pre_psync = false;  // came with SYNC: gets the payload without a +FULLRESYNC line
-    std::shared_ptr<DataLinkSender> data;  // the RDMA data plane, when negotiated
+    std::shared_ptr<repl::DataLinkSender> data;  // the RDMA data plane, when negotiated
     std::string data_batch;  // stream bytes for `data` gathered while held (HoldDataLinkBytes)
   };
   // What a replica said with REPLCONF before PSYNC made it one.
@@ -132,7 +132,7 @@ class ReplPrimary {
     int port = 0;
     std::string ip;  // REPLCONF ip-address (replica-announce-ip); empty: the connection's
     bool capa_eof = false;
-    std::shared_ptr<DataLinkSender> data;
+    std::shared_ptr<repl::DataLinkSender> data;
   };
   // What the snapshot child did for each replica of its batch, in memory it shares with the
   // primary: one replica's failed transfer (it went away, say) does not fail the others'.
@@ -173,7 +173,7 @@ class ReplPrimary {
   void ReapChildIfDone();
   // The snapshot child: diskless (the RDB streamed to the sockets `fds`, and written into the
   // data links' `rings`) or disk-based (the RDB saved to dbfilename, then sent from the file).
-  void RunChild(const std::vector<int>& fds, const std::vector<SnapshotRing*>& rings,
+  void RunChild(const std::vector<int>& fds, const std::vector<repl::SnapshotRing*>& rings,
                 int64_t offset, bool disk, uint8_t* report);
   int64_t CountAcked(int64_t offset) const;
   void ServeWaiters(int64_t now_ms);
@@ -198,7 +198,7 @@ class ReplPrimary {
                      std::string_view hex_blob);
   // Breaks a data link and lets this reference go; a kick still holding one finds it broken.
   // The link itself is destroyed off-thread once its last reference goes (SetupDataLink).
-  static void DropDataLink(std::shared_ptr<DataLinkSender> link);
+  static void DropDataLink(std::shared_ptr<repl::DataLinkSender> link);
   // Sends stream bytes to one replica, over its data link or its socket.
   void SendTo(Replica& r, std::string_view bytes);
 

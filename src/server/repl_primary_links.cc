@@ -1,6 +1,6 @@
-// The primary's data links (repl_rdma.h): set up and rebuilt on a replica's REPLCONF, fed the
-// stream one client batch at a time and written once the keyspace lock is released, and torn
-// down off the lock.
+// The primary's data links (repl/datalink/data_link.h): set up and rebuilt on a replica's REPLCONF,
+// fed the stream one client batch at a time and written once the keyspace lock is released, and
+// torn down off the lock.
 #include <algorithm>
 #include <thread>
 
@@ -16,13 +16,13 @@ namespace {
 // The peer's setup blob from REPLCONF's hex argument; false (and the error reply) when it is
 // not one.
 bool DecodePeerBlob(cmd::Context& c, std::string_view hex_blob, std::string* peer) {
-  if (HexDecode(hex_blob, peer) && transport::Blob::Decode(*peer).ok()) return true;
+  if (repl::HexDecode(hex_blob, peer) && transport::Blob::Decode(*peer).ok()) return true;
   c.Error("malformed data link blob");
   return false;
 }
 }  // namespace
 
-void ReplPrimary::DropDataLink(std::shared_ptr<DataLinkSender> link) {
+void ReplPrimary::DropDataLink(std::shared_ptr<repl::DataLinkSender> link) {
   if (!link) return;
   link->Break();
 }  // whichever reference goes last, its deleter (SetupDataLink) destroys the link off-thread
@@ -68,9 +68,10 @@ void ReplPrimary::SetupDataLink(cmd::Context& c, Client& client, std::string_vie
   std::string peer;
   if (!DecodePeerBlob(c, hex_blob, &peer)) return;
   std::string local;
-  auto link = DataLinkSender::Create(
-      DataLinkOptions(std::string(provider), server_.config().GetString("repl-rdma-poll-mode"),
-                      server_.config().GetBool("repl-rdma-doorbell")),
+  auto link = repl::DataLinkSender::Create(
+      repl::DataLinkOptions(std::string(provider),
+                            server_.config().GetString("repl-rdma-poll-mode"),
+                            server_.config().GetBool("repl-rdma-doorbell")),
       &local);
   if (!link.ok()) {
     LOG_WARNING("Replica %s asked for an RDMA data link (%s) that cannot be set up here: %s",
@@ -83,11 +84,11 @@ void ReplPrimary::SetupDataLink(cmd::Context& c, Client& client, std::string_vie
   // The last reference may go on a poll group's thread (a kick's, at the end of its round) or
   // under the keyspace lock: the link is destroyed (its thread joined) on a thread of its own.
   announced_[client.id()].data =
-      std::shared_ptr<DataLinkSender>(link->release(), [](DataLinkSender* l) {
+      std::shared_ptr<repl::DataLinkSender>(link->release(), [](repl::DataLinkSender* l) {
         l->Break();
         std::thread([l] { delete l; }).detach();
       });
-  c.out.Simple("RDMA " + HexEncode(local));
+  c.out.Simple("RDMA " + repl::HexEncode(local));
 }
 
 void ReplPrimary::BreakDataLinks(uint64_t after) {
@@ -112,7 +113,7 @@ void ReplPrimary::ResumeDataLink(cmd::Context& c, Client& client, std::string_vi
     return;
   }
   LOG_NOTICE("Replica %s rebuilds its data link mid-snapshot", client.peer().c_str());
-  c.out.Simple("RDMA " + HexEncode(local));
+  c.out.Simple("RDMA " + repl::HexEncode(local));
 }
 
 }  // namespace kv::server

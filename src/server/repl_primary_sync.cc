@@ -1,8 +1,8 @@
 // The primary's full resyncs: one forked child per batch of waiting replicas serializes the
 // dataset straight to their sockets (diskless, $EOF: framing), into a file it then sends
-// ($<len>), or into a shared ring per data-link replica (snapshot_ring.h), from which the
-// data link's thread writes it to the replica; +FULLRESYNC and the end of the child are
-// handled here too.
+// ($<len>), or into a shared ring per data-link replica (repl/datalink/snapshot_ring.h), from which
+// the data link's thread writes it to the replica; +FULLRESYNC and the end of the child are handled
+// here too.
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <signal.h>
@@ -17,10 +17,10 @@
 #include "server/client.h"
 #include "server/aof.h"
 #include "server/persistence.h"
-#include "server/repl_link_io.h"
+#include "repl/datalink/link_io.h"
 #include "server/repl_primary.h"
-#include "server/repl_rdma.h"
-#include "server/repl_snapshot_sinks.h"
+#include "repl/datalink/data_link.h"
+#include "repl/datalink/snapshot_sinks.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -74,10 +74,10 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   std::vector<int> fds;
   std::vector<uint64_t> fd_ids;  // their clients
   // Data-link replicas and their rings (the child fills them all at once).
-  std::vector<std::pair<Replica*, std::unique_ptr<SnapshotRing>>> rings;
+  std::vector<std::pair<Replica*, std::unique_ptr<repl::SnapshotRing>>> rings;
   std::string reply = "+FULLRESYNC " + replid_ + " " + std::to_string(offset) + "\r\n";
   for (Replica* r : batch) {
-    PollingSink sink(r->client->fd(), 1000);
+    repl::PollingSink sink(r->client->fd(), 1000);
     if (!r->pre_psync && !sink.Write(reply.data(), reply.size()).ok()) {
       r->client->RequestClose();
       continue;
@@ -89,7 +89,7 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
     }
     if (r->data) {
       // The child writes the RDB into a ring; the data link's thread sends it on from there.
-      auto ring = SnapshotRing::Create(kSnapshotRingBytes);
+      auto ring = repl::SnapshotRing::Create(kSnapshotRingBytes);
       if (!ring.ok()) {
         LOG_WARNING("Can't set up the snapshot for a replica's data link: %s",
                     ring.status().message().c_str());
@@ -119,7 +119,7 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
     // A replication snapshot has no use once the primary is gone.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     server_.ShowChildProcTitle(disk ? Server::ChildKind::kBgsave : Server::ChildKind::kToReplicas);
-    std::vector<SnapshotRing*> child_rings;
+    std::vector<repl::SnapshotRing*> child_rings;
     for (auto& [r, ring] : rings) child_rings.push_back(ring.get());
     RunChild(fds, child_rings, offset, disk, report ? report->bytes() : nullptr);
   }
@@ -139,8 +139,9 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
              disk ? "disk" : "replicas sockets", static_cast<int>(pid), batch.size());
 }
 
-void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<SnapshotRing*>& rings,
-                           int64_t offset, bool disk, uint8_t* report) {
+void ReplPrimary::RunChild(const std::vector<int>& fds,
+                           const std::vector<repl::SnapshotRing*>& rings, int64_t offset, bool disk,
+                           uint8_t* report) {
   auto tell = [&](size_t i, bool ok) {
     if (report) report[i] = ok ? 1 : 2;
   };
@@ -183,7 +184,7 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
     int64_t now = MonoMs();
     if (now - last_keepalive < 1000) return;
     last_keepalive = now;
-    for (size_t i = waiting_from; i < fds.size(); i++) SendKeepalive(fds[i]);
+    for (size_t i = waiting_from; i < fds.size(); i++) repl::SendKeepalive(fds[i]);
   };
   opts.tick = keepalive;
   if (disk) {
@@ -201,7 +202,7 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
     // The saved file, to one socket after the other (the data links map it themselves).
     for (size_t i = 0; i < fds.size(); i++) {
       waiting_from++;  // this one's payload starts: no newline may come into it
-      PollingSink sink(fds[i], timeout_ms);
+      repl::PollingSink sink(fds[i], timeout_ms);
       Status st = SendFile(sink, fds[i], path, timeout_ms, keepalive);
       tell(1 + i, st.ok());
       if (!st.ok()) {
@@ -218,7 +219,7 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
   std::vector<persist::Sink*> targets;
   auto add = [&](std::unique_ptr<persist::Sink> inner) {
     owned.push_back(std::move(inner));
-    owned.push_back(std::make_unique<FailingSink>(*owned.back(), fail_snapshot_after_));
+    owned.push_back(std::make_unique<repl::FailingSink>(*owned.back(), fail_snapshot_after_));
     targets.push_back(owned.back().get());
   };
   // A target that stops taking bytes (a socket not read, a ring not emptied) holds the others
@@ -226,17 +227,17 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
   // out waiting. (A lone ring waits: its link's own timeouts, and rebuilds, decide.)
   bool company = rings.size() + fds.size() > 1;
   int shared_timeout_ms = std::max(timeout_ms / 2, 1000);
-  for (SnapshotRing* ring : rings) {
-    add(std::make_unique<RingSink>(*ring, company ? shared_timeout_ms : -1));
+  for (repl::SnapshotRing* ring : rings) {
+    add(std::make_unique<repl::RingSink>(*ring, company ? shared_timeout_ms : -1));
   }
   for (int fd : fds) {
-    add(std::make_unique<PollingSink>(fd, company ? shared_timeout_ms : timeout_ms));
+    add(std::make_unique<repl::PollingSink>(fd, company ? shared_timeout_ms : timeout_ms));
   }
   waiting_from = fds.size();
-  FanOutSink fan(targets);
+  repl::FanOutSink fan(targets);
   std::string head = "$EOF:" + mark + "\r\n";
   for (size_t i = 0; i < fds.size(); i++) {
-    PollingSink sink(fds[i], timeout_ms);
+    repl::PollingSink sink(fds[i], timeout_ms);
     if (Status st = sink.Write(head.data(), head.size()); !st.ok()) fan.Fail(rings.size() + i, st);
   }
   Status walk = targets.empty() ? Status::Ok()
@@ -248,7 +249,7 @@ void ReplPrimary::RunChild(const std::vector<int>& fds, const std::vector<Snapsh
     if (ring) {
       rings[i]->Finish(st.ok());
     } else if (st.ok()) {
-      PollingSink sink(fds[i - rings.size()], timeout_ms);
+      repl::PollingSink sink(fds[i - rings.size()], timeout_ms);
       st = sink.Write(mark.data(), mark.size());
     }
     tell(1 + i, st.ok());

@@ -17,8 +17,8 @@
 #include "server/aof.h"
 #include "server/client.h"
 #include "server/poll_group.h"
-#include "server/repl_rdma.h"
-#include "server/repl_link_io.h"
+#include "repl/datalink/data_link.h"
+#include "repl/datalink/link_io.h"
 #include "server/repl_primary.h"
 #include "server/server.h"
 
@@ -249,19 +249,20 @@ Status ReplReplica::Handshake(int fd, const Target& t, std::string* reply) {
     SetState(State::kHandshake);
   }
   int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
-  LinkIo io(fd, timeout_ms);
+  repl::LinkIo io(fd, timeout_ms);
   auto expect_ok = [&](const std::string& what, bool allow_noauth) -> Status {
     KV_TRY_ASSIGN(line, io.ReadLine());
     if (line.rfind("-NOAUTH", 0) == 0 && allow_noauth) return Status::Ok();
     if (!line.empty() && line[0] == '-') return Status::Invalid(what + ": " + line);
     return Status::Ok();
   };
-  KV_TRY(io.WriteAll(ReplCommand({"PING"})));
+  KV_TRY(io.WriteAll(repl::ReplCommand({"PING"})));
   KV_TRY(expect_ok("PING", true));
   std::string user = server_.config().GetString("masteruser");
   std::string pass = server_.config().GetString("masterauth");
   if (!pass.empty()) {
-    KV_TRY(io.WriteAll(user.empty() ? ReplCommand({"AUTH", pass}) : ReplCommand({"AUTH", user, pass})));
+    KV_TRY(io.WriteAll(user.empty() ? repl::ReplCommand({"AUTH", pass})
+                                    : repl::ReplCommand({"AUTH", user, pass})));
     KV_TRY(expect_ok("AUTH", false));
   }
   // The address the primary lists us under (INFO, ROLE, and so Sentinel): replica-announce-port
@@ -275,17 +276,18 @@ Status ReplReplica::Handshake(int fd, const Target& t, std::string* reply) {
     }
     announce_ip = server_.config().GetString("replica-announce-ip");
   }
-  KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "listening-port", port})));
+  KV_TRY(io.WriteAll(repl::ReplCommand({"REPLCONF", "listening-port", port})));
   KV_TRY(expect_ok("REPLCONF listening-port", false));
   if (!announce_ip.empty()) {
-    KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "ip-address", announce_ip})));
+    KV_TRY(io.WriteAll(repl::ReplCommand({"REPLCONF", "ip-address", announce_ip})));
     (void)expect_ok("REPLCONF ip-address", false);  // non-critical, as in Redis
   }
   bool rdma = UseDataLink();
   if (rdma) {
-    KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "capa", "eof", "capa", "psync2", "capa", "rdma"})));
+    KV_TRY(io.WriteAll(
+        repl::ReplCommand({"REPLCONF", "capa", "eof", "capa", "psync2", "capa", "rdma"})));
   } else {
-    KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "capa", "eof", "capa", "psync2"})));
+    KV_TRY(io.WriteAll(repl::ReplCommand({"REPLCONF", "capa", "eof", "capa", "psync2"})));
   }
   (void)expect_ok("REPLCONF capa", false);  // a primary without it still syncs
   data_.reset();
@@ -306,9 +308,9 @@ Status ReplReplica::Handshake(int fd, const Target& t, std::string* reply) {
     }
   }
   if (replid.empty()) {
-    KV_TRY(io.WriteAll(ReplCommand({"PSYNC", "?", "-1"})));
+    KV_TRY(io.WriteAll(repl::ReplCommand({"PSYNC", "?", "-1"})));
   } else {
-    KV_TRY(io.WriteAll(ReplCommand({"PSYNC", replid, offset})));
+    KV_TRY(io.WriteAll(repl::ReplCommand({"PSYNC", replid, offset})));
   }
   while (true) {
     KV_TRY_ASSIGN(line, io.ReadLine());
@@ -325,18 +327,18 @@ Status ReplReplica::Handshake(int fd, const Target& t, std::string* reply) {
 Status ReplReplica::ReceiveSnapshot(int fd, const Target& t, std::string* leftover,
                                     std::string* path) {
   int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
-  LinkIo io(fd, timeout_ms);
+  repl::LinkIo io(fd, timeout_ms);
   io.pending() = std::move(link_pending_);
   std::string mark;
   int64_t total = -1;
-  KV_TRY(ReadSnapshotHeader(io, &total, &mark));
+  KV_TRY(repl::ReadSnapshotHeader(io, &total, &mark));
   *path = TempSnapshotPath();
   net::Fd out(::open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!out.valid()) return Status::FromErrno("open " + *path, errno);
   sync_total_ = total;
   sync_read_ = 0;
   LOG_NOTICE("MASTER <-> REPLICA sync: receiving %s from master to disk",
-             total >= 0 ? HumanMB(total).c_str() : "streamed snapshot");
+             total >= 0 ? repl::HumanMB(total).c_str() : "streamed snapshot");
   int64_t start = MonoMs(), last_log = start, written = 0;
   std::string buf = std::move(io.pending());
   std::string tail;  // $EOF: the last bytes kept back in case they begin the mark
@@ -386,23 +388,24 @@ Status ReplReplica::ReceiveSnapshot(int fd, const Target& t, std::string* leftov
       double rate = static_cast<double>(sync_read_) / 1e6 / ((now - start) / 1000.0);
       if (total > 0) {
         LOG_NOTICE("MASTER <-> REPLICA sync: %s of %s (%.0f%%), %.1f MB/s, ETA %.0f s",
-                   HumanMB(sync_read_).c_str(), HumanMB(total).c_str(), 100.0 * sync_read_ / total,
-                   rate, rate > 0 ? (total - sync_read_) / 1e6 / rate : 0.0);
+                   repl::HumanMB(sync_read_).c_str(), repl::HumanMB(total).c_str(),
+                   100.0 * sync_read_ / total, rate,
+                   rate > 0 ? (total - sync_read_) / 1e6 / rate : 0.0);
       } else {
-        LOG_NOTICE("MASTER <-> REPLICA sync: %s received, %.1f MB/s", HumanMB(sync_read_).c_str(),
-                   rate);
+        LOG_NOTICE("MASTER <-> REPLICA sync: %s received, %.1f MB/s",
+                   repl::HumanMB(sync_read_).c_str(), rate);
       }
     }
   }
   if (::fsync(out.get()) != 0) return Status::FromErrno("fsync " + *path, errno);
-  LOG_NOTICE("MASTER <-> REPLICA sync: %s received in %.3f s", HumanMB(written).c_str(),
+  LOG_NOTICE("MASTER <-> REPLICA sync: %s received in %.3f s", repl::HumanMB(written).c_str(),
              (MonoMs() - start) / 1000.0);
   return Status::Ok();
 }
 
 // The snapshot as a loader Source, read from the link as the loader asks for bytes; counts
 // progress. Views stay valid until the next Read.
-class ReplReplica::SocketSource : public BufferedSource {
+class ReplReplica::SocketSource : public repl::BufferedSource {
  public:
   SocketSource(ReplReplica& owner, int fd, int timeout_ms, std::string pending, int64_t limit)
       : owner_(owner), io_(fd, timeout_ms), limit_(limit) {
@@ -413,7 +416,7 @@ class ReplReplica::SocketSource : public BufferedSource {
     if (limit_ >= 0 && static_cast<int64_t>(offset() + n) > limit_) {
       return Status::Corruption("snapshot longer than the announced length");
     }
-    return BufferedSource::Read(n);
+    return repl::BufferedSource::Read(n);
   }
 
  private:
@@ -428,7 +431,7 @@ class ReplReplica::SocketSource : public BufferedSource {
   }
 
   ReplReplica& owner_;
-  LinkIo io_;
+  repl::LinkIo io_;
   int64_t limit_;
 };
 
@@ -457,12 +460,12 @@ persist::RdbLoadOptions ReplReplica::SyncLoadOptions(int fd, const char* done, c
     int64_t now = MonoMs();
     if (now - *last_newline >= 1000) {
       *last_newline = now;
-      SendKeepalive(fd);
+      repl::SendKeepalive(fd);
     }
     if (now - *last_log < 1000) return;
     *last_log = now;
-    LOG_NOTICE("MASTER <-> REPLICA sync: %s %s %s, %.1f MB/s", HumanMB(off).c_str(), done, from,
-               off / 1e6 / ((now - start) / 1000.0));
+    LOG_NOTICE("MASTER <-> REPLICA sync: %s %s %s, %.1f MB/s", repl::HumanMB(off).c_str(), done,
+               from, off / 1e6 / ((now - start) / 1000.0));
   };
   return opts;
 }
@@ -502,11 +505,11 @@ Status ReplReplica::InstallSide(store::Keyspace& side, const std::vector<std::st
 Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& replid,
                                    int64_t offset) {
   int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
-  LinkIo io(fd, timeout_ms);
+  repl::LinkIo io(fd, timeout_ms);
   io.pending() = std::move(link_pending_);
   std::string mark;
   int64_t total = -1;
-  KV_TRY(ReadSnapshotHeader(io, &total, &mark));
+  KV_TRY(repl::ReadSnapshotHeader(io, &total, &mark));
   sync_total_ = total;
   sync_read_ = 0;
   LOG_NOTICE("MASTER <-> REPLICA sync: loading the snapshot from the socket (diskless load)");
@@ -597,7 +600,7 @@ void ReplReplica::AdoptMaster(int fd, std::string leftover, int db) {
   // The first ACK goes at once: a primary that streamed the snapshot waits for it to start the
   // stream (the RDB's end mark must be the last thing read).
   std::string offset = std::to_string(server_.primary().feed().offset());
-  std::string ack = ReplCommand({"REPLCONF", "ACK", offset});
+  std::string ack = repl::ReplCommand({"REPLCONF", "ACK", offset});
   last_ack_ms_ = WallMs();
   server_.group(0).Adopt(net::Fd(fd), id,
                          [leftover = std::move(leftover), db, ack = std::move(ack)](Client& c) {
@@ -634,7 +637,7 @@ void ReplReplica::OnClientClosed(Client* c) {
 void ReplReplica::SendAck() {
   if (!master_id_) return;
   std::string off = std::to_string(server_.primary().feed().offset());
-  std::string ack = ReplCommand({"REPLCONF", "ACK", off});
+  std::string ack = repl::ReplCommand({"REPLCONF", "ACK", off});
   for (auto& [id, c] : server_.clients()) {
     if (id == master_id_) c->Push(ack);
   }

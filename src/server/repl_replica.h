@@ -32,10 +32,13 @@
 #include "transport/channel.h"
 #include "store/keyspace.h"
 
+namespace kv::repl {
+class LinkIo;
+}  // namespace kv::repl
+
 namespace kv::server {
 
 class Client;
-class LinkIo;
 class PollGroup;
 class Server;
 
@@ -115,7 +118,7 @@ class ReplReplica {
   // when the primary does not offer it (the link stays on TCP). LoadFromDataLink receives a
   // full resync's snapshot through it; PumpDataLink then feeds the stream to the master client
   // until the link or the connection ends.
-  Result<bool> SetupDataLink(LinkIo& io, const Target& t);
+  Result<bool> SetupDataLink(repl::LinkIo& io, const Target& t);
   Status LoadFromDataLink(const Target& t, int fd, const std::string& replid, int64_t offset);
   // repl-diskless-load disabled: the snapshot from the data link goes to a file first (walked
   // on the way, to find its end and check it before the dataset is dropped), which is then

@@ -22,9 +22,9 @@
 #include "persist/rdb_loader.h"
 #include "server/client.h"
 #include "server/poll_group.h"
-#include "server/repl_link_io.h"
+#include "repl/datalink/link_io.h"
 #include "server/repl_primary.h"
-#include "server/repl_rdma.h"
+#include "repl/datalink/data_link.h"
 #include "server/repl_replica.h"
 #include "server/server.h"
 
@@ -47,12 +47,13 @@ void ReplReplica::DataLinkFailed(const std::string& why) {
 }
 
 transport::ChannelOptions ReplReplica::DataLinkOptionsHere() const {
-  transport::ChannelOptions o = DataLinkOptions(data_provider_, data_poll_mode_, data_doorbell_);
+  transport::ChannelOptions o =
+      repl::DataLinkOptions(data_provider_, data_poll_mode_, data_doorbell_);
   if (!data_bind_addr_.empty()) o.bind_addr = data_bind_addr_;
   return o;
 }
 
-Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
+Result<bool> ReplReplica::SetupDataLink(repl::LinkIo& io, const Target& t) {
   std::string provider, mode;
   {
     std::lock_guard lock(server_.mu());
@@ -83,10 +84,10 @@ Result<bool> ReplReplica::SetupDataLink(LinkIo& io, const Target& t) {
     return false;
   }
   KV_TRY(local);
-  KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "rdma", provider, HexEncode(blob)})));
+  KV_TRY(io.WriteAll(repl::ReplCommand({"REPLCONF", "rdma", provider, repl::HexEncode(blob)})));
   KV_TRY_ASSIGN(line, io.ReadLine());
   std::string peer;
-  if (line.rfind("+RDMA ", 0) != 0 || !HexDecode(std::string_view(line).substr(6), &peer)) {
+  if (line.rfind("+RDMA ", 0) != 0 || !repl::HexDecode(std::string_view(line).substr(6), &peer)) {
     // Any primary without the extension (redis-server) refuses the option: stay on TCP.
     LOG_NOTICE("Primary %s:%d does not offer the RDMA data plane (%s): replicating over TCP",
                t.host.c_str(), t.port, line.substr(0, 120).c_str());
@@ -200,15 +201,16 @@ class ReplReplica::ChannelSource : public persist::Source {
     const std::string& provider = owner_.data_provider_;
     KV_TRY_ASSIGN(rx, transport::CreateReceiver(owner_.DataLinkOptionsHere(), at));
     KV_TRY_ASSIGN(blob, rx->LocalBlob());
-    LinkIo io(control_fd_, 10000);
+    repl::LinkIo io(control_fd_, 10000);
     // Until its one-line answer is read, the control connection is out of step: an answer that
     // came late would be taken for the start of the stream.
     reply_pending_ = true;
-    KV_TRY(io.WriteAll(ReplCommand({"REPLCONF", "rdma-resume", provider, HexEncode(blob)})));
+    KV_TRY(io.WriteAll(
+        repl::ReplCommand({"REPLCONF", "rdma-resume", provider, repl::HexEncode(blob)})));
     KV_TRY_ASSIGN(line, io.ReadLine());
     reply_pending_ = false;
     std::string peer;
-    if (line.rfind("+RDMA ", 0) != 0 || !HexDecode(std::string_view(line).substr(6), &peer)) {
+    if (line.rfind("+RDMA ", 0) != 0 || !repl::HexDecode(std::string_view(line).substr(6), &peer)) {
       return Status::IoError("the primary did not rebuild the data link: " + line.substr(0, 120));
     }
     KV_TRY(rx->Connect(peer));
@@ -262,7 +264,7 @@ class ReplReplica::ChannelSource : public persist::Source {
         return Status::Closed("cancelled");
       }
       if (owner_.ShouldBreakDataLink()) {
-        st = Status::Closed(kDataLinkBrokenByDebug);
+        st = Status::Closed(repl::kDataLinkBrokenByDebug);
         break;
       }
       auto span = rx_->Peek();
@@ -456,7 +458,7 @@ Status ReplReplica::ReceiveFromDataLink(const Target& t, int fd, const std::stri
   uint64_t id = 0;
   if (st.ok()) {
     LOG_NOTICE("MASTER <-> REPLICA sync: %s (%llu keys) received over the data link in %.3f s",
-               HumanMB(static_cast<int64_t>(res.bytes)).c_str(),
+               repl::HumanMB(static_cast<int64_t>(res.bytes)).c_str(),
                static_cast<unsigned long long>(res.keys_loaded), (MonoMs() - start) / 1000.0);
     std::lock_guard lock(server_.mu());
     if (Cancelled(t)) {

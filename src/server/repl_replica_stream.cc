@@ -14,7 +14,7 @@
 #include "common/logging.h"
 #include "server/client.h"
 #include "server/poll_group.h"
-#include "server/repl_rdma.h"
+#include "repl/datalink/data_link.h"
 #include "server/repl_replica.h"
 #include "server/server.h"
 #include "transport/loop_driver.h"
@@ -55,7 +55,7 @@ std::string ReplReplica::DriveDataLink(const Target& t, PollGroup* g, uint64_t c
                                                                     int) mutable {
           Client* c = g->Find(client_id);
           if (Cancelled(t) || master_epoch_.load() != epoch || !c) return end("");
-          if (ShouldBreakDataLink()) return end(kDataLinkBrokenByDebug);
+          if (ShouldBreakDataLink()) return end(repl::kDataLinkBrokenByDebug);
           bool got = false;
           for (auto span = rx->Peek(); !span.empty(); span = rx->Peek()) {
             c->InjectInput(std::string_view(reinterpret_cast<const char*>(span.data()),
@@ -102,7 +102,7 @@ std::string ReplReplica::PumpFromThread(const Target& t, PollGroup* g, uint64_t 
   bool delivered = false;
   while (true) {
     if (Cancelled(t) || master_epoch_.load() != epoch) return "";  // the connection went away
-    if (ShouldBreakDataLink()) return kDataLinkBrokenByDebug;
+    if (ShouldBreakDataLink()) return repl::kDataLinkBrokenByDebug;
     if (posted->load() >= kMaxPosted) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       continue;

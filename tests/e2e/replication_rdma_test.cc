@@ -19,7 +19,7 @@
 #include <random>
 #include <thread>
 
-#include "server/repl_rdma.h"
+#include "repl/datalink/data_link.h"
 #include "tests/support/background_writes.h"
 #include "tests/support/incompressible.h"
 #include "tests/support/process.h"
@@ -709,7 +709,7 @@ TEST(RdmaReplicationHostile, WrongRingGeometryOrKeyIsRefused) {
   };
   for (const Lie& lie : lies) {
     SCOPED_TRACE(lie.field);
-    transport::ChannelOptions opts = server::DataLinkOptions("tcp");
+    transport::ChannelOptions opts = repl::DataLinkOptions("tcp");
     opts.connect_timeout_ms = 2000;  // the primary never connects where it refused the ring
     auto receiver = transport::CreateReceiver(opts, 0);
     ASSERT_TRUE(receiver.ok()) << receiver.status().ToString();
@@ -721,10 +721,10 @@ TEST(RdmaReplicationHostile, WrongRingGeometryOrKeyIsRefused) {
 
     RespClient bad(primary.port());
     ASSERT_EQ(bad.Call({"REPLCONF", "capa", "rdma"}).str, "OK");
-    Reply rdma = bad.Call({"REPLCONF", "rdma", "tcp", server::HexEncode(fields->Encode())});
+    Reply rdma = bad.Call({"REPLCONF", "rdma", "tcp", repl::HexEncode(fields->Encode())});
     ASSERT_EQ(rdma.str.rfind("RDMA ", 0), 0u) << rdma.raw;
     std::string peer;
-    ASSERT_TRUE(server::HexDecode(rdma.str.substr(5), &peer));
+    ASSERT_TRUE(repl::HexDecode(rdma.str.substr(5), &peer));
     // The receiver connects (it fails where the primary refused) and keeps progressing, as a
     // replica would, while the primary tries to send the snapshot.
     std::atomic<bool> done{false};

@@ -12,7 +12,7 @@
 #include "common/status.h"
 #include "persist/sink.h"
 
-namespace kv::server {
+namespace kv::repl {
 
 // DEBUG REPLICATION-FAIL-SNAPSHOT: passes the first `budget` bytes on, then fails.
 class FailingSink : public persist::Sink {
@@ -107,4 +107,4 @@ class PollingSink : public persist::Sink {
 Status SendFile(persist::Sink& sink, int fd, const std::string& path, int timeout_ms,
                 const std::function<void()>& tick);
 
-}  // namespace kv::server
+}  // namespace kv::repl

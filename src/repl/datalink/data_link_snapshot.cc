@@ -1,6 +1,6 @@
 // The data link's snapshot: written to the replica straight from the snapshot child's ring
 // (diskless) or from the mapping of the saved file (disk-based), and resent from either over a
-// rebuilt link (Replay). The link's lifecycle and the live stream: repl_rdma.cc.
+// rebuilt link (Replay). The link's lifecycle and the live stream: data_link.cc.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -11,9 +11,9 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
-#include "server/repl_rdma.h"
+#include "repl/datalink/data_link.h"
 
-namespace kv::server {
+namespace kv::repl {
 
 Status DataLinkSender::WriteFromRegion(const transport::SourceRegion& region,
                                        std::span<const uint8_t> part, int64_t* last_progress_ms) {
@@ -96,8 +96,10 @@ Status DataLinkSender::SendRing() {
     snprintf(what, sizeof what, "the snapshot child failed after %.1f MB", mb);
     return Status::IoError(what);
   }
-  LOG_NOTICE("Sent the %.1f MB snapshot to the replica's data link from the child's ring in "
-             "%.3f s", mb, (MonoMs() - start) / 1000.0);
+  LOG_NOTICE(
+      "Sent the %.1f MB snapshot to the replica's data link from the child's ring in "
+      "%.3f s",
+      mb, (MonoMs() - start) / 1000.0);
   std::lock_guard lock(mu_);
   ring_.reset();
   return result;
@@ -151,8 +153,10 @@ Status DataLinkSender::SendMapped() {
     return s;
   }();
   if (result.ok()) {
-    LOG_NOTICE("Sent the %.1f MB snapshot file to the replica's data link from its mapping in "
-               "%.3f s", static_cast<double>(bytes.size()) / 1e6, (MonoMs() - start) / 1000.0);
+    LOG_NOTICE(
+        "Sent the %.1f MB snapshot file to the replica's data link from its mapping in "
+        "%.3f s",
+        static_cast<double>(bytes.size()) / 1e6, (MonoMs() - start) / 1000.0);
     UnmapFile();
     file_delivered_ = true;
   }
@@ -176,4 +180,4 @@ Status DataLinkSender::Replay() {
   return Status::Ok();
 }
 
-}  // namespace kv::server
+}  // namespace kv::repl

@@ -11,7 +11,7 @@
 #include "common/status.h"
 #include "persist/sink.h"
 
-namespace kv::server {
+namespace kv::repl {
 
 // Blocking IO with a deadline on the link's non-blocking socket.
 class LinkIo {
@@ -66,4 +66,4 @@ std::string ReplCommand(std::initializer_list<std::string_view> argv);
 // "12.3 MB", for progress lines.
 std::string HumanMB(int64_t bytes);
 
-}  // namespace kv::server
+}  // namespace kv::repl

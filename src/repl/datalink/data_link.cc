@@ -1,6 +1,6 @@
 // The data link's lifecycle (setup, resume, teardown) and the live stream, on the primary's
-// side; the snapshot it sends first: repl_rdma_snapshot.cc.
-#include "server/repl_rdma.h"
+// side; the snapshot it sends first: data_link_snapshot.cc.
+#include "repl/datalink/data_link.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -11,7 +11,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 
-namespace kv::server {
+namespace kv::repl {
 
 constexpr int kIoTimeoutMs = 60000;
 
@@ -42,8 +42,8 @@ bool HexDecode(std::string_view hex, std::string* out) {
   return true;
 }
 
-transport::ChannelOptions DataLinkOptions(const std::string& provider,
-                                          const std::string& poll_mode, bool doorbell) {
+transport::ChannelOptions DataLinkOptions(const std::string& provider, const std::string& poll_mode,
+                                          bool doorbell) {
   transport::ChannelOptions o;
   o.doorbell = doorbell;
   if (auto mode = transport::ParsePollMode(poll_mode); mode.ok()) o.poll_mode = *mode;
@@ -212,8 +212,8 @@ void DataLinkSender::WriteQueued() {
       std::string_view bytes = batch.front();
       bool ok = true;
       for (int attempt = 0; attempt < 2 && !bytes.empty() && ok; attempt++) {
-        auto n = sender_->Write(std::span<const uint8_t>(
-            reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+        auto n = sender_->Write(
+            std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
         if (n.ok()) {
           bytes_ += *n;
           stream_sent_ += *n;
@@ -401,4 +401,4 @@ void DataLinkSender::Run(std::string peer_blob) {
   failed_ = true;
 }  // io_mu_ released: Kick sees failed_ and leaves the bytes queued
 
-}  // namespace kv::server
+}  // namespace kv::repl

@@ -25,10 +25,10 @@
 
 #include "common/status.h"
 #include "net/socket.h"
-#include "server/snapshot_ring.h"
+#include "repl/datalink/snapshot_ring.h"
 #include "transport/channel.h"
 
-namespace kv::server {
+namespace kv::repl {
 
 // Why a data link failed when DEBUG REPLICATION-BREAK-DATA-LINK broke it (either side).
 inline constexpr const char* kDataLinkBrokenByDebug =
@@ -166,12 +166,12 @@ class DataLinkSender {
   // only, and by Resume once the thread has ended). Kept until it is all sent, so that a
   // rebuilt link resends what the replica did not get from the ring.
   std::unique_ptr<SnapshotRing> ring_;
-  uint64_t ring_base_ = 0;  // the stream offset of the ring's first byte (thread only)
+  uint64_t ring_base_ = 0;               // the stream offset of the ring's first byte (thread only)
   bool snapshot_file_expected_ = false;  // guarded by mu_
   std::string snapshot_file_;            // guarded by mu_
   net::Fd snapshot_fd_;                  // guarded by mu_: snapshot_file_, opened
-  bool stop_ = false;              // guarded by mu_
-  std::string error_;              // guarded by mu_
+  bool stop_ = false;                    // guarded by mu_
+  std::string error_;                    // guarded by mu_
   std::atomic<bool> failed_{false};
   std::atomic<int64_t> failed_ms_{0};
   std::atomic<int64_t> fail_at_{-1};  // DEBUG: fail once bytes_ reaches this
@@ -190,11 +190,11 @@ class DataLinkSender {
   std::atomic<uint32_t> chunk_{0};
   std::atomic<bool> kick_requested_{false};  // a Kick() wants the queue written
   std::atomic<bool> kicking_{false};         // a Kick() holds io_mu_
-  std::atomic<bool> long_doze_{false};  // the thread sleeps in Doze with nothing outstanding
-  std::atomic<uint64_t> chunks_{0};  // chunks written, over every link this sender had
-  uint64_t chunks_earlier_ = 0;      // chunks of the links before sender_ (io_mu_)
+  std::atomic<bool> long_doze_{false};       // the thread sleeps in Doze with nothing outstanding
+  std::atomic<uint64_t> chunks_{0};          // chunks written, over every link this sender had
+  uint64_t chunks_earlier_ = 0;              // chunks of the links before sender_ (io_mu_)
   std::string describe_;
   uint32_t credits_ = 0;
 };
 
-}  // namespace kv::server
+}  // namespace kv::repl

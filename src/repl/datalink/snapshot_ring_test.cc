@@ -1,4 +1,4 @@
-#include "server/snapshot_ring.h"
+#include "repl/datalink/snapshot_ring.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include "persist/snapshot.h"
 #include "store/keyspace.h"
 
-namespace kv::server {
+namespace kv::repl {
 namespace {
 
 // Deterministic bytes, different at every offset (so a misplaced piece shows).
@@ -152,4 +152,4 @@ TEST(SnapshotRing, RdbWriterSerializesIntoTheRingInPlace) {
 }
 
 }  // namespace
-}  // namespace kv::server
+}  // namespace kv::repl

@@ -1,4 +1,4 @@
-#include "server/snapshot_ring.h"
+#include "repl/datalink/snapshot_ring.h"
 
 #include <linux/futex.h>
 #include <sys/mman.h>
@@ -15,7 +15,7 @@
 
 #include "common/clock.h"
 
-namespace kv::server {
+namespace kv::repl {
 
 // Lives in the first page of the mapping. Each side writes its own cache line; the futex words
 // are shared (not FUTEX_PRIVATE), as the two sides are different processes.
@@ -28,7 +28,7 @@ struct SnapshotRing::Shared {
   // The primary's line.
   alignas(64) std::atomic<uint64_t> tail{0};
   std::atomic<uint32_t> abandoned{0};
-  pid_t owner = 0;  // the primary (the producer's parent); set before the fork
+  pid_t owner = 0;                     // the primary (the producer's parent); set before the fork
   std::atomic<uint32_t> space_seq{0};  // bumped after tail moves or on Abandon
   std::atomic<uint32_t> producer_waiting{0};
 };
@@ -39,7 +39,7 @@ constexpr uint32_t kProducing = 0, kComplete = 1, kFailed = 2;
 constexpr int kProducerWaitMs = 100;
 
 static_assert(std::atomic<uint64_t>::is_always_lock_free &&
-              std::atomic<uint32_t>::is_always_lock_free,
+                  std::atomic<uint32_t>::is_always_lock_free,
               "the ring's atomics must work across processes");
 
 void FutexWait(std::atomic<uint32_t>& word, uint32_t expected, int timeout_ms) {
@@ -51,8 +51,7 @@ void FutexWait(std::atomic<uint32_t>& word, uint32_t expected, int timeout_ms) {
 void Signal(std::atomic<uint32_t>& seq, const std::atomic<uint32_t>& waiting) {
   seq.fetch_add(1);
   if (waiting.load()) {
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&seq), FUTEX_WAKE, INT_MAX, nullptr, nullptr,
-            0);
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&seq), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
   }
 }
 
@@ -109,9 +108,8 @@ Result<std::span<uint8_t>> SnapshotRing::Reserve(size_t max, int stall_ms) {
                                std::to_string(now - waiting_since) + " ms");
       }
     }
-    Await(s.space_seq, s.producer_waiting, kProducerWaitMs, [&] {
-      return s.tail.load() != head - capacity_ || s.abandoned.load();
-    });
+    Await(s.space_seq, s.producer_waiting, kProducerWaitMs,
+          [&] { return s.tail.load() != head - capacity_ || s.abandoned.load(); });
   }
 }
 
@@ -170,4 +168,4 @@ bool SnapshotRing::failed() const { return shared_->state.load() == kFailed; }
 uint64_t SnapshotRing::produced() const { return shared_->head.load(); }
 uint64_t SnapshotRing::released() const { return shared_->tail.load(); }
 
-}  // namespace kv::server
+}  // namespace kv::repl

@@ -1,4 +1,4 @@
-#include "server/repl_link_io.h"
+#include "repl/datalink/link_io.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -11,7 +11,7 @@
 #include "common/strutil.h"
 #include "repl/feed.h"
 
-namespace kv::server {
+namespace kv::repl {
 
 Status LinkIo::WriteAll(std::string_view data) {
   while (!data.empty()) {
@@ -110,4 +110,4 @@ std::string HumanMB(int64_t n) {
   return buf;
 }
 
-}  // namespace kv::server
+}  // namespace kv::repl

@@ -1,4 +1,4 @@
-#include "server/repl_snapshot_sinks.h"
+#include "repl/datalink/snapshot_sinks.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,7 +12,7 @@
 #include "common/clock.h"
 #include "net/socket.h"
 
-namespace kv::server {
+namespace kv::repl {
 
 Status PollingSink::Write(const void* data, size_t len) {
   const char* p = static_cast<const char*>(data);
@@ -65,4 +65,4 @@ Status SendFile(persist::Sink& sink, int fd, const std::string& path, int timeou
   return Status::Ok();
 }
 
-}  // namespace kv::server
+}  // namespace kv::repl

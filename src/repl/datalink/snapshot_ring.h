@@ -22,7 +22,7 @@
 #include "common/status.h"
 #include "persist/sink.h"
 
-namespace kv::server {
+namespace kv::repl {
 
 class SnapshotRing {
  public:
@@ -79,9 +79,7 @@ class SnapshotRing {
 class RingSink : public persist::Sink {
  public:
   explicit RingSink(SnapshotRing& ring, int stall_ms = -1) : ring_(ring), stall_ms_(stall_ms) {}
-  Status Write(const void* data, size_t len) override {
-    return ring_.Write(data, len, stall_ms_);
-  }
+  Status Write(const void* data, size_t len) override { return ring_.Write(data, len, stall_ms_); }
   Result<std::span<uint8_t>> Window(size_t max) override { return ring_.Reserve(max, stall_ms_); }
   Status Commit(size_t n) override {
     ring_.Commit(n);
@@ -93,4 +91,4 @@ class RingSink : public persist::Sink {
   int stall_ms_;
 };
 
-}  // namespace kv::server
+}  // namespace kv::repl

@@ -1,7 +1,7 @@
 // The primary's end of a data link (DataLinkSender) against a real receiver over libfabric's
 // tcp and shm providers: stream bytes enqueued and kicked from several threads at once, as the
 // poll groups do, arrive whole and in order.
-#include "server/repl_rdma.h"
+#include "repl/datalink/data_link.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include "transport/channel.h"
 #include "transport/test_providers.h"
 
-namespace kv::server {
+namespace kv::repl {
 namespace {
 
 // Record `seq` of the stream: its number and a body whose length and bytes follow from it, so
@@ -107,4 +107,4 @@ INSTANTIATE_TEST_SUITE_P(Providers, DataLinkSenderTest,
                          transport::test::ConfigNamer());
 
 }  // namespace
-}  // namespace kv::server
+}  // namespace kv::repl
