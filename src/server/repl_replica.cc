@@ -14,13 +14,8 @@
 #include "common/strutil.h"
 #include "net/socket.h"
 #include "persist/snapshot.h"
-#include "server/aof.h"
-#include "server/client.h"
-#include "server/poll_group.h"
 #include "repl/datalink/data_link.h"
 #include "repl/datalink/link_io.h"
-#include "server/repl_primary.h"
-#include "server/server.h"
 
 namespace kv::server {
 namespace {
@@ -42,8 +37,7 @@ const char* StateName(ReplReplica::State s) {
 
 }  // namespace
 
-
-ReplReplica::ReplReplica(Server& server) : server_(server) {
+ReplReplica::ReplReplica(repl::ReplicaHost& server) : server_(server) {
   thread_ = std::thread([this] { ThreadMain(); });
 }
 
@@ -74,10 +68,10 @@ void ReplReplica::Follow(const std::string& host, int port) {
   SetState(State::kConnect);
   link_down_since_ms_ = WallMs();
   server_.keyspace().set_expire_deletes(false);  // the primary's DELs expire keys here
-  server_.primary().DisconnectReplicas();        // they follow our new history
+  server_.DisconnectReplicas();                  // they follow our new history
   // CONFIG GET replicaof and CONFIG REWRITE (which Sentinel runs after a failover) show the
   // primary followed now, as in Redis.
-  server_.config().SetInternal("replicaof", host + " " + std::to_string(port));
+  server_.SetConfigInternal("replicaof", host + " " + std::to_string(port));
   SetLogRole('S');
   LOG_NOTICE("Connecting to MASTER %s:%d", host.c_str(), port);
   {
@@ -93,15 +87,11 @@ void ReplReplica::StopFollowing() {
   generation_++;
   master_epoch_++;
   if (int fd = link_fd_.load(); fd >= 0) shutdown(fd, SHUT_RDWR);
-  if (master_id_) {
-    for (auto& [id, c] : server_.clients()) {
-      if (id == master_id_) c->RequestClose();
-    }
-  }
+  if (master_id_) server_.CloseClient(master_id_);
   master_id_ = 0;
   host_.clear();
   port_ = 0;
-  server_.config().SetInternal("replicaof", "");
+  server_.SetConfigInternal("replicaof", "");
   SetLogRole('M');
   SetState(State::kNone);
   server_.keyspace().set_expire_deletes(true);
@@ -111,9 +101,9 @@ void ReplReplica::ReplicaOf(cmd::Context& c) {
   if (EqualsIgnoreCase(c.arg(1), "no") && EqualsIgnoreCase(c.arg(2), "one")) {
     if (is_replica()) {
       LOG_NOTICE("MASTER MODE enabled (user request from '%s')",
-                 server_.current_client().peer().c_str());
+                 server_.CurrentClientPeer().c_str());
       StopFollowing();
-      server_.primary().Promote();
+      server_.Promote();
     }
     c.out.Ok();
     return;
@@ -167,8 +157,8 @@ Status ReplReplica::Attempt(const Target& t) {
     SetState(State::kConnecting);
   }
   // bind-source-addr: the local address the primary sees this replica come from.
-  auto fd_r = net::ConnectTcp(t.host, t.port, kConnectTimeoutMs,
-                              server_.config().GetString("bind-source-addr"));
+  auto fd_r =
+      net::ConnectTcp(t.host, t.port, kConnectTimeoutMs, server_.ConfigString("bind-source-addr"));
   if (!fd_r.ok()) return fd_r.status();
   net::Fd fd = std::move(*fd_r);
   if (int64_t ka = server_.tcp_keepalive_s(); ka > 0) {
@@ -190,8 +180,8 @@ Status ReplReplica::Attempt(const Target& t) {
       std::lock_guard lock(server_.mu());
       if (Cancelled(t)) return Status::Ok();
       std::string newid = reply.size() > 10 ? reply.substr(10) : "";
-      if (!newid.empty() && newid != server_.primary().replid()) {
-        server_.primary().ContinueWith(newid);
+      if (!newid.empty() && newid != server_.replid()) {
+        server_.ContinueWith(newid);
       }
       LOG_NOTICE("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization%s.",
                  data_ ? " (stream over the RDMA data link)" : "");
@@ -248,7 +238,7 @@ Status ReplReplica::Handshake(int fd, const Target& t, std::string* reply) {
     if (Cancelled(t)) return Status::Closed("cancelled");
     SetState(State::kHandshake);
   }
-  int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
+  int timeout_ms = static_cast<int>(server_.ConfigInt("repl-timeout") * 1000);
   repl::LinkIo io(fd, timeout_ms);
   auto expect_ok = [&](const std::string& what, bool allow_noauth) -> Status {
     KV_TRY_ASSIGN(line, io.ReadLine());
@@ -258,8 +248,8 @@ Status ReplReplica::Handshake(int fd, const Target& t, std::string* reply) {
   };
   KV_TRY(io.WriteAll(repl::ReplCommand({"PING"})));
   KV_TRY(expect_ok("PING", true));
-  std::string user = server_.config().GetString("masteruser");
-  std::string pass = server_.config().GetString("masterauth");
+  std::string user = server_.ConfigString("masteruser");
+  std::string pass = server_.ConfigString("masterauth");
   if (!pass.empty()) {
     KV_TRY(io.WriteAll(user.empty() ? repl::ReplCommand({"AUTH", pass})
                                     : repl::ReplCommand({"AUTH", user, pass})));
@@ -271,10 +261,10 @@ Status ReplReplica::Handshake(int fd, const Target& t, std::string* reply) {
   std::string port = std::to_string(server_.port()), announce_ip;
   {
     std::lock_guard lock(server_.mu());
-    if (int64_t p = server_.config().GetInt("replica-announce-port"); p > 0) {
+    if (int64_t p = server_.ConfigInt("replica-announce-port"); p > 0) {
       port = std::to_string(p);
     }
-    announce_ip = server_.config().GetString("replica-announce-ip");
+    announce_ip = server_.ConfigString("replica-announce-ip");
   }
   KV_TRY(io.WriteAll(repl::ReplCommand({"REPLCONF", "listening-port", port})));
   KV_TRY(expect_ok("REPLCONF listening-port", false));
@@ -302,9 +292,9 @@ Status ReplReplica::Handshake(int fd, const Target& t, std::string* reply) {
   {
     std::lock_guard lock(server_.mu());
     // A known history (ours, or the last primary's) asks for a partial resync.
-    if (server_.primary().feed().active()) {
-      replid = server_.primary().replid();
-      offset = std::to_string(server_.primary().feed().offset() + 1);
+    if (server_.feed().active()) {
+      replid = server_.replid();
+      offset = std::to_string(server_.feed().offset() + 1);
     }
   }
   if (replid.empty()) {
@@ -326,47 +316,34 @@ Status ReplReplica::Handshake(int fd, const Target& t, std::string* reply) {
 
 int ReplReplica::stream_db() const {
   if (master_id_) {
-    auto it = server_.clients().find(master_id_);
-    if (it != server_.clients().end()) return it->second->session().db;
+    if (int db = server_.ClientDb(master_id_); db >= 0) return db;
   }
   return master_db_;
 }
 
 void ReplReplica::AdoptMaster(int fd, std::string leftover, int db) {
-  // Keyspace lock held.
-  uint64_t id = server_.NextClientId();
-  master_id_ = id;
+  // Keyspace lock held. The first ACK goes at once: a primary that streamed the snapshot waits
+  // for it to start the stream (the RDB's end mark must be the last thing read).
+  std::string offset = std::to_string(server_.feed().offset());
+  master_id_ = server_.AdoptMaster(fd, repl::ReplCommand({"REPLCONF", "ACK", offset}),
+                                   std::move(leftover), db);
+  last_ack_ms_ = WallMs();
   // Link thread, before the link shows as up: INFO must not see it up without its transport.
   data_up_ = data_ != nullptr;
   SetState(State::kConnected);
   last_io_ms_ = WallMs();
-  server_.stats().connected_clients++;
-  // The first ACK goes at once: a primary that streamed the snapshot waits for it to start the
-  // stream (the RDB's end mark must be the last thing read).
-  std::string offset = std::to_string(server_.primary().feed().offset());
-  std::string ack = repl::ReplCommand({"REPLCONF", "ACK", offset});
-  last_ack_ms_ = WallMs();
-  server_.group(0).Adopt(net::Fd(fd), id,
-                         [leftover = std::move(leftover), db, ack = std::move(ack)](Client& c) {
-    c.set_flag(Client::kMaster, true);
-    c.session().authenticated = true;
-    c.session().obey = true;
-    c.session().db = db;
-    c.Push(ack);
-    if (!leftover.empty()) c.InjectInput(leftover);
-  });
 }
 
 void ReplReplica::OnMasterCommand(std::string_view raw) {
   last_io_ms_ = WallMs();
-  server_.primary().ProxyStream(raw);
+  server_.ProxyStream(raw);
 }
 
-void ReplReplica::OnClientClosed(Client* c) {
-  if (master_id_ == 0 || c->id() != master_id_) return;
+void ReplReplica::OnClientClosed(uint64_t id, int db) {
+  if (master_id_ == 0 || id != master_id_) return;
   master_id_ = 0;
   master_epoch_++;
-  master_db_ = c->session().db;
+  master_db_ = db;
   if (state_ == State::kNone) return;
   LOG_NOTICE("Connection with master lost. Caching the disconnected master state.");
   link_down_since_ms_ = WallMs();
@@ -380,21 +357,17 @@ void ReplReplica::OnClientClosed(Client* c) {
 
 void ReplReplica::SendAck() {
   if (!master_id_) return;
-  std::string off = std::to_string(server_.primary().feed().offset());
+  std::string off = std::to_string(server_.feed().offset());
   std::string ack = repl::ReplCommand({"REPLCONF", "ACK", off});
-  for (auto& [id, c] : server_.clients()) {
-    if (id == master_id_) c->Push(ack);
-  }
+  server_.PushToClient(master_id_, ack);
 }
 
 void ReplReplica::Cron(int64_t now_ms) {
   if (state_ != State::kConnected) return;
   // A primary that went silent for repl-timeout (it PINGs every repl-ping-replica-period).
-  if (now_ms - last_io_ms_ > server_.config().GetInt("repl-timeout") * 1000) {
+  if (now_ms - last_io_ms_ > server_.ConfigInt("repl-timeout") * 1000) {
     LOG_WARNING("MASTER timeout: no data nor PING received...");
-    for (auto& [id, c] : server_.clients()) {
-      if (id == master_id_) c->RequestClose();
-    }
+    server_.CloseClient(master_id_);
     last_io_ms_ = now_ms;
     return;
   }
@@ -407,7 +380,7 @@ void ReplReplica::Cron(int64_t now_ms) {
 void ReplReplica::AppendInfo(std::string* out, int64_t now_ms) const {
   char buf[512];
   bool up = state_ == State::kConnected;
-  int64_t offset = server_.primary().feed().offset();
+  int64_t offset = server_.feed().offset();
   snprintf(buf, sizeof(buf),
            "role:slave\r\nmaster_host:%s\r\nmaster_port:%d\r\nmaster_link_status:%s\r\n"
            "master_last_io_seconds_ago:%lld\r\nmaster_sync_in_progress:%d\r\n"
@@ -446,8 +419,8 @@ void ReplReplica::AppendInfo(std::string* out, int64_t now_ms) const {
            static_cast<unsigned long long>(data_fallbacks_));
   out->append(buf);
   snprintf(buf, sizeof(buf), "slave_priority:%lld\r\nslave_read_only:%d\r\nreplica_announced:1\r\n",
-           static_cast<long long>(server_.config().GetInt("replica-priority")),
-           server_.config().GetBool("replica-read-only") ? 1 : 0);
+           static_cast<long long>(server_.ConfigInt("replica-priority")),
+           server_.ConfigBool("replica-read-only") ? 1 : 0);
   out->append(buf);
 }
 
@@ -457,7 +430,7 @@ void ReplReplica::Role(cmd::Context& c) const {
   c.out.Bulk(host_);
   c.out.Int(port_);
   c.out.Bulk(StateName(state_));
-  c.out.Int(server_.primary().feed().offset());
+  c.out.Int(server_.feed().offset());
 }
 
 }  // namespace kv::server

@@ -29,6 +29,7 @@
 #include "common/status.h"
 #include "persist/rdb_loader.h"
 #include "persist/sink.h"
+#include "repl/replica_host.h"
 #include "transport/channel.h"
 #include "store/keyspace.h"
 
@@ -38,10 +39,7 @@ class LinkIo;
 
 namespace kv::server {
 
-class Client;
-class PollGroup;
-class Server;
-
+// Talks to the server through repl::ReplicaHost only (server/repl_replica_host.h implements it).
 class ReplReplica {
  public:
   // The link's states, as ROLE and INFO report them.
@@ -54,7 +52,7 @@ class ReplReplica {
     kConnected,   // streaming
   };
 
-  explicit ReplReplica(Server& server);
+  explicit ReplReplica(repl::ReplicaHost& server);
   ~ReplReplica();
   // Stops the link thread. Call without the keyspace lock (the thread may be waiting for it).
   void Stop();
@@ -71,7 +69,8 @@ class ReplReplica {
   void Follow(const std::string& host, int port);
   // The master client applied one command of `raw` bytes.
   void OnMasterCommand(std::string_view raw);
-  void OnClientClosed(Client* c);
+  // A client went away (the master client, if it is `id`, whose stream had selected `db`).
+  void OnClientClosed(uint64_t id, int db);
   // REPLCONF GETACK from the master.
   void SendAck();
   void Cron(int64_t now_ms);
@@ -126,11 +125,11 @@ class ReplReplica {
   Status ReceiveFromDataLink(const Target& t, int fd, const std::string& replid, int64_t offset);
   void PumpDataLink(const Target& t, uint64_t client_id, std::string pending);
   // The two ways PumpDataLink drives the link (see there); both return why the link ended.
-  std::string DriveDataLink(const Target& t, PollGroup* g, uint64_t client_id);
-  std::string PumpFromThread(const Target& t, PollGroup* g, uint64_t client_id);
+  std::string DriveDataLink(const Target& t, uint64_t client_id);
+  std::string PumpFromThread(const Target& t, uint64_t client_id);
   // Hands `bytes` to the master client on its loop; `posted` (optional) counts them until then.
-  static void PostToMaster(PollGroup* g, uint64_t client_id, std::string bytes,
-                           std::shared_ptr<std::atomic<size_t>> posted = nullptr);
+  void PostToMaster(uint64_t client_id, std::string bytes,
+                    std::shared_ptr<std::atomic<size_t>> posted = nullptr);
   bool UseDataLink() const;
   // Whether repl-diskless-load says to load as the snapshot arrives (else it goes to disk).
   bool DisklessLoad() const;
@@ -153,7 +152,7 @@ class ReplReplica {
   bool Cancelled(const Target& t) const { return generation_.load() != t.generation; }
   void StopFollowing();
 
-  Server& server_;
+  repl::ReplicaHost& server_;
   // Guarded by the keyspace lock:
   std::string host_;
   int port_ = 0;

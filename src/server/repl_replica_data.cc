@@ -20,19 +20,15 @@
 #include "net/socket.h"
 #include "persist/crc64.h"
 #include "persist/rdb_loader.h"
-#include "server/client.h"
-#include "server/poll_group.h"
 #include "repl/datalink/link_io.h"
-#include "server/repl_primary.h"
 #include "repl/datalink/data_link.h"
 #include "server/repl_replica.h"
-#include "server/server.h"
 
 namespace kv::server {
 
 bool ReplReplica::UseDataLink() const {
   std::lock_guard lock(server_.mu());
-  return server_.config().GetString("repl-transport") != "tcp" && !fell_back_;
+  return server_.ConfigString("repl-transport") != "tcp" && !fell_back_;
 }
 
 void ReplReplica::DataLinkFailed(const std::string& why) {
@@ -57,10 +53,10 @@ Result<bool> ReplReplica::SetupDataLink(repl::LinkIo& io, const Target& t) {
   std::string provider, mode;
   {
     std::lock_guard lock(server_.mu());
-    provider = server_.config().GetString("repl-rdma-provider");
-    mode = server_.config().GetString("repl-transport");
-    data_poll_mode_ = server_.config().GetString("repl-rdma-poll-mode");
-    data_doorbell_ = server_.config().GetBool("repl-rdma-doorbell");
+    provider = server_.ConfigString("repl-rdma-provider");
+    mode = server_.ConfigString("repl-transport");
+    data_poll_mode_ = server_.ConfigString("repl-rdma-poll-mode");
+    data_doorbell_ = server_.ConfigBool("repl-rdma-doorbell");
   }
   data_bind_addr_ = net::LocalIp(io.fd());
   // `auto` uses the data plane only where it pays: on an RDMA NIC (verbs), unless a provider is

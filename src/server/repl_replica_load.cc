@@ -12,16 +12,13 @@
 #include "net/socket.h"
 #include "persist/snapshot.h"
 #include "repl/datalink/link_io.h"
-#include "server/aof.h"
-#include "server/repl_primary.h"
 #include "server/repl_replica.h"
-#include "server/server.h"
 
 namespace kv::server {
 
 Status ReplReplica::ReceiveSnapshot(int fd, const Target& t, std::string* leftover,
                                     std::string* path) {
-  int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
+  int timeout_ms = static_cast<int>(server_.ConfigInt("repl-timeout") * 1000);
   repl::LinkIo io(fd, timeout_ms);
   io.pending() = std::move(link_pending_);
   std::string mark;
@@ -134,7 +131,7 @@ bool ReplReplica::DisklessLoad() const {
   // repl-diskless-load: load straight from the link into a second dataset, swapped in at the
   // end (clients keep reading the old one meanwhile), or receive to disk first.
   std::lock_guard lock(server_.mu());
-  std::string load = server_.config().GetString("repl-diskless-load");
+  std::string load = server_.ConfigString("repl-diskless-load");
   return load == "swapdb" || (load == "on-empty-db" && server_.keyspace().TotalKeys() == 0);
 }
 
@@ -167,7 +164,7 @@ persist::RdbLoadOptions ReplReplica::SyncLoadOptions(int fd, const char* done, c
 
 int64_t ReplReplica::ConfigInt(const char* name) {
   std::lock_guard lock(server_.mu());
-  return server_.config().GetInt(name);
+  return server_.ConfigInt(name);
 }
 
 Status ReplReplica::LoadSide(int fd, persist::Source& src, const char* from,
@@ -189,17 +186,17 @@ Status ReplReplica::InstallSide(store::Keyspace& side, const std::vector<std::st
                                 const std::string& replid, int64_t offset) {
   KV_TRY(server_.InstallFunctions(functions));
   server_.keyspace().SwapData(side);
-  server_.primary().SetHistory(replid, offset);
+  server_.SetHistory(replid, offset);
   // Our own replicas followed the history we just dropped: they must resync with the new one.
-  server_.primary().DisconnectReplicas();
+  server_.DisconnectReplicas();
   sync_total_ = -1;
-  server_.aof().RestartAfterSync();
+  server_.RestartAofAfterSync();
   return Status::Ok();
 }
 
 Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& replid,
                                    int64_t offset) {
-  int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
+  int timeout_ms = static_cast<int>(server_.ConfigInt("repl-timeout") * 1000);
   repl::LinkIo io(fd, timeout_ms);
   io.pending() = std::move(link_pending_);
   std::string mark;
@@ -246,7 +243,7 @@ Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& r
 
 Status ReplReplica::LoadSnapshot(int fd, const std::string& path, const std::string& replid,
                                  int64_t offset) {
-  std::string dbfile = server_.config().GetString("dbfilename");
+  std::string dbfile = server_.ConfigString("dbfilename");
   if (::rename(path.c_str(), dbfile.c_str()) != 0) {
     Status st = Status::FromErrno("rename " + path, errno);
     unlink(path.c_str());
@@ -256,7 +253,7 @@ Status ReplReplica::LoadSnapshot(int fd, const std::string& path, const std::str
   server_.keyspace().FlushAll();
   LOG_NOTICE("MASTER <-> REPLICA sync: Loading DB in memory");
   persist::RdbLoadOptions opts = SyncLoadOptions(
-      fd, "loaded", "from disk", static_cast<int>(server_.config().GetInt("key-load-delay")));
+      fd, "loaded", "from disk", static_cast<int>(server_.ConfigInt("key-load-delay")));
   persist::RdbLoadResult res;
   int64_t start = MonoMs();
   Status st = persist::LoadRdbFile(dbfile, server_.keyspace(), opts, &res);
@@ -267,11 +264,11 @@ Status ReplReplica::LoadSnapshot(int fd, const std::string& path, const std::str
     server_.keyspace().FlushAll();  // never serve a partial dataset as if it were complete
     return st;
   }
-  server_.primary().SetHistory(replid, offset);
+  server_.SetHistory(replid, offset);
   // Our own replicas followed the history we just dropped: they must resync with the new one.
-  server_.primary().DisconnectReplicas();
+  server_.DisconnectReplicas();
   sync_total_ = -1;
-  server_.aof().RestartAfterSync();
+  server_.RestartAofAfterSync();
   LOG_NOTICE("MASTER <-> REPLICA sync: Finished with success (%llu keys, %.3f s to load)",
              static_cast<unsigned long long>(res.keys_loaded), (MonoMs() - start) / 1000.0);
   return Status::Ok();

@@ -12,11 +12,8 @@
 #include <vector>
 
 #include "common/logging.h"
-#include "server/client.h"
-#include "server/poll_group.h"
 #include "repl/datalink/data_link.h"
 #include "server/repl_replica.h"
-#include "server/server.h"
 #include "transport/loop_driver.h"
 
 namespace kv::server {
@@ -27,10 +24,10 @@ namespace kv::server {
 // rings no doorbell), this thread waits on the link (a timed poll) and posts the bytes to the
 // loop. Either way this returns when the link or the
 // connection ends: why the link ended ("" when the connection went first).
-std::string ReplReplica::DriveDataLink(const Target& t, PollGroup* g, uint64_t client_id) {
+std::string ReplReplica::DriveDataLink(const Target& t, uint64_t client_id) {
   std::vector<pollfd> fds;
   data_->WaitFds(&fds);
-  if (fds.empty()) return PumpFromThread(t, g, client_id);
+  if (fds.empty()) return PumpFromThread(t, client_id);
   struct Pump {
     std::mutex mu;
     std::condition_variable cv;
@@ -48,25 +45,29 @@ std::string ReplReplica::DriveDataLink(const Target& t, PollGroup* g, uint64_t c
     pump->why = std::move(why);
     pump->cv.notify_all();
   };
-  g->loop().Post([this, pump, rx, g, client_id, epoch, &t, end] {
+  net::EventLoop* loop = &server_.master_loop();
+  loop->Post([this, pump, rx, loop, client_id, epoch, &t, end] {
     pump->driver = std::make_unique<transport::LoopDriver>(
-        &g->loop(), rx, transport::PollMode::kEconomy, 100,
-        [this, rx, g, client_id, epoch, &t, end, delivered = false](transport::Link&,
-                                                                    int) mutable {
-          Client* c = g->Find(client_id);
-          if (Cancelled(t) || master_epoch_.load() != epoch || !c) return end("");
+        loop, rx, transport::PollMode::kEconomy, 100,
+        [this, rx, client_id, epoch, &t, end, delivered = false](transport::Link&, int) mutable {
+          // An empty injection finds out whether the master client is still there.
+          if (Cancelled(t) || master_epoch_.load() != epoch ||
+              !server_.InjectInput(client_id, {})) {
+            return end("");
+          }
           if (ShouldBreakDataLink()) return end(repl::kDataLinkBrokenByDebug);
           bool got = false;
           for (auto span = rx->Peek(); !span.empty(); span = rx->Peek()) {
-            c->InjectInput(std::string_view(reinterpret_cast<const char*>(span.data()),
-                                            span.size()));
+            server_.InjectInput(
+                client_id,
+                std::string_view(reinterpret_cast<const char*>(span.data()), span.size()));
             data_bytes_ += span.size();
             got = true;
             if (Status st = rx->Consume(span.size()); !st.ok()) return end(st.message());
           }
           if (got) {
             if (!std::exchange(delivered, true)) DataLinkDelivered();
-            c->ResumeInput();
+            server_.ResumeInput(client_id);
           }
           if (!rx->status().ok()) return end(rx->status().message());
           if (rx->eof()) return end("the primary ended the data stream");
@@ -80,7 +81,7 @@ std::string ReplReplica::DriveDataLink(const Target& t, PollGroup* g, uint64_t c
     why = pump->why;
   }
   // The driver goes on the loop's thread, before the link it drives.
-  g->loop().Post([pump] {
+  loop->Post([pump] {
     pump->driver.reset();
     std::lock_guard lock(pump->mu);
     pump->gone = true;
@@ -91,7 +92,7 @@ std::string ReplReplica::DriveDataLink(const Target& t, PollGroup* g, uint64_t c
   return why;
 }
 
-std::string ReplReplica::PumpFromThread(const Target& t, PollGroup* g, uint64_t client_id) {
+std::string ReplReplica::PumpFromThread(const Target& t, uint64_t client_id) {
   // Bytes posted to the loop that it has not handed to the master client yet (its thread may
   // wait for the keyspace lock): past kMaxPosted this thread leaves the link's bytes where they
   // are, and the link's credits hold the primary back, where this replica's output-buffer limit
@@ -110,8 +111,8 @@ std::string ReplReplica::PumpFromThread(const Target& t, PollGroup* g, uint64_t 
     auto span = data_->Peek();
     if (!span.empty()) {
       *posted += span.size();
-      PostToMaster(g, client_id,
-                   std::string(reinterpret_cast<const char*>(span.data()), span.size()), posted);
+      PostToMaster(client_id, std::string(reinterpret_cast<const char*>(span.data()), span.size()),
+                   posted);
       data_bytes_ += span.size();
       if (Status st = data_->Consume(span.size()); !st.ok()) return st.message();
       if (!std::exchange(delivered, true)) DataLinkDelivered();
@@ -122,22 +123,19 @@ std::string ReplReplica::PumpFromThread(const Target& t, PollGroup* g, uint64_t 
   }
 }
 
-void ReplReplica::PostToMaster(PollGroup* g, uint64_t client_id, std::string bytes,
+void ReplReplica::PostToMaster(uint64_t client_id, std::string bytes,
                                std::shared_ptr<std::atomic<size_t>> posted) {
-  g->loop().Post([g, client_id, bytes = std::move(bytes), posted = std::move(posted)] {
-    if (Client* c = g->Find(client_id)) {
-      c->InjectInput(bytes);
-      c->ResumeInput();
-    }
+  repl::ReplicaHost* host = &server_;
+  host->master_loop().Post([host, client_id, bytes = std::move(bytes), posted = std::move(posted)] {
+    if (host->InjectInput(client_id, bytes)) host->ResumeInput(client_id);
     if (posted) *posted -= bytes.size();
   });
 }
 
 void ReplReplica::PumpDataLink(const Target& t, uint64_t client_id, std::string pending) {
-  PollGroup* g = &server_.group(0);
-  if (!pending.empty()) PostToMaster(g, client_id, std::move(pending));
+  if (!pending.empty()) PostToMaster(client_id, std::move(pending));
   data_->UseStreamPollMode();
-  std::string why = DriveDataLink(t, g, client_id);
+  std::string why = DriveDataLink(t, client_id);
   data_up_ = false;
   data_->Close();
   data_.reset();
@@ -146,10 +144,7 @@ void ReplReplica::PumpDataLink(const Target& t, uint64_t client_id, std::string 
               why.c_str());
   DataLinkFailed(why);
   std::lock_guard lock(server_.mu());
-  if (master_id_ == client_id) {
-    auto it = server_.clients().find(client_id);
-    if (it != server_.clients().end()) it->second->RequestClose();
-  }
+  if (master_id_ == client_id) server_.CloseClient(client_id);
 }
 
 void ReplReplica::DataLinkDelivered() {

@@ -20,6 +20,7 @@
 #include "server/persistence.h"
 #include "server/repl_primary.h"
 #include "server/repl_replica.h"
+#include "server/repl_replica_host.h"
 #include "transport/channel.h"
 
 namespace kv::server {
@@ -98,7 +99,8 @@ Server::Server(std::unique_ptr<Config> config)
   persistence_ = std::make_unique<Persistence>(*this);
   aof_ = std::make_unique<Aof>(*this);
   primary_ = std::make_unique<ReplPrimary>(*this);
-  replica_ = std::make_unique<ReplReplica>(*this);
+  replica_host_ = std::make_unique<ServerReplicaHost>(*this);
+  replica_ = std::make_unique<ReplReplica>(*replica_host_);
   evictor_ = std::make_unique<Evictor>(*this);
   cmd::RegisterDataCommands(commands_);
   RegisterServerCommands(commands_);
@@ -457,7 +459,7 @@ void Server::UnregisterClient(Client* c) {
   std::erase(monitors_, c);
   if (current_client_ == c) current_client_ = nullptr;
   primary_->OnClientClosed(c);
-  replica_->OnClientClosed(c);
+  replica_->OnClientClosed(c->id(), c->session().db);
 }
 
 void Server::AddMonitor(Client* c) {

@@ -41,6 +41,7 @@ class Persistence;
 class Aof;
 class ReplPrimary;
 class ReplReplica;
+class ServerReplicaHost;
 class Evictor;
 
 // The Redis version kvstore is compatible with (INFO redis_version, HELLO, RDB redis-ver).
@@ -318,6 +319,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::unique_ptr<Persistence> persistence_;
   std::unique_ptr<Aof> aof_;
   std::unique_ptr<ReplPrimary> primary_;
+  std::unique_ptr<ServerReplicaHost> replica_host_;  // what replica_ reaches of this server
   std::unique_ptr<ReplReplica> replica_;
   std::unique_ptr<Evictor> evictor_;
   cmd::CommandTable commands_;
