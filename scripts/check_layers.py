@@ -16,6 +16,7 @@ import tempfile
 
 # What each module may include, besides itself. The layering (README.md, Layout):
 #   common -> resp, net, store -> transport, cmd, persist, script -> repl -> server
+# (repl uses cmd for the replies of the replication commands it runs, never script).
 ALLOWED = {
     "common": set(),
     "resp": {"common"},
@@ -25,7 +26,7 @@ ALLOWED = {
     "cmd": {"common", "resp", "store"},
     "persist": {"common", "store"},
     "script": {"common", "resp"},
-    "repl": {"common", "resp", "net", "store", "persist", "transport"},
+    "repl": {"common", "resp", "net", "store", "cmd", "persist", "transport"},
     "server": {"common", "resp", "net", "store", "transport", "cmd", "persist", "script", "repl"},
 }
 

@@ -20,7 +20,7 @@
 #include "server/client.h"
 #include "server/persistence.h"
 #include "server/repl_primary.h"
-#include "server/repl_replica.h"
+#include "repl/replica/replica.h"
 #include "server/server.h"
 #include "store/digest.h"
 

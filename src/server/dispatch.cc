@@ -11,7 +11,7 @@
 #include "server/evict.h"
 #include "server/persistence.h"
 #include "server/repl_primary.h"
-#include "server/repl_replica.h"
+#include "repl/replica/replica.h"
 #include "server/server.h"
 
 namespace kv::server {

@@ -10,7 +10,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "server/repl_primary.h"
-#include "server/repl_replica.h"
+#include "repl/replica/replica.h"
 #include "server/aof.h"
 #include "server/server.h"
 

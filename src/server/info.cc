@@ -32,7 +32,7 @@
 #include "server/persistence.h"
 #include "server/poll_group.h"
 #include "server/repl_primary.h"
-#include "server/repl_replica.h"
+#include "repl/replica/replica.h"
 #include "server/aof.h"
 #include "script/function_libraries.h"
 #include "script/lua_engine.h"

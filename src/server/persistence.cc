@@ -12,7 +12,7 @@
 #include "common/logging.h"
 #include "common/strutil.h"
 #include "server/repl_primary.h"
-#include "server/repl_replica.h"
+#include "repl/replica/replica.h"
 #include "server/server.h"
 
 namespace kv::server {

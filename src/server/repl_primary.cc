@@ -14,7 +14,7 @@
 #include "server/client.h"
 #include "server/persistence.h"
 #include "repl/datalink/link_io.h"
-#include "server/repl_replica.h"
+#include "repl/replica/replica.h"
 #include "server/server.h"
 
 namespace kv::server {

@@ -3,7 +3,7 @@
 // group 0).
 #pragma once
 
-#include "repl/replica_host.h"
+#include "repl/replica/host.h"
 
 namespace kv::server {
 

@@ -20,7 +20,7 @@
 #include "server/evict.h"
 #include "server/persistence.h"
 #include "server/repl_primary.h"
-#include "server/repl_replica.h"
+#include "repl/replica/replica.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -198,7 +198,7 @@ bool ScriptRun::Allowed(uint32_t flags, std::string* error) {
     *error = "This Redis command is not allowed from script";
     return false;
   }
-  ReplReplica& replica = s_.replica();
+  repl::Replica& replica = s_.replica();
   if (replica.is_replica() && !replica.link_up() &&
       !s_.config().GetBool("replica-serve-stale-data") && !(flags & cmd::kStale)) {
     *error = "Can not execute the command on a stale replica";
@@ -280,7 +280,7 @@ uint32_t Server::ScriptCommandFlags(std::span<const std::string_view> args, uint
 }
 
 bool PrepareScript(cmd::Context& c, Server& s, uint32_t flags, bool ro) {
-  ReplReplica& replica = s.replica();
+  repl::Replica& replica = s.replica();
   bool stale =
       replica.is_replica() && !replica.link_up() && !s.config().GetBool("replica-serve-stale-data");
   bool obey = c.session.obey;

@@ -19,7 +19,7 @@
 #include "server/evict.h"
 #include "server/persistence.h"
 #include "server/repl_primary.h"
-#include "server/repl_replica.h"
+#include "repl/replica/replica.h"
 #include "server/repl_replica_host.h"
 #include "transport/channel.h"
 
@@ -100,7 +100,7 @@ Server::Server(std::unique_ptr<Config> config)
   aof_ = std::make_unique<Aof>(*this);
   primary_ = std::make_unique<ReplPrimary>(*this);
   replica_host_ = std::make_unique<ServerReplicaHost>(*this);
-  replica_ = std::make_unique<ReplReplica>(*replica_host_);
+  replica_ = std::make_unique<repl::Replica>(*replica_host_);
   evictor_ = std::make_unique<Evictor>(*this);
   cmd::RegisterDataCommands(commands_);
   RegisterServerCommands(commands_);

@@ -29,6 +29,10 @@
 #include "server/script_run.h"
 #include "store/keyspace.h"
 
+namespace kv::repl {
+class Replica;
+}  // namespace kv::repl
+
 namespace kv::script {
 class FunctionLibraries;
 class LuaEngine;
@@ -40,7 +44,6 @@ class Client;
 class Persistence;
 class Aof;
 class ReplPrimary;
-class ReplReplica;
 class ServerReplicaHost;
 class Evictor;
 
@@ -154,7 +157,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // (or `save`) ask for one. An error refuses the shutdown (unless `force`).
   Status PrepareShutdown(bool save, bool nosave, bool force);
   ReplPrimary& primary() { return *primary_; }
-  ReplReplica& replica() { return *replica_; }
+  repl::Replica& replica() { return *replica_; }
   Evictor& evictor() { return *evictor_; }
   // Removes a key maxmemory evicts, as DEL would: WATCH sees it, the "evicted" event fires and
   // the replicas get a DEL. Keyspace lock held.
@@ -320,7 +323,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::unique_ptr<Aof> aof_;
   std::unique_ptr<ReplPrimary> primary_;
   std::unique_ptr<ServerReplicaHost> replica_host_;  // what replica_ reaches of this server
-  std::unique_ptr<ReplReplica> replica_;
+  std::unique_ptr<repl::Replica> replica_;
   std::unique_ptr<Evictor> evictor_;
   cmd::CommandTable commands_;
   ServerStats stats_;

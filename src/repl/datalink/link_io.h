@@ -1,5 +1,5 @@
-// Pieces both halves of the replica's link code use (server/repl_replica.cc and
-// repl_replica_load.cc: handshake and TCP transfer; repl_replica_data.cc: the RDMA data link):
+// Pieces both halves of the replica's link code use (replica/replica.cc and replica_load.cc:
+// handshake and TCP transfer; replica_data.cc: the RDMA data link):
 // blocking socket IO with a deadline, a loader Source over bytes that arrive in pieces, and
 // small formatting helpers. Link thread only.
 #pragma once

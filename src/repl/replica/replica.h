@@ -6,7 +6,7 @@
 // (showing progress in the log and INFO), then, under the keyspace lock, replaces the dataset
 // with it; with repl-diskless-load swapdb it loads into a second dataset as the bytes arrive
 // and swaps it in. Over the RDMA data link the snapshot comes through the link, the same two
-// ways (repl_replica_data.cc), and so does the stream after it (repl_replica_stream.cc). The
+// ways (replica_data.cc), and so does the stream after it (replica_stream.cc). The
 // socket is then handed to a poll group as the "master client", whose commands are applied
 // without replies; the bytes they took are the replication offset, and they are passed on
 // verbatim to this server's own replicas (chained replication).
@@ -29,18 +29,16 @@
 #include "common/status.h"
 #include "persist/rdb_loader.h"
 #include "persist/sink.h"
-#include "repl/replica_host.h"
+#include "repl/replica/host.h"
 #include "transport/channel.h"
 #include "store/keyspace.h"
 
 namespace kv::repl {
+
 class LinkIo;
-}  // namespace kv::repl
 
-namespace kv::server {
-
-// Talks to the server through repl::ReplicaHost only (server/repl_replica_host.h implements it).
-class ReplReplica {
+// Talks to the server through ReplicaHost only (server/repl_replica_host.h implements it).
+class Replica {
  public:
   // The link's states, as ROLE and INFO report them.
   enum class State {
@@ -52,8 +50,8 @@ class ReplReplica {
     kConnected,   // streaming
   };
 
-  explicit ReplReplica(repl::ReplicaHost& server);
-  ~ReplReplica();
+  explicit Replica(repl::ReplicaHost& server);
+  ~Replica();
   // Stops the link thread. Call without the keyspace lock (the thread may be waiting for it).
   void Stop();
 
@@ -94,8 +92,7 @@ class ReplReplica {
   Status Handshake(int fd, const Target& t, std::string* reply);
   Status ReceiveSnapshot(int fd, const Target& t, std::string* leftover, std::string* path);
   // Keyspace lock held. `fd`: the connection to the primary, for the load's keepalives.
-  Status LoadSnapshot(int fd, const std::string& path, const std::string& replid,
-                      int64_t offset);
+  Status LoadSnapshot(int fd, const std::string& path, const std::string& replid, int64_t offset);
   // Loads a snapshot from `src` into a new dataset with the live one's settings (no lock held;
   // clients keep reading the live one). `from` says where, for progress lines; `fd` is the
   // connection to the primary, for the load's keepalives. *functions gets the snapshot's
@@ -190,13 +187,13 @@ class ReplReplica {
   // The data link's options from the four above. Link thread.
   transport::ChannelOptions DataLinkOptionsHere() const;
   std::atomic<uint64_t> data_bytes_{0};
-  std::string data_describe_;    // keyspace lock
-  int data_failures_ = 0;        // consecutive; keyspace lock
+  std::string data_describe_;                                         // keyspace lock
+  int data_failures_ = 0;                                             // consecutive; keyspace lock
   uint64_t data_errors_ = 0, data_resumes_ = 0, data_fallbacks_ = 0;  // keyspace lock
-  bool fell_back_ = false;       // this primary keeps failing over RDMA: TCP only; keyspace lock
+  bool fell_back_ = false;  // this primary keeps failing over RDMA: TCP only; keyspace lock
   std::atomic<uint64_t> master_epoch_{0};  // bumped when the master client goes away
   // Snapshot transfer progress (INFO master_sync_*).
   std::atomic<int64_t> sync_total_{-1}, sync_read_{0}, sync_last_io_ms_{0};
 };
 
-}  // namespace kv::server
+}  // namespace kv::repl

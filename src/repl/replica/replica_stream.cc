@@ -1,5 +1,5 @@
 // The replica's side of the RDMA data plane, after the sync: the live stream from the data link
-// into the master client (see repl_replica.h and docs/replication-rdma.md).
+// into the master client (see replica.h and docs/replication-rdma.md).
 #include <poll.h>
 
 #include <atomic>
@@ -13,10 +13,10 @@
 
 #include "common/logging.h"
 #include "repl/datalink/data_link.h"
-#include "server/repl_replica.h"
+#include "repl/replica/replica.h"
 #include "transport/loop_driver.h"
 
-namespace kv::server {
+namespace kv::repl {
 
 // Where the link has fds (a completion fd on tcp and verbs, the doorbell on shm), the master
 // client's poll group drives it: the loop wakes on the fd and hands the bytes straight to the
@@ -24,7 +24,7 @@ namespace kv::server {
 // rings no doorbell), this thread waits on the link (a timed poll) and posts the bytes to the
 // loop. Either way this returns when the link or the
 // connection ends: why the link ended ("" when the connection went first).
-std::string ReplReplica::DriveDataLink(const Target& t, uint64_t client_id) {
+std::string Replica::DriveDataLink(const Target& t, uint64_t client_id) {
   std::vector<pollfd> fds;
   data_->WaitFds(&fds);
   if (fds.empty()) return PumpFromThread(t, client_id);
@@ -92,7 +92,7 @@ std::string ReplReplica::DriveDataLink(const Target& t, uint64_t client_id) {
   return why;
 }
 
-std::string ReplReplica::PumpFromThread(const Target& t, uint64_t client_id) {
+std::string Replica::PumpFromThread(const Target& t, uint64_t client_id) {
   // Bytes posted to the loop that it has not handed to the master client yet (its thread may
   // wait for the keyspace lock): past kMaxPosted this thread leaves the link's bytes where they
   // are, and the link's credits hold the primary back, where this replica's output-buffer limit
@@ -123,8 +123,8 @@ std::string ReplReplica::PumpFromThread(const Target& t, uint64_t client_id) {
   }
 }
 
-void ReplReplica::PostToMaster(uint64_t client_id, std::string bytes,
-                               std::shared_ptr<std::atomic<size_t>> posted) {
+void Replica::PostToMaster(uint64_t client_id, std::string bytes,
+                           std::shared_ptr<std::atomic<size_t>> posted) {
   repl::ReplicaHost* host = &server_;
   host->master_loop().Post([host, client_id, bytes = std::move(bytes), posted = std::move(posted)] {
     if (host->InjectInput(client_id, bytes)) host->ResumeInput(client_id);
@@ -132,7 +132,7 @@ void ReplReplica::PostToMaster(uint64_t client_id, std::string bytes,
   });
 }
 
-void ReplReplica::PumpDataLink(const Target& t, uint64_t client_id, std::string pending) {
+void Replica::PumpDataLink(const Target& t, uint64_t client_id, std::string pending) {
   if (!pending.empty()) PostToMaster(client_id, std::move(pending));
   data_->UseStreamPollMode();
   std::string why = DriveDataLink(t, client_id);
@@ -147,9 +147,9 @@ void ReplReplica::PumpDataLink(const Target& t, uint64_t client_id, std::string 
   if (master_id_ == client_id) server_.CloseClient(client_id);
 }
 
-void ReplReplica::DataLinkDelivered() {
+void Replica::DataLinkDelivered() {
   std::lock_guard lock(server_.mu());
   data_failures_ = 0;
 }
 
-}  // namespace kv::server
+}  // namespace kv::repl

@@ -1,4 +1,4 @@
-#include "server/repl_replica.h"
+#include "repl/replica/replica.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -17,33 +17,39 @@
 #include "repl/datalink/data_link.h"
 #include "repl/datalink/link_io.h"
 
-namespace kv::server {
+namespace kv::repl {
 namespace {
 
 constexpr int kConnectTimeoutMs = 5000;
 constexpr int kRetryMs = 1000;  // Redis retries the connection every second (replicationCron)
 
-const char* StateName(ReplReplica::State s) {
+const char* StateName(Replica::State s) {
   switch (s) {
-    case ReplReplica::State::kNone: return "none";
-    case ReplReplica::State::kConnect: return "connect";
-    case ReplReplica::State::kConnecting: return "connecting";
-    case ReplReplica::State::kHandshake: return "handshake";
-    case ReplReplica::State::kTransfer: return "sync";
-    case ReplReplica::State::kConnected: return "connected";
+    case Replica::State::kNone:
+      return "none";
+    case Replica::State::kConnect:
+      return "connect";
+    case Replica::State::kConnecting:
+      return "connecting";
+    case Replica::State::kHandshake:
+      return "handshake";
+    case Replica::State::kTransfer:
+      return "sync";
+    case Replica::State::kConnected:
+      return "connected";
   }
   return "none";
 }
 
 }  // namespace
 
-ReplReplica::ReplReplica(repl::ReplicaHost& server) : server_(server) {
+Replica::Replica(repl::ReplicaHost& server) : server_(server) {
   thread_ = std::thread([this] { ThreadMain(); });
 }
 
-ReplReplica::~ReplReplica() { Stop(); }
+Replica::~Replica() { Stop(); }
 
-void ReplReplica::Stop() {
+void Replica::Stop() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;
@@ -54,12 +60,12 @@ void ReplReplica::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void ReplReplica::SetState(State s) {
+void Replica::SetState(State s) {
   if (state_ != s) LOG_VERBOSE("Replica link state: %s -> %s", StateName(state_), StateName(s));
   state_ = s;
 }
 
-void ReplReplica::Follow(const std::string& host, int port) {
+void Replica::Follow(const std::string& host, int port) {
   host_ = host;
   port_ = port;
   fell_back_ = false;
@@ -83,7 +89,7 @@ void ReplReplica::Follow(const std::string& host, int port) {
   cv_.notify_all();
 }
 
-void ReplReplica::StopFollowing() {
+void Replica::StopFollowing() {
   generation_++;
   master_epoch_++;
   if (int fd = link_fd_.load(); fd >= 0) shutdown(fd, SHUT_RDWR);
@@ -97,7 +103,7 @@ void ReplReplica::StopFollowing() {
   server_.keyspace().set_expire_deletes(true);
 }
 
-void ReplReplica::ReplicaOf(cmd::Context& c) {
+void Replica::ReplicaOf(cmd::Context& c) {
   if (EqualsIgnoreCase(c.arg(1), "no") && EqualsIgnoreCase(c.arg(2), "one")) {
     if (is_replica()) {
       LOG_NOTICE("MASTER MODE enabled (user request from '%s')",
@@ -124,7 +130,7 @@ void ReplReplica::ReplicaOf(cmd::Context& c) {
   c.out.Ok();
 }
 
-void ReplReplica::ThreadMain() {
+void Replica::ThreadMain() {
   Target last_failed;
   while (true) {
     Target t;
@@ -150,7 +156,7 @@ void ReplReplica::ThreadMain() {
   }
 }
 
-Status ReplReplica::Attempt(const Target& t) {
+Status Replica::Attempt(const Target& t) {
   {
     std::lock_guard lock(server_.mu());
     if (Cancelled(t)) return Status::Ok();
@@ -232,7 +238,7 @@ Status ReplReplica::Attempt(const Target& t) {
   return Status::Ok();
 }
 
-Status ReplReplica::Handshake(int fd, const Target& t, std::string* reply) {
+Status Replica::Handshake(int fd, const Target& t, std::string* reply) {
   {
     std::lock_guard lock(server_.mu());
     if (Cancelled(t)) return Status::Closed("cancelled");
@@ -314,14 +320,14 @@ Status ReplReplica::Handshake(int fd, const Target& t, std::string* reply) {
   return Status::Ok();
 }
 
-int ReplReplica::stream_db() const {
+int Replica::stream_db() const {
   if (master_id_) {
     if (int db = server_.ClientDb(master_id_); db >= 0) return db;
   }
   return master_db_;
 }
 
-void ReplReplica::AdoptMaster(int fd, std::string leftover, int db) {
+void Replica::AdoptMaster(int fd, std::string leftover, int db) {
   // Keyspace lock held. The first ACK goes at once: a primary that streamed the snapshot waits
   // for it to start the stream (the RDB's end mark must be the last thing read).
   std::string offset = std::to_string(server_.feed().offset());
@@ -334,12 +340,12 @@ void ReplReplica::AdoptMaster(int fd, std::string leftover, int db) {
   last_io_ms_ = WallMs();
 }
 
-void ReplReplica::OnMasterCommand(std::string_view raw) {
+void Replica::OnMasterCommand(std::string_view raw) {
   last_io_ms_ = WallMs();
   server_.ProxyStream(raw);
 }
 
-void ReplReplica::OnClientClosed(uint64_t id, int db) {
+void Replica::OnClientClosed(uint64_t id, int db) {
   if (master_id_ == 0 || id != master_id_) return;
   master_id_ = 0;
   master_epoch_++;
@@ -355,14 +361,14 @@ void ReplReplica::OnClientClosed(uint64_t id, int db) {
   cv_.notify_all();
 }
 
-void ReplReplica::SendAck() {
+void Replica::SendAck() {
   if (!master_id_) return;
   std::string off = std::to_string(server_.feed().offset());
   std::string ack = repl::ReplCommand({"REPLCONF", "ACK", off});
   server_.PushToClient(master_id_, ack);
 }
 
-void ReplReplica::Cron(int64_t now_ms) {
+void Replica::Cron(int64_t now_ms) {
   if (state_ != State::kConnected) return;
   // A primary that went silent for repl-timeout (it PINGs every repl-ping-replica-period).
   if (now_ms - last_io_ms_ > server_.ConfigInt("repl-timeout") * 1000) {
@@ -377,7 +383,7 @@ void ReplReplica::Cron(int64_t now_ms) {
   }
 }
 
-void ReplReplica::AppendInfo(std::string* out, int64_t now_ms) const {
+void Replica::AppendInfo(std::string* out, int64_t now_ms) const {
   char buf[512];
   bool up = state_ == State::kConnected;
   int64_t offset = server_.feed().offset();
@@ -414,7 +420,8 @@ void ReplReplica::AppendInfo(std::string* out, int64_t now_ms) const {
            "rdma_fallbacks:%llu\r\n",
            data_up_ ? "rdma" : "tcp", data_up_ ? data_describe_.c_str() : "none",
            static_cast<unsigned long long>(data_bytes_.load()),
-           data_up_ ? data_poll_mode_.c_str() : "none", static_cast<unsigned long long>(data_errors_),
+           data_up_ ? data_poll_mode_.c_str() : "none",
+           static_cast<unsigned long long>(data_errors_),
            static_cast<unsigned long long>(data_resumes_),
            static_cast<unsigned long long>(data_fallbacks_));
   out->append(buf);
@@ -424,7 +431,7 @@ void ReplReplica::AppendInfo(std::string* out, int64_t now_ms) const {
   out->append(buf);
 }
 
-void ReplReplica::Role(cmd::Context& c) const {
+void Replica::Role(cmd::Context& c) const {
   c.out.Array(5);
   c.out.Bulk("slave");
   c.out.Bulk(host_);
@@ -433,4 +440,4 @@ void ReplReplica::Role(cmd::Context& c) const {
   c.out.Int(server_.feed().offset());
 }
 
-}  // namespace kv::server
+}  // namespace kv::repl

@@ -1,6 +1,6 @@
-// The replica's side of the RDMA data plane (see repl_replica.h and docs/replication-rdma.md):
+// The replica's side of the RDMA data plane (see replica.h and docs/replication-rdma.md):
 // negotiating the data link in the handshake and loading a full resync's snapshot through it
-// (the live stream that follows: repl_replica_stream.cc).
+// (the live stream that follows: replica_stream.cc).
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -22,34 +22,36 @@
 #include "persist/rdb_loader.h"
 #include "repl/datalink/link_io.h"
 #include "repl/datalink/data_link.h"
-#include "server/repl_replica.h"
+#include "repl/replica/replica.h"
 
-namespace kv::server {
+namespace kv::repl {
 
-bool ReplReplica::UseDataLink() const {
+bool Replica::UseDataLink() const {
   std::lock_guard lock(server_.mu());
   return server_.ConfigString("repl-transport") != "tcp" && !fell_back_;
 }
 
-void ReplReplica::DataLinkFailed(const std::string& why) {
+void Replica::DataLinkFailed(const std::string& why) {
   std::lock_guard lock(server_.mu());
   data_errors_++;
   if (++data_failures_ >= 3 && !fell_back_) {
     fell_back_ = true;
     data_fallbacks_++;
-    LOG_WARNING("The RDMA data link to %s:%d keeps failing (%s): falling back to TCP for this "
-                "primary", host_.c_str(), port_, why.c_str());
+    LOG_WARNING(
+        "The RDMA data link to %s:%d keeps failing (%s): falling back to TCP for this "
+        "primary",
+        host_.c_str(), port_, why.c_str());
   }
 }
 
-transport::ChannelOptions ReplReplica::DataLinkOptionsHere() const {
+transport::ChannelOptions Replica::DataLinkOptionsHere() const {
   transport::ChannelOptions o =
       repl::DataLinkOptions(data_provider_, data_poll_mode_, data_doorbell_);
   if (!data_bind_addr_.empty()) o.bind_addr = data_bind_addr_;
   return o;
 }
 
-Result<bool> ReplReplica::SetupDataLink(repl::LinkIo& io, const Target& t) {
+Result<bool> Replica::SetupDataLink(repl::LinkIo& io, const Target& t) {
   std::string provider, mode;
   {
     std::lock_guard lock(server_.mu());
@@ -119,7 +121,7 @@ Result<bool> ReplReplica::SetupDataLink(repl::LinkIo& io, const Target& t) {
 // A link that fails mid-snapshot is rebuilt by this thread over the control connection
 // (REPLCONF rdma-resume, docs/replication-rdma.md), up to kMaxRebuilds times: the new link
 // resumes at the byte the old one had delivered, and the load never notices.
-class ReplReplica::ChannelSource : public persist::Source {
+class Replica::ChannelSource : public persist::Source {
  public:
   static constexpr size_t kMaxQueued = 32 << 20;
   static constexpr int kMaxRebuilds = 3;
@@ -132,9 +134,13 @@ class ReplReplica::ChannelSource : public persist::Source {
   // `control_fd`: the replication connection, quiet while the snapshot comes over the link.
   // `tee` (optional): gets every byte received, as the loader asks for it (it may go past the
   // end of the snapshot, into the stream).
-  ChannelSource(ReplReplica& owner, const Target& t, int control_fd, persist::Sink* tee = nullptr)
-      : owner_(owner), t_(t), control_fd_(control_fd), tee_(tee),
-        stall_ms_(owner.ConfigInt("repl-timeout") * 1000), rx_(owner.data_.get()),
+  ChannelSource(Replica& owner, const Target& t, int control_fd, persist::Sink* tee = nullptr)
+      : owner_(owner),
+        t_(t),
+        control_fd_(control_fd),
+        tee_(tee),
+        stall_ms_(owner.ConfigInt("repl-timeout") * 1000),
+        rx_(owner.data_.get()),
         thread_([this] { Receive(); }) {}
   ~ChannelSource() override { Stop(); }
 
@@ -343,7 +349,7 @@ class ReplReplica::ChannelSource : public persist::Source {
     return Status::Ok();
   }
 
-  ReplReplica& owner_;
+  Replica& owner_;
   const Target& t_;
   int control_fd_;
   persist::Sink* tee_;
@@ -364,8 +370,8 @@ class ReplReplica::ChannelSource : public persist::Source {
   size_t pos_ = 0;
   uint64_t offset_ = 0;
   std::string scratch_;
-  uint64_t crc_ = 0;         // the receive thread's: of everything it took off the link
-  std::deque<Chunk> queue_;  // guarded by mu_
+  uint64_t crc_ = 0;               // the receive thread's: of everything it took off the link
+  std::deque<Chunk> queue_;        // guarded by mu_
   size_t queued_ = 0;              // guarded by mu_
   bool stop_ = false;              // guarded by mu_
   Status error_;                   // guarded by mu_: why the thread ended
@@ -373,8 +379,8 @@ class ReplReplica::ChannelSource : public persist::Source {
   std::thread thread_;             // last: starts once the rest is built
 };
 
-Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string& replid,
-                                     int64_t offset) {
+Status Replica::LoadFromDataLink(const Target& t, int fd, const std::string& replid,
+                                 int64_t offset) {
   if (!DisklessLoad()) return ReceiveFromDataLink(t, fd, replid, offset);
   sync_total_ = -1;
   sync_read_ = 0;
@@ -402,9 +408,10 @@ Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string&
     cancelled = Cancelled(t);
     if (!cancelled) st = InstallSide(*side, functions, replid, offset);
     if (!cancelled && st.ok()) {
-      LOG_NOTICE("MASTER <-> REPLICA sync: Finished with success (%llu keys, loaded from the "
-                 "RDMA data link in %.3f s)", static_cast<unsigned long long>(keys),
-                 (MonoMs() - start) / 1000.0);
+      LOG_NOTICE(
+          "MASTER <-> REPLICA sync: Finished with success (%llu keys, loaded from the "
+          "RDMA data link in %.3f s)",
+          static_cast<unsigned long long>(keys), (MonoMs() - start) / 1000.0);
       AdoptMaster(fd, "", 0);
       id = master_id_;
     }
@@ -424,8 +431,8 @@ Status ReplReplica::LoadFromDataLink(const Target& t, int fd, const std::string&
   return Status::Ok();
 }
 
-Status ReplReplica::ReceiveFromDataLink(const Target& t, int fd, const std::string& replid,
-                                        int64_t offset) {
+Status Replica::ReceiveFromDataLink(const Target& t, int fd, const std::string& replid,
+                                    int64_t offset) {
   sync_total_ = -1;
   sync_read_ = 0;
   std::string path = TempSnapshotPath();
@@ -480,4 +487,4 @@ Status ReplReplica::ReceiveFromDataLink(const Target& t, int fd, const std::stri
   return Status::Ok();
 }
 
-}  // namespace kv::server
+}  // namespace kv::repl

@@ -1,4 +1,4 @@
-// The replica's full resync over TCP (see repl_replica.h): the snapshot received to a file and
+// The replica's full resync over TCP (see replica.h): the snapshot received to a file and
 // loaded from its mapping, or loaded from the socket as it arrives into a second dataset
 // (repl-diskless-load), and the loaded dataset installed in place of the live one.
 #include <fcntl.h>
@@ -12,12 +12,11 @@
 #include "net/socket.h"
 #include "persist/snapshot.h"
 #include "repl/datalink/link_io.h"
-#include "server/repl_replica.h"
+#include "repl/replica/replica.h"
 
-namespace kv::server {
+namespace kv::repl {
 
-Status ReplReplica::ReceiveSnapshot(int fd, const Target& t, std::string* leftover,
-                                    std::string* path) {
+Status Replica::ReceiveSnapshot(int fd, const Target& t, std::string* leftover, std::string* path) {
   int timeout_ms = static_cast<int>(server_.ConfigInt("repl-timeout") * 1000);
   repl::LinkIo io(fd, timeout_ms);
   io.pending() = std::move(link_pending_);
@@ -97,9 +96,9 @@ Status ReplReplica::ReceiveSnapshot(int fd, const Target& t, std::string* leftov
 
 // The snapshot as a loader Source, read from the link as the loader asks for bytes; counts
 // progress. Views stay valid until the next Read.
-class ReplReplica::SocketSource : public repl::BufferedSource {
+class Replica::SocketSource : public repl::BufferedSource {
  public:
-  SocketSource(ReplReplica& owner, int fd, int timeout_ms, std::string pending, int64_t limit)
+  SocketSource(Replica& owner, int fd, int timeout_ms, std::string pending, int64_t limit)
       : owner_(owner), io_(fd, timeout_ms), limit_(limit) {
     buf_ = std::move(pending);
   }
@@ -122,12 +121,12 @@ class ReplReplica::SocketSource : public repl::BufferedSource {
     return Status::Ok();
   }
 
-  ReplReplica& owner_;
+  Replica& owner_;
   repl::LinkIo io_;
   int64_t limit_;
 };
 
-bool ReplReplica::DisklessLoad() const {
+bool Replica::DisklessLoad() const {
   // repl-diskless-load: load straight from the link into a second dataset, swapped in at the
   // end (clients keep reading the old one meanwhile), or receive to disk first.
   std::lock_guard lock(server_.mu());
@@ -135,12 +134,12 @@ bool ReplReplica::DisklessLoad() const {
   return load == "swapdb" || (load == "on-empty-db" && server_.keyspace().TotalKeys() == 0);
 }
 
-std::string ReplReplica::TempSnapshotPath() {
+std::string Replica::TempSnapshotPath() {
   return "temp-" + std::to_string(WallMs() / 1000) + "." + std::to_string(getpid()) + ".rdb";
 }
 
-persist::RdbLoadOptions ReplReplica::SyncLoadOptions(int fd, const char* done, const char* from,
-                                                     int key_load_delay_us) {
+persist::RdbLoadOptions Replica::SyncLoadOptions(int fd, const char* done, const char* from,
+                                                 int key_load_delay_us) {
   persist::RdbLoadOptions opts;
   opts.drop_expired = false;
   opts.now_ms = WallMs();
@@ -162,14 +161,14 @@ persist::RdbLoadOptions ReplReplica::SyncLoadOptions(int fd, const char* done, c
   return opts;
 }
 
-int64_t ReplReplica::ConfigInt(const char* name) {
+int64_t Replica::ConfigInt(const char* name) {
   std::lock_guard lock(server_.mu());
   return server_.ConfigInt(name);
 }
 
-Status ReplReplica::LoadSide(int fd, persist::Source& src, const char* from,
-                             std::unique_ptr<store::Keyspace>* side, uint64_t* keys,
-                             std::vector<std::string>* functions) {
+Status Replica::LoadSide(int fd, persist::Source& src, const char* from,
+                         std::unique_ptr<store::Keyspace>* side, uint64_t* keys,
+                         std::vector<std::string>* functions) {
   *side = std::make_unique<store::Keyspace>(server_.keyspace().num_dbs());
   (*side)->limits() = server_.keyspace().limits();
   (*side)->set_expire_deletes(false);
@@ -182,8 +181,8 @@ Status ReplReplica::LoadSide(int fd, persist::Source& src, const char* from,
   return Status::Ok();
 }
 
-Status ReplReplica::InstallSide(store::Keyspace& side, const std::vector<std::string>& functions,
-                                const std::string& replid, int64_t offset) {
+Status Replica::InstallSide(store::Keyspace& side, const std::vector<std::string>& functions,
+                            const std::string& replid, int64_t offset) {
   KV_TRY(server_.InstallFunctions(functions));
   server_.keyspace().SwapData(side);
   server_.SetHistory(replid, offset);
@@ -194,8 +193,7 @@ Status ReplReplica::InstallSide(store::Keyspace& side, const std::vector<std::st
   return Status::Ok();
 }
 
-Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& replid,
-                                   int64_t offset) {
+Status Replica::ReceiveAndLoad(int fd, const Target& t, const std::string& replid, int64_t offset) {
   int timeout_ms = static_cast<int>(server_.ConfigInt("repl-timeout") * 1000);
   repl::LinkIo io(fd, timeout_ms);
   io.pending() = std::move(link_pending_);
@@ -241,8 +239,8 @@ Status ReplReplica::ReceiveAndLoad(int fd, const Target& t, const std::string& r
   return Status::Ok();  // `side` (the old dataset now) is freed here, outside the lock
 }
 
-Status ReplReplica::LoadSnapshot(int fd, const std::string& path, const std::string& replid,
-                                 int64_t offset) {
+Status Replica::LoadSnapshot(int fd, const std::string& path, const std::string& replid,
+                             int64_t offset) {
   std::string dbfile = server_.ConfigString("dbfilename");
   if (::rename(path.c_str(), dbfile.c_str()) != 0) {
     Status st = Status::FromErrno("rename " + path, errno);
@@ -274,4 +272,4 @@ Status ReplReplica::LoadSnapshot(int fd, const std::string& path, const std::str
   return Status::Ok();
 }
 
-}  // namespace kv::server
+}  // namespace kv::repl
