@@ -2,13 +2,13 @@
 # The verbs suite, run INSIDE the Soft-RoCE guest (boot.sh sets up rxe0 on dummy0 at
 # $KV_RDMA_IP and rxe1 on loopback): every test that takes a provider, over libfabric's verbs
 # provider (FI_EP_MSG) and verbs;ofi_rxm (FI_EP_RDM) where the data plane can use RDM.
-# usage: guest-suite.sh BUILD_DIR [GROUP...]   groups: transport perf server e2e (default: all)
+# usage: guest-suite.sh BUILD_DIR [GROUP...]   groups: transport perf datalink e2e (default: all)
 # Prints one PASS/FAIL line per step and a SUMMARY line; exits 1 when a step failed.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=$(realpath "${1:?usage: guest-suite.sh BUILD_DIR [GROUP...]}")
 shift
-GROUPS_RUN=${*:-transport perf server e2e}
+GROUPS_RUN=${*:-transport perf datalink e2e}
 export KVSTORE_BUILD_DIR=$BUILD
 export KV_TEST_VERBS=1
 export KV_TEST_RDMA_ADDR=$KV_RDMA_IP
@@ -51,8 +51,8 @@ for g in $GROUPS_RUN; do case $g in
     step kvstore-perf 600 "$HERE/../../tools/perf_smoke.sh" \
       "$BUILD/kvstore-perf" verbs 'verbs;ofi_rxm'
     ;;
-  server)
-    step data-link-sender 300 "$BUILD/src/server/server_test" '--gtest_filter=*verbs*'
+  datalink)
+    step data-link-sender 300 "$BUILD/src/repl/repl_datalink_test" '--gtest_filter=*verbs*'
     ;;
   e2e)
     # Replication over the data link: full syncs (diskless and disk-based, from the ring and
