@@ -90,6 +90,9 @@ class Replica {
   // One connection attempt, from TCP connect to the adopted master client.
   Status Attempt(const Target& t);
   Status Handshake(int fd, const Target& t, std::string* reply);
+  // Reads the snapshot's header (either framing) after the PSYNC reply's leftover bytes, and
+  // starts the INFO master_sync_* progress with its size (-1: an $EOF: transfer).
+  Status StartSnapshot(repl::LinkIo& io, int64_t* total, std::string* mark);
   Status ReceiveSnapshot(int fd, const Target& t, std::string* leftover, std::string* path);
   // Keyspace lock held. `fd`: the connection to the primary, for the load's keepalives.
   Status LoadSnapshot(int fd, const std::string& path, const std::string& replid, int64_t offset);

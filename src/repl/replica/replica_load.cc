@@ -16,18 +16,23 @@
 
 namespace kv::repl {
 
+Status Replica::StartSnapshot(repl::LinkIo& io, int64_t* total, std::string* mark) {
+  io.pending() = std::move(link_pending_);
+  KV_TRY(repl::ReadSnapshotHeader(io, total, mark));
+  sync_total_ = *total;
+  sync_read_ = 0;
+  return Status::Ok();
+}
+
 Status Replica::ReceiveSnapshot(int fd, const Target& t, std::string* leftover, std::string* path) {
   int timeout_ms = static_cast<int>(server_.ConfigInt("repl-timeout") * 1000);
   repl::LinkIo io(fd, timeout_ms);
-  io.pending() = std::move(link_pending_);
   std::string mark;
   int64_t total = -1;
-  KV_TRY(repl::ReadSnapshotHeader(io, &total, &mark));
+  KV_TRY(StartSnapshot(io, &total, &mark));
   *path = TempSnapshotPath();
   net::Fd out(::open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!out.valid()) return Status::FromErrno("open " + *path, errno);
-  sync_total_ = total;
-  sync_read_ = 0;
   LOG_NOTICE("MASTER <-> REPLICA sync: receiving %s from master to disk",
              total >= 0 ? repl::HumanMB(total).c_str() : "streamed snapshot");
   int64_t start = MonoMs(), last_log = start, written = 0;
@@ -196,12 +201,9 @@ Status Replica::InstallSide(store::Keyspace& side, const std::vector<std::string
 Status Replica::ReceiveAndLoad(int fd, const Target& t, const std::string& replid, int64_t offset) {
   int timeout_ms = static_cast<int>(server_.ConfigInt("repl-timeout") * 1000);
   repl::LinkIo io(fd, timeout_ms);
-  io.pending() = std::move(link_pending_);
   std::string mark;
   int64_t total = -1;
-  KV_TRY(repl::ReadSnapshotHeader(io, &total, &mark));
-  sync_total_ = total;
-  sync_read_ = 0;
+  KV_TRY(StartSnapshot(io, &total, &mark));
   LOG_NOTICE("MASTER <-> REPLICA sync: loading the snapshot from the socket (diskless load)");
   int64_t start = MonoMs();
   std::unique_ptr<store::Keyspace> side;
