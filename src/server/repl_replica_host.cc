@@ -76,10 +76,14 @@ void ServerReplicaHost::CloseClient(uint64_t id) {
 
 net::EventLoop& ServerReplicaHost::master_loop() { return server_.group(kMasterGroup).loop(); }
 
+bool ServerReplicaHost::HasClient(uint64_t id) {
+  return server_.group(kMasterGroup).Find(id) != nullptr;
+}
+
 bool ServerReplicaHost::InjectInput(uint64_t id, std::string_view bytes) {
   Client* c = server_.group(kMasterGroup).Find(id);
   if (c == nullptr) return false;
-  if (!bytes.empty()) c->InjectInput(bytes);
+  c->InjectInput(bytes);
   return true;
 }
 

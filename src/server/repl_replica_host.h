@@ -39,6 +39,7 @@ class ServerReplicaHost final : public repl::ReplicaHost {
   void PushToClient(uint64_t id, std::string_view bytes) override;
   void CloseClient(uint64_t id) override;
   net::EventLoop& master_loop() override;
+  bool HasClient(uint64_t id) override;
   bool InjectInput(uint64_t id, std::string_view bytes) override;
   void ResumeInput(uint64_t id) override;
 

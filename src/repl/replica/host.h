@@ -68,9 +68,10 @@ class ReplicaHost {
   virtual void PushToClient(uint64_t id, std::string_view bytes) = 0;
   virtual void CloseClient(uint64_t id) = 0;
   // The loop that runs the master client (no lock needed). On that loop's thread only:
-  // InjectInput hands `bytes` to client `id` as if read from its socket (false when it is gone),
-  // and ResumeInput makes it run what it has.
+  // HasClient says whether client `id` is still there, InjectInput hands it `bytes` as if read
+  // from its socket (false when it is gone), and ResumeInput makes it run what it has.
   virtual net::EventLoop& master_loop() = 0;
+  virtual bool HasClient(uint64_t id) = 0;
   virtual bool InjectInput(uint64_t id, std::string_view bytes) = 0;
   virtual void ResumeInput(uint64_t id) = 0;
 };

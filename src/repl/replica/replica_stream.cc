@@ -50,9 +50,7 @@ std::string Replica::DriveDataLink(const Target& t, uint64_t client_id) {
     pump->driver = std::make_unique<transport::LoopDriver>(
         loop, rx, transport::PollMode::kEconomy, 100,
         [this, rx, client_id, epoch, &t, end, delivered = false](transport::Link&, int) mutable {
-          // An empty injection finds out whether the master client is still there.
-          if (Cancelled(t) || master_epoch_.load() != epoch ||
-              !server_.InjectInput(client_id, {})) {
+          if (Cancelled(t) || master_epoch_.load() != epoch || !server_.HasClient(client_id)) {
             return end("");
           }
           if (ShouldBreakDataLink()) return end(repl::kDataLinkBrokenByDebug);
