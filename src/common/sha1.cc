@@ -105,14 +105,4 @@ std::string Sha1::HexDigest(std::string_view data) {
   return HexEncode(out, sizeof(out));
 }
 
-std::string HexEncode(const uint8_t* data, size_t len) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string r(2 * len, '0');
-  for (size_t i = 0; i < len; i++) {
-    r[2 * i] = kHex[data[i] >> 4];
-    r[2 * i + 1] = kHex[data[i] & 0xf];
-  }
-  return r;
-}
-
 }  // namespace kv

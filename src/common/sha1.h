@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/strutil.h"  // HexEncode, for the digests
+
 namespace kv {
 
 class Sha1 {
@@ -35,8 +37,5 @@ class Sha1 {
   uint8_t buf_[64];     // a partial block
   size_t buf_len_;
 };
-
-// Lowercase hex of `len` bytes (2 * len characters).
-std::string HexEncode(const uint8_t* data, size_t len);
 
 }  // namespace kv

@@ -358,4 +358,31 @@ std::optional<int64_t> ParseMemory(std::string_view s) {
   return *v * mul;
 }
 
+std::string HexEncode(const uint8_t* data, size_t len) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string r(2 * len, '0');
+  for (size_t i = 0; i < len; i++) {
+    r[2 * i] = kHex[data[i] >> 4];
+    r[2 * i + 1] = kHex[data[i] & 0xf];
+  }
+  return r;
+}
+
+bool HexDecode(std::string_view hex, std::string* out) {
+  if (hex.size() % 2) return false;
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  out->clear();
+  out->reserve(hex.size() / 2);
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out->push_back(static_cast<char>(hi << 4 | lo));
+  }
+  return true;
+}
+
 }  // namespace kv

@@ -47,4 +47,12 @@ std::string QuoteString(std::string_view s);
 // Parses memory sizes as redis.conf does: "1gb", "512mb", "100k", "42".
 std::optional<int64_t> ParseMemory(std::string_view s);
 
+// Lowercase hex of `len` bytes (2 * len characters), and its inverse: false (and *out
+// unspecified) for an odd length or a character outside [0-9a-f].
+std::string HexEncode(const uint8_t* data, size_t len);
+inline std::string HexEncode(std::string_view bytes) {
+  return HexEncode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+}
+bool HexDecode(std::string_view hex, std::string* out);
+
 }  // namespace kv

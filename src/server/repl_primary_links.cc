@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "common/logging.h"
+#include "common/strutil.h"
 #include "server/client.h"
 #include "server/repl_primary.h"
 #include "server/server.h"
@@ -16,7 +17,7 @@ namespace {
 // The peer's setup blob from REPLCONF's hex argument; false (and the error reply) when it is
 // not one.
 bool DecodePeerBlob(cmd::Context& c, std::string_view hex_blob, std::string* peer) {
-  if (repl::HexDecode(hex_blob, peer) && transport::Blob::Decode(*peer).ok()) return true;
+  if (HexDecode(hex_blob, peer) && transport::Blob::Decode(*peer).ok()) return true;
   c.Error("malformed data link blob");
   return false;
 }
@@ -88,7 +89,7 @@ void ReplPrimary::SetupDataLink(cmd::Context& c, Client& client, std::string_vie
         l->Break();
         std::thread([l] { delete l; }).detach();
       });
-  c.out.Simple("RDMA " + repl::HexEncode(local));
+  c.out.Simple("RDMA " + HexEncode(local));
 }
 
 void ReplPrimary::BreakDataLinks(uint64_t after) {
@@ -113,7 +114,7 @@ void ReplPrimary::ResumeDataLink(cmd::Context& c, Client& client, std::string_vi
     return;
   }
   LOG_NOTICE("Replica %s rebuilds its data link mid-snapshot", client.peer().c_str());
-  c.out.Simple("RDMA " + repl::HexEncode(local));
+  c.out.Simple("RDMA " + HexEncode(local));
 }
 
 }  // namespace kv::server

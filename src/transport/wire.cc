@@ -64,14 +64,7 @@ const char* MsgTypeName(MsgType t) {
 }
 
 void Blob::SetBytes(const std::string& key, std::string_view bytes) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    hex.push_back(kHex[c >> 4]);
-    hex.push_back(kHex[c & 15]);
-  }
-  fields_[key] = std::move(hex);
+  fields_[key] = HexEncode(bytes);
 }
 
 std::string Blob::Encode() const {
@@ -112,17 +105,8 @@ Result<std::string> Blob::GetBytes(const std::string& key) const {
   auto s = Get(key);
   if (!s.ok()) return s.status();
   if (s->size() % 2 != 0) return Status::Corruption("setup blob: odd hex in '" + key + "'");
-  auto nib = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-  };
   std::string out;
-  for (size_t i = 0; i < s->size(); i += 2) {
-    int hi = nib((*s)[i]), lo = nib((*s)[i + 1]);
-    if (hi < 0 || lo < 0) return Status::Corruption("setup blob: bad hex in '" + key + "'");
-    out.push_back(static_cast<char>(hi << 4 | lo));
-  }
+  if (!HexDecode(*s, &out)) return Status::Corruption("setup blob: bad hex in '" + key + "'");
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include <random>
 #include <thread>
 
+#include "common/strutil.h"
 #include "repl/datalink/data_link.h"
 #include "tests/support/background_writes.h"
 #include "tests/support/incompressible.h"
@@ -721,10 +722,10 @@ TEST(RdmaReplicationHostile, WrongRingGeometryOrKeyIsRefused) {
 
     RespClient bad(primary.port());
     ASSERT_EQ(bad.Call({"REPLCONF", "capa", "rdma"}).str, "OK");
-    Reply rdma = bad.Call({"REPLCONF", "rdma", "tcp", repl::HexEncode(fields->Encode())});
+    Reply rdma = bad.Call({"REPLCONF", "rdma", "tcp", HexEncode(fields->Encode())});
     ASSERT_EQ(rdma.str.rfind("RDMA ", 0), 0u) << rdma.raw;
     std::string peer;
-    ASSERT_TRUE(repl::HexDecode(rdma.str.substr(5), &peer));
+    ASSERT_TRUE(HexDecode(rdma.str.substr(5), &peer));
     // The receiver connects (it fails where the primary refused) and keeps progressing, as a
     // replica would, while the primary tries to send the snapshot.
     std::atomic<bool> done{false};

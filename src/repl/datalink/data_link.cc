@@ -15,33 +15,6 @@ namespace kv::repl {
 
 constexpr int kIoTimeoutMs = 60000;
 
-std::string HexEncode(std::string_view bytes) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out;
-}
-
-bool HexDecode(std::string_view hex, std::string* out) {
-  if (hex.size() % 2) return false;
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-  };
-  out->clear();
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    out->push_back(static_cast<char>(hi << 4 | lo));
-  }
-  return true;
-}
-
 transport::ChannelOptions DataLinkOptions(const std::string& provider, const std::string& poll_mode,
                                           bool doorbell) {
   transport::ChannelOptions o;

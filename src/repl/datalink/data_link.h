@@ -34,9 +34,6 @@ namespace kv::repl {
 inline constexpr const char* kDataLinkBrokenByDebug =
     "data link broken (DEBUG REPLICATION-BREAK-DATA-LINK)";
 
-std::string HexEncode(std::string_view bytes);
-bool HexDecode(std::string_view hex, std::string* out);
-
 // Options for data links from the server configuration (repl-rdma-provider,
 // repl-rdma-poll-mode, repl-rdma-doorbell).
 transport::ChannelOptions DataLinkOptions(const std::string& provider,

@@ -17,6 +17,7 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/strutil.h"
 #include "net/socket.h"
 #include "persist/crc64.h"
 #include "persist/rdb_loader.h"
@@ -82,10 +83,10 @@ Result<bool> Replica::SetupDataLink(repl::LinkIo& io, const Target& t) {
     return false;
   }
   KV_TRY(local);
-  KV_TRY(io.WriteAll(repl::ReplCommand({"REPLCONF", "rdma", provider, repl::HexEncode(blob)})));
+  KV_TRY(io.WriteAll(repl::ReplCommand({"REPLCONF", "rdma", provider, HexEncode(blob)})));
   KV_TRY_ASSIGN(line, io.ReadLine());
   std::string peer;
-  if (line.rfind("+RDMA ", 0) != 0 || !repl::HexDecode(std::string_view(line).substr(6), &peer)) {
+  if (line.rfind("+RDMA ", 0) != 0 || !HexDecode(std::string_view(line).substr(6), &peer)) {
     // Any primary without the extension (redis-server) refuses the option: stay on TCP.
     LOG_NOTICE("Primary %s:%d does not offer the RDMA data plane (%s): replicating over TCP",
                t.host.c_str(), t.port, line.substr(0, 120).c_str());
@@ -207,12 +208,11 @@ class Replica::ChannelSource : public persist::Source {
     // Until its one-line answer is read, the control connection is out of step: an answer that
     // came late would be taken for the start of the stream.
     reply_pending_ = true;
-    KV_TRY(io.WriteAll(
-        repl::ReplCommand({"REPLCONF", "rdma-resume", provider, repl::HexEncode(blob)})));
+    KV_TRY(io.WriteAll(repl::ReplCommand({"REPLCONF", "rdma-resume", provider, HexEncode(blob)})));
     KV_TRY_ASSIGN(line, io.ReadLine());
     reply_pending_ = false;
     std::string peer;
-    if (line.rfind("+RDMA ", 0) != 0 || !repl::HexDecode(std::string_view(line).substr(6), &peer)) {
+    if (line.rfind("+RDMA ", 0) != 0 || !HexDecode(std::string_view(line).substr(6), &peer)) {
       return Status::IoError("the primary did not rebuild the data link: " + line.substr(0, 120));
     }
     KV_TRY(rx->Connect(peer));
