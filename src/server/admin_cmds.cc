@@ -18,9 +18,9 @@
 #include "common/alloc_count.h"
 #include "common/clock.h"
 #include "common/strutil.h"
+#include "repl/primary/primary.h"
 #include "server/client.h"
 #include "server/evict.h"
-#include "server/repl_primary.h"
 #include "server/persistence.h"
 #include "server/server.h"
 

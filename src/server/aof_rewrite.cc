@@ -15,10 +15,10 @@
 #include "persist/aof_file.h"
 #include "persist/snapshot.h"
 #include "repl/feed.h"
+#include "repl/primary/primary.h"
 #include "server/aof.h"
 #include "server/aof_bio.h"
 #include "server/persistence.h"
-#include "server/repl_primary.h"
 #include "server/server.h"
 
 namespace kv::server {

@@ -8,9 +8,9 @@
 
 #include "cmd/context.h"
 #include "common/clock.h"
+#include "repl/primary/primary.h"
 #include "server/client.h"
 #include "server/poll_group.h"
-#include "server/repl_primary.h"
 #include "server/server.h"
 
 namespace kv::server {

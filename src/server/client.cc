@@ -11,9 +11,9 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/strutil.h"
+#include "repl/primary/primary.h"
 #include "server/aof.h"
 #include "server/poll_group.h"
-#include "server/repl_primary.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -214,15 +214,15 @@ void Client::KickDataLinksAfterRound() {
   if (round_kicks.links.empty()) return;
   net::EventLoop& loop = group_.loop();
   if (!loop.InLoopThread()) {
-    ReplPrimary::KickDataLinks(&round_kicks.links);
+    repl::Primary::KickDataLinks(&round_kicks.links);
     return;
   }
   if (round_kicks.posted) return;  // a later batch: the round's end writes it
   round_kicks.posted = true;
-  ReplPrimary::KickDataLinks(&round_kicks.links);
+  repl::Primary::KickDataLinks(&round_kicks.links);
   loop.Post([] {
     round_kicks.posted = false;
-    ReplPrimary::KickDataLinks(&round_kicks.links);
+    repl::Primary::KickDataLinks(&round_kicks.links);
   });
 }
 
@@ -420,7 +420,7 @@ bool Client::Push(std::string_view data, size_t hard_limit, size_t soft_limit,
   std::lock_guard lock(push_mu_);
   if (close_requested_) return false;
   size_t pending = pushed_.size() + out_pending_.load(std::memory_order_relaxed) + data.size();
-  OutputLimit limit{hard_limit, soft_limit, soft_seconds};
+  net::OutputLimit limit{hard_limit, soft_limit, soft_seconds};
   if (limit.Exceeded(pending, MonoMs(), &over_soft_since_ms_)) {
     LogOverLimit();
     RequestCloseLocked();
@@ -443,7 +443,7 @@ bool Client::Push(std::string_view data, size_t hard_limit, size_t soft_limit,
 // reply. Own thread.
 bool Client::OverNormalOutputLimit() {
   if ((flags_ & (kMaster | kReplica)) || subscriptions() > 0) return false;
-  OutputLimit limit = server_.normal_limits();
+  net::OutputLimit limit = server_.normal_limits();
   if (!limit.hard && !limit.soft) return false;
   return limit.Exceeded(out_.size() - out_sent_, MonoMs(), &over_normal_soft_since_ms_);
 }
@@ -451,6 +451,12 @@ bool Client::OverNormalOutputLimit() {
 void Client::LogOverLimit() const {
   LOG_WARNING("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output "
               "buffer limits.", static_cast<unsigned long long>(id()), peer_.c_str());
+}
+
+void Client::AnswerWait(int64_t replicas) {
+  std::string reply;
+  resp::ReplyWriter(&reply, session_.resp).Int(replicas);
+  server_.CompleteBlocked(*this, reply);
 }
 
 void Client::InjectInput(std::string_view data) {

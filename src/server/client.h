@@ -18,6 +18,7 @@
 #include "cmd/context.h"
 #include "net/event_loop.h"
 #include "net/socket.h"
+#include "repl/host.h"
 #include "resp/parser.h"
 #include "server/io_buffer.h"
 
@@ -30,7 +31,9 @@ namespace kv::server {
 class Server;
 class PollGroup;
 
-class Client : public net::FdHandler {
+// The primary side of replication sees a client as a repl::ClientConn (a replica, or the client
+// whose REPLCONF, PSYNC or WAIT runs).
+class Client final : public net::FdHandler, public repl::ClientConn {
  public:
   // Client flags shown by CLIENT LIST ("flags=").
   enum Flag : uint32_t {
@@ -58,18 +61,22 @@ class Client : public net::FdHandler {
   // `soft_limit` for `soft_seconds`; returns false then.
   bool Push(std::string_view data, size_t hard_limit = 0, size_t soft_limit = 0,
             int64_t soft_seconds = 0);
+  // The replication stream to a replica (client-output-buffer-limit replica).
+  void PushStream(std::string_view bytes, const net::OutputLimit& limit) override {
+    Push(bytes, limit.hard, limit.soft, limit.seconds);
+  }
   // Asks the owning loop to close this client (CLIENT KILL). Any thread, keyspace lock held.
-  void RequestClose();
+  void RequestClose() override;
   // Logs that this client is closed for its output buffer limit (Redis' line).
-  void LogOverLimit() const;
+  void LogOverLimit() const override;
 
   // CLIENT LIST / CLIENT INFO line, without the trailing newline. Keyspace lock held.
   std::string Describe(int64_t now_ms) const;
 
-  uint64_t id() const { return session_.id; }
+  uint64_t id() const override { return session_.id; }
   cmd::Session& session() { return session_; }
   int session_db() const { return session_.db; }
-  const std::string& peer() const { return peer_; }
+  const std::string& peer() const override { return peer_; }
   // A local connection as Redis' islocalClient sees one: from 127.0.0.1 or ::1 (what
   // enable-debug-command local and its siblings allow).
   // Loopback or the Unix socket: what enable-debug-command local and the like allow.
@@ -78,14 +85,18 @@ class Client : public net::FdHandler {
   }
   bool unix_socket() const { return unix_socket_; }
   // The socket, for the replication snapshot child and +FULLRESYNC (written directly).
-  int fd() const { return fd_.get(); }
+  int fd() const override { return fd_.get(); }
   const std::string& local() const { return local_; }
   uint32_t flags() const { return flags_; }
   void set_flag(Flag f, bool on) { flags_ = on ? flags_ | f : flags_ & ~f; }
+  bool is_master() const override { return flags_ & kMaster; }
+  bool is_monitor() const override { return flags_ & kMonitor; }
+  bool in_multi() const override { return flags_ & kMulti; }
+  void MarkReplica() override { set_flag(kReplica, true); }
   PollGroup& group() { return group_; }
   // Replies not yet written to the socket, or pushed by other threads and not yet taken.
   // Loop thread.
-  bool HasPendingOutput() {
+  bool HasPendingOutput() override {
     if (out_sent_ < out_.size()) return true;
     std::lock_guard lock(push_mu_);
     return !pushed_.empty();
@@ -93,7 +104,7 @@ class Client : public net::FdHandler {
   // The full name of the last command ("client|list"), for CLIENT LIST cmd=.
   void set_last_command(const std::string* name) { last_cmd_ = name; }
   int64_t last_interaction_ms() const { return last_interaction_ms_.load(std::memory_order_relaxed); }
-  size_t output_pending() const { return out_pending_.load(std::memory_order_relaxed); }
+  size_t output_pending() const override { return out_pending_.load(std::memory_order_relaxed); }
   // The reply buffer commands append to. Loop thread, during dispatch.
   std::string& out() { return out_; }
 
@@ -133,8 +144,10 @@ class Client : public net::FdHandler {
   // SCRIPT KILL's reply) without the keyspace lock. Closing waits for the loop. Loop thread.
   void ServeWhileBusy();
   // The replication offset this client's last write reached (WAIT). Keyspace lock held.
-  int64_t write_offset() const { return woff_; }
+  int64_t write_offset() const override { return woff_; }
   void set_write_offset(int64_t o) { woff_ = o; }
+  // Answers this client's blocked WAIT. Keyspace lock held.
+  void AnswerWait(int64_t replicas) override;
   // The AOF offset this client's replies wait for (aof.h). Any thread.
   void set_aof_offset(uint64_t o) { aof_offset_.store(o, std::memory_order_relaxed); }
   // Input that arrived before the client existed (the replication stream read past the

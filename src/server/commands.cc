@@ -9,7 +9,7 @@ void RegisterDebugCommand(cmd::CommandTable& t);              // debug_cmds.cc
 void RegisterPubSubCommands(cmd::CommandTable& t);            // pubsub.cc
 void RegisterMultiCommands(cmd::CommandTable& t);             // multi.cc
 void RegisterPersistCommands(cmd::CommandTable& t);           // persist_cmds.cc
-void RegisterReplCommands(cmd::CommandTable& t);              // repl_primary.cc
+void RegisterReplCommands(cmd::CommandTable& t);              // repl_cmds.cc
 void RegisterScriptingCommands(cmd::CommandTable& t);         // scripting.cc
 void RegisterFunctionCommands(cmd::CommandTable& t);          // functions.cc
 

@@ -17,10 +17,10 @@
 #include "cmd/errors.h"
 #include "common/clock.h"
 #include "common/strutil.h"
+#include "repl/primary/primary.h"
+#include "repl/replica/replica.h"
 #include "server/client.h"
 #include "server/persistence.h"
-#include "server/repl_primary.h"
-#include "repl/replica/replica.h"
 #include "server/server.h"
 #include "store/digest.h"
 

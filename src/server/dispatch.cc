@@ -6,12 +6,12 @@
 
 #include "common/clock.h"
 #include "common/strutil.h"
+#include "repl/primary/primary.h"
+#include "repl/replica/replica.h"
 #include "server/aof.h"
 #include "server/client.h"
 #include "server/evict.h"
 #include "server/persistence.h"
-#include "server/repl_primary.h"
-#include "repl/replica/replica.h"
 #include "server/server.h"
 
 namespace kv::server {

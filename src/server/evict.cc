@@ -9,7 +9,7 @@
 #include "common/alloc_count.h"
 #include "common/clock.h"
 #include "common/logging.h"
-#include "server/repl_primary.h"
+#include "repl/primary/primary.h"
 #include "repl/replica/replica.h"
 #include "server/aof.h"
 #include "server/server.h"

@@ -26,22 +26,19 @@
 #include "common/alloc_count.h"
 #include "common/clock.h"
 #include "common/strutil.h"
-#include "server/client.h"
-#include "server/evict.h"
-#include "server/repl_primary.h"
-#include "server/persistence.h"
-#include "server/poll_group.h"
-#include "server/repl_primary.h"
+#include "repl/primary/primary.h"
 #include "repl/replica/replica.h"
-#include "server/aof.h"
 #include "script/function_libraries.h"
 #include "script/lua_engine.h"
+#include "server/aof.h"
+#include "server/client.h"
+#include "server/evict.h"
+#include "server/persistence.h"
+#include "server/poll_group.h"
 #include "server/server.h"
 
 namespace kv::server {
 namespace {
-
-constexpr const char* kKvstoreVersion = "0.1.0";
 
 // Process-wide memory marks: the allocator is process-wide, so they are too.
 std::atomic<size_t> g_peak_memory{0};
@@ -279,13 +276,14 @@ void StatsSection(Server& s, std::string* out) {
           "instantaneous_input_kbps:%.2f\r\ninstantaneous_output_kbps:%.2f\r\n"
           "instantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\n",
           rates.in_kbps, rates.out_kbps);
+  const repl::SyncStats& syncs = s.primary().sync_stats();
   Appendf(out,
           "rejected_connections:%llu\r\nsync_full:%llu\r\nsync_partial_ok:%llu\r\n"
           "sync_partial_err:%llu\r\nexpired_keys:%llu\r\nevicted_keys:%llu\r\n"
           "evicted_clients:0\r\ntotal_eviction_exceeded_time:%llu\r\n"
           "current_eviction_exceeded_time:%llu\r\n",
-          u(st.rejected_connections.load()), u(st.sync_full), u(st.sync_partial_ok),
-          u(st.sync_partial_err), u(s.keyspace().expired_keys()), u(s.evictor().evicted_keys()),
+          u(st.rejected_connections.load()), u(syncs.full), u(syncs.partial_ok),
+          u(syncs.partial_err), u(s.keyspace().expired_keys()), u(s.evictor().evicted_keys()),
           u(s.evictor().ExceededMs(MonoUs(), true)), u(s.evictor().ExceededMs(MonoUs(), false)));
   Appendf(out,
           "keyspace_hits:%llu\r\nkeyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/strutil.h"
+#include "repl/primary/primary.h"
 #include "server/client.h"
 #include "server/evict.h"
 #include "server/server.h"
@@ -68,7 +69,7 @@ void ConfigResetStat(Context& c) {
   st.total_error_replies = 0;
   st.error_codes.clear();
   st.unexpected_error_replies = 0;
-  st.sync_full = st.sync_partial_ok = st.sync_partial_err = 0;
+  s.primary().sync_stats() = {};
   st.exec = {};
   std::fill(std::begin(st.sample_time), std::end(st.sample_time), 0);
   std::fill(std::begin(st.sample_cmds), std::end(st.sample_cmds), 0);

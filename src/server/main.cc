@@ -15,7 +15,7 @@
 #include "server/server.h"
 
 namespace {
-constexpr const char* kVersion = kv::server::kRedisCompatVersion;
+constexpr const char* kVersion = kv::kRedisCompatVersion;
 
 void Usage() {
   fprintf(stderr,

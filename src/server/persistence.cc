@@ -11,7 +11,7 @@
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/strutil.h"
-#include "server/repl_primary.h"
+#include "repl/primary/primary.h"
 #include "repl/replica/replica.h"
 #include "server/server.h"
 
@@ -70,7 +70,7 @@ persist::AuxFields Persistence::Aux() const {
   info.used_memory = static_cast<int64_t>(UsedMemory());
   // The replication history the snapshot belongs to, so a restarted replica (or primary) can
   // continue with a partial resync.
-  ReplPrimary& primary = server_.primary();
+  repl::Primary& primary = server_.primary();
   if (primary.feed().active()) {
     info.has_repl = true;
     info.repl_id = primary.replid();

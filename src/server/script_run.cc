@@ -12,6 +12,8 @@
 #include "common/logging.h"
 #include "common/strutil.h"
 #include "net/socket.h"
+#include "repl/primary/primary.h"
+#include "repl/replica/replica.h"
 #include "resp/parser.h"
 #include "script/function_libraries.h"
 #include "server/aof.h"
@@ -19,8 +21,6 @@
 #include "server/config.h"
 #include "server/evict.h"
 #include "server/persistence.h"
-#include "server/repl_primary.h"
-#include "repl/replica/replica.h"
 #include "server/server.h"
 
 namespace kv::server {

@@ -12,15 +12,15 @@
 #include "common/hash.h"
 #include "common/logging.h"
 #include "common/strutil.h"
-#include "server/aof.h"
-#include "server/client.h"
+#include "repl/primary/primary.h"
+#include "repl/replica/replica.h"
 #include "script/function_libraries.h"
 #include "script/lua_engine.h"
+#include "server/aof.h"
+#include "server/client.h"
 #include "server/evict.h"
 #include "server/persistence.h"
-#include "server/repl_primary.h"
-#include "repl/replica/replica.h"
-#include "server/repl_replica_host.h"
+#include "server/repl_host.h"
 #include "transport/channel.h"
 
 namespace kv::server {
@@ -98,9 +98,9 @@ Server::Server(std::unique_ptr<Config> config)
   keyspace_->set_observer(this);
   persistence_ = std::make_unique<Persistence>(*this);
   aof_ = std::make_unique<Aof>(*this);
-  primary_ = std::make_unique<ReplPrimary>(*this);
-  replica_host_ = std::make_unique<ServerReplicaHost>(*this);
-  replica_ = std::make_unique<repl::Replica>(*replica_host_);
+  repl_host_ = std::make_unique<ServerReplHost>(*this);
+  primary_ = std::make_unique<repl::Primary>(*repl_host_);
+  replica_ = std::make_unique<repl::Replica>(*repl_host_, *primary_);
   evictor_ = std::make_unique<Evictor>(*this);
   cmd::RegisterDataCommands(commands_);
   RegisterServerCommands(commands_);
@@ -163,9 +163,9 @@ void Server::WireConfig() {
         normal_seconds_ = ParseInt64(words[i + 3]).value_or(0);
         continue;
       }
-      OutputLimit* l = words[i] == "pubsub"                           ? &pubsub_limits_
-                       : words[i] == "slave" || words[i] == "replica" ? &replica_limits_
-                                                                      : nullptr;
+      net::OutputLimit* l = words[i] == "pubsub"                           ? &pubsub_limits_
+                            : words[i] == "slave" || words[i] == "replica" ? &replica_limits_
+                                                                           : nullptr;
       if (!l) continue;
       l->hard = static_cast<size_t>(ParseMemory(words[i + 1]).value_or(0));
       l->soft = static_cast<size_t>(ParseMemory(words[i + 2]).value_or(0));

@@ -20,9 +20,11 @@
 #include <vector>
 
 #include "cmd/command.h"
-#include "common/sharded_counter.h"
 #include "cmd/context.h"
+#include "common/sharded_counter.h"
+#include "common/version.h"
 #include "net/event_loop.h"
+#include "net/output_limit.h"
 #include "net/socket.h"
 #include "server/config.h"
 #include "server/poll_group.h"
@@ -30,6 +32,7 @@
 #include "store/keyspace.h"
 
 namespace kv::repl {
+class Primary;
 class Replica;
 }  // namespace kv::repl
 
@@ -43,12 +46,8 @@ namespace kv::server {
 class Client;
 class Persistence;
 class Aof;
-class ReplPrimary;
-class ServerReplicaHost;
+class ServerReplHost;
 class Evictor;
-
-// The Redis version kvstore is compatible with (INFO redis_version, HELLO, RDB redis-ver).
-inline constexpr const char* kRedisCompatVersion = "7.0.15";
 
 struct SlowlogEntry {
   uint64_t id;
@@ -79,10 +78,7 @@ struct ServerStats {
   uint64_t total_commands = 0;
   uint64_t total_error_replies = 0;
   uint64_t unexpected_error_replies = 0;
-  uint64_t dirty = 0;  // changes since the last save
-  // Replicas served: full resyncs, partial resyncs accepted and refused (PSYNC of a history
-  // this primary cannot continue).
-  uint64_t sync_full = 0, sync_partial_ok = 0, sync_partial_err = 0;
+  uint64_t dirty = 0;                           // changes since the last save
   std::map<std::string, uint64_t> error_codes;  // INFO errorstats, by error code
   cmd::ExecStats exec;
   // Instantaneous metrics: ring of (time, commands) samples taken by the cron.
@@ -90,22 +86,6 @@ struct ServerStats {
   int64_t sample_time[kSamples] = {};
   uint64_t sample_cmds[kSamples] = {}, sample_in[kSamples] = {}, sample_out[kSamples] = {};
   int sample_idx = 0;
-};
-
-// One class of client-output-buffer-limit: close a client whose unsent output passes `hard`, or
-// stays over `soft` for `seconds`.
-struct OutputLimit {
-  size_t hard = 0, soft = 0;
-  int64_t seconds = 0;
-  // Whether `pending` output bytes at `now_ms` pass the hard limit, or have been over the soft
-  // one for `seconds`; `*over_soft_since_ms` (0: under it) keeps when they went over.
-  bool Exceeded(size_t pending, int64_t now_ms, int64_t* over_soft_since_ms) const {
-    bool over_soft = soft && pending > soft;
-    if (!over_soft) *over_soft_since_ms = 0;
-    else if (!*over_soft_since_ms) *over_soft_since_ms = now_ms;
-    return (hard && pending > hard) ||
-           (over_soft && now_ms - *over_soft_since_ms >= seconds * 1000);
-  }
 };
 
 // Poll groups for `io-threads 0` on a machine with `cores` CPUs: three for every four cores, at
@@ -156,7 +136,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // Before exiting: the AOF's last writes and fsync, then the final snapshot when save points
   // (or `save`) ask for one. An error refuses the shutdown (unless `force`).
   Status PrepareShutdown(bool save, bool nosave, bool force);
-  ReplPrimary& primary() { return *primary_; }
+  repl::Primary& primary() { return *primary_; }
   repl::Replica& replica() { return *replica_; }
   Evictor& evictor() { return *evictor_; }
   // Removes a key maxmemory evicts, as DEL would: WATCH sees it, the "evicted" event fires and
@@ -166,14 +146,14 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // (expired, evicted).
   void PropagateDeletion(int db, std::string_view key, bool lazy = false);
   // Handles a child's exit (an AOF rewrite's, a replication snapshot's, and the replication
-  // work that waited for it: ReplPrimary::OnChildExit) as soon as `pid` exits, instead of at
+  // work that waited for it: repl::Primary::OnChildExit) as soon as `pid` exits, instead of at
   // the next cron tick. Any thread; where the kernel has no pidfd (before Linux 5.3) the cron
   // does it, as before.
   void WatchSnapshotChild(pid_t pid);
   // client-output-buffer-limit replica. Keyspace lock held.
-  const OutputLimit& replica_limits() const { return replica_limits_; }
+  const net::OutputLimit& replica_limits() const { return replica_limits_; }
   // client-output-buffer-limit normal. Any thread (a client checks it as it flushes).
-  OutputLimit normal_limits() const {
+  net::OutputLimit normal_limits() const {
     return {normal_hard_.load(std::memory_order_relaxed),
             normal_soft_.load(std::memory_order_relaxed),
             normal_seconds_.load(std::memory_order_relaxed)};
@@ -321,8 +301,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::unique_ptr<store::Keyspace> keyspace_;
   std::unique_ptr<Persistence> persistence_;
   std::unique_ptr<Aof> aof_;
-  std::unique_ptr<ReplPrimary> primary_;
-  std::unique_ptr<ServerReplicaHost> replica_host_;  // what replica_ reaches of this server
+  std::unique_ptr<ServerReplHost> repl_host_;  // what replication reaches of this server
+  std::unique_ptr<repl::Primary> primary_;
   std::unique_ptr<repl::Replica> replica_;
   std::unique_ptr<Evictor> evictor_;
   cmd::CommandTable commands_;
@@ -367,7 +347,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   size_t blocked_count_ = 0;
   uint64_t block_generation_ = 0;
   Subscribers channels_, patterns_;
-  OutputLimit pubsub_limits_, replica_limits_;
+  net::OutputLimit pubsub_limits_, replica_limits_;
   std::atomic<size_t> normal_hard_{0}, normal_soft_{0};
   std::atomic<int64_t> normal_seconds_{0};
   std::vector<Client*> monitors_;

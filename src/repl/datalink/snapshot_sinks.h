@@ -1,4 +1,4 @@
-// The snapshot child's sinks (repl_primary_sync.cc): the sockets of TCP replicas, the fan-out
+// The snapshot child's sinks (primary/primary_sync.cc): the sockets of TCP replicas, the fan-out
 // that feeds several replicas from one walk of the dataset, and DEBUG REPLICATION-FAIL-SNAPSHOT.
 #pragma once
 

@@ -16,6 +16,7 @@
 #include "persist/snapshot.h"
 #include "repl/datalink/data_link.h"
 #include "repl/datalink/link_io.h"
+#include "repl/primary/primary.h"
 
 namespace kv::repl {
 namespace {
@@ -43,7 +44,7 @@ const char* StateName(Replica::State s) {
 
 }  // namespace
 
-Replica::Replica(repl::ReplicaHost& server) : server_(server) {
+Replica::Replica(Host& server, Primary& primary) : server_(server), primary_(primary) {
   thread_ = std::thread([this] { ThreadMain(); });
 }
 
@@ -74,7 +75,7 @@ void Replica::Follow(const std::string& host, int port) {
   SetState(State::kConnect);
   link_down_since_ms_ = WallMs();
   server_.keyspace().set_expire_deletes(false);  // the primary's DELs expire keys here
-  server_.DisconnectReplicas();                  // they follow our new history
+  primary_.DisconnectReplicas();                 // they follow our new history
   // CONFIG GET replicaof and CONFIG REWRITE (which Sentinel runs after a failover) show the
   // primary followed now, as in Redis.
   server_.SetConfigInternal("replicaof", host + " " + std::to_string(port));
@@ -109,7 +110,7 @@ void Replica::ReplicaOf(cmd::Context& c) {
       LOG_NOTICE("MASTER MODE enabled (user request from '%s')",
                  server_.CurrentClientPeer().c_str());
       StopFollowing();
-      server_.Promote();
+      primary_.Promote();
     }
     c.out.Ok();
     return;
@@ -186,8 +187,8 @@ Status Replica::Attempt(const Target& t) {
       std::lock_guard lock(server_.mu());
       if (Cancelled(t)) return Status::Ok();
       std::string newid = reply.size() > 10 ? reply.substr(10) : "";
-      if (!newid.empty() && newid != server_.replid()) {
-        server_.ContinueWith(newid);
+      if (!newid.empty() && newid != primary_.replid()) {
+        primary_.ContinueWith(newid);
       }
       LOG_NOTICE("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization%s.",
                  data_ ? " (stream over the RDMA data link)" : "");
@@ -298,9 +299,9 @@ Status Replica::Handshake(int fd, const Target& t, std::string* reply) {
   {
     std::lock_guard lock(server_.mu());
     // A known history (ours, or the last primary's) asks for a partial resync.
-    if (server_.feed().active()) {
-      replid = server_.replid();
-      offset = std::to_string(server_.feed().offset() + 1);
+    if (primary_.feed().active()) {
+      replid = primary_.replid();
+      offset = std::to_string(primary_.feed().offset() + 1);
     }
   }
   if (replid.empty()) {
@@ -330,7 +331,7 @@ int Replica::stream_db() const {
 void Replica::AdoptMaster(int fd, std::string leftover, int db) {
   // Keyspace lock held. The first ACK goes at once: a primary that streamed the snapshot waits
   // for it to start the stream (the RDB's end mark must be the last thing read).
-  std::string offset = std::to_string(server_.feed().offset());
+  std::string offset = std::to_string(primary_.feed().offset());
   master_id_ = server_.AdoptMaster(fd, repl::ReplCommand({"REPLCONF", "ACK", offset}),
                                    std::move(leftover), db);
   last_ack_ms_ = WallMs();
@@ -342,7 +343,7 @@ void Replica::AdoptMaster(int fd, std::string leftover, int db) {
 
 void Replica::OnMasterCommand(std::string_view raw) {
   last_io_ms_ = WallMs();
-  server_.ProxyStream(raw);
+  primary_.ProxyStream(raw);
 }
 
 void Replica::OnClientClosed(uint64_t id, int db) {
@@ -363,7 +364,7 @@ void Replica::OnClientClosed(uint64_t id, int db) {
 
 void Replica::SendAck() {
   if (!master_id_) return;
-  std::string off = std::to_string(server_.feed().offset());
+  std::string off = std::to_string(primary_.feed().offset());
   std::string ack = repl::ReplCommand({"REPLCONF", "ACK", off});
   server_.PushToClient(master_id_, ack);
 }
@@ -386,7 +387,7 @@ void Replica::Cron(int64_t now_ms) {
 void Replica::AppendInfo(std::string* out, int64_t now_ms) const {
   char buf[512];
   bool up = state_ == State::kConnected;
-  int64_t offset = server_.feed().offset();
+  int64_t offset = primary_.feed().offset();
   snprintf(buf, sizeof(buf),
            "role:slave\r\nmaster_host:%s\r\nmaster_port:%d\r\nmaster_link_status:%s\r\n"
            "master_last_io_seconds_ago:%lld\r\nmaster_sync_in_progress:%d\r\n"
@@ -437,7 +438,7 @@ void Replica::Role(cmd::Context& c) const {
   c.out.Bulk(host_);
   c.out.Int(port_);
   c.out.Bulk(StateName(state_));
-  c.out.Int(server_.feed().offset());
+  c.out.Int(primary_.feed().offset());
 }
 
 }  // namespace kv::repl

@@ -29,15 +29,18 @@
 #include "common/status.h"
 #include "persist/rdb_loader.h"
 #include "persist/sink.h"
-#include "repl/replica/host.h"
-#include "transport/channel.h"
+#include "repl/host.h"
 #include "store/keyspace.h"
+#include "transport/channel.h"
 
 namespace kv::repl {
 
 class LinkIo;
+class Primary;
 
-// Talks to the server through ReplicaHost only (server/repl_replica_host.h implements it).
+// Talks to the server through Host only (server/repl_host.h implements it), and to this server's
+// primary side, whose history it sets (a full sync, +CONTINUE, REPLICAOF NO ONE) and through
+// which it passes its primary's stream on to its own replicas.
 class Replica {
  public:
   // The link's states, as ROLE and INFO report them.
@@ -50,7 +53,7 @@ class Replica {
     kConnected,   // streaming
   };
 
-  explicit Replica(repl::ReplicaHost& server);
+  Replica(Host& server, Primary& primary);
   ~Replica();
   // Stops the link thread. Call without the keyspace lock (the thread may be waiting for it).
   void Stop();
@@ -152,7 +155,8 @@ class Replica {
   bool Cancelled(const Target& t) const { return generation_.load() != t.generation; }
   void StopFollowing();
 
-  repl::ReplicaHost& server_;
+  Host& server_;
+  Primary& primary_;
   // Guarded by the keyspace lock:
   std::string host_;
   int port_ = 0;

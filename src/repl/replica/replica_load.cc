@@ -12,6 +12,7 @@
 #include "net/socket.h"
 #include "persist/snapshot.h"
 #include "repl/datalink/link_io.h"
+#include "repl/primary/primary.h"
 #include "repl/replica/replica.h"
 
 namespace kv::repl {
@@ -190,9 +191,9 @@ Status Replica::InstallSide(store::Keyspace& side, const std::vector<std::string
                             const std::string& replid, int64_t offset) {
   KV_TRY(server_.InstallFunctions(functions));
   server_.keyspace().SwapData(side);
-  server_.SetHistory(replid, offset);
+  primary_.SetHistory(replid, offset);
   // Our own replicas followed the history we just dropped: they must resync with the new one.
-  server_.DisconnectReplicas();
+  primary_.DisconnectReplicas();
   sync_total_ = -1;
   server_.RestartAofAfterSync();
   return Status::Ok();
@@ -264,9 +265,9 @@ Status Replica::LoadSnapshot(int fd, const std::string& path, const std::string&
     server_.keyspace().FlushAll();  // never serve a partial dataset as if it were complete
     return st;
   }
-  server_.SetHistory(replid, offset);
+  primary_.SetHistory(replid, offset);
   // Our own replicas followed the history we just dropped: they must resync with the new one.
-  server_.DisconnectReplicas();
+  primary_.DisconnectReplicas();
   sync_total_ = -1;
   server_.RestartAofAfterSync();
   LOG_NOTICE("MASTER <-> REPLICA sync: Finished with success (%llu keys, %.3f s to load)",

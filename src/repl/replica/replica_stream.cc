@@ -123,7 +123,7 @@ std::string Replica::PumpFromThread(const Target& t, uint64_t client_id) {
 
 void Replica::PostToMaster(uint64_t client_id, std::string bytes,
                            std::shared_ptr<std::atomic<size_t>> posted) {
-  repl::ReplicaHost* host = &server_;
+  Host* host = &server_;
   host->master_loop().Post([host, client_id, bytes = std::move(bytes), posted = std::move(posted)] {
     if (host->InjectInput(client_id, bytes)) host->ResumeInput(client_id);
     if (posted) *posted -= bytes.size();

@@ -6,12 +6,10 @@
 
 #include "common/logging.h"
 #include "common/strutil.h"
-#include "server/client.h"
-#include "server/repl_primary.h"
-#include "server/server.h"
+#include "repl/primary/primary.h"
 #include "transport/wire.h"
 
-namespace kv::server {
+namespace kv::repl {
 
 namespace {
 // The peer's setup blob from REPLCONF's hex argument; false (and the error reply) when it is
@@ -23,14 +21,14 @@ bool DecodePeerBlob(cmd::Context& c, std::string_view hex_blob, std::string* pee
 }
 }  // namespace
 
-void ReplPrimary::DropDataLink(std::shared_ptr<repl::DataLinkSender> link) {
+void Primary::DropDataLink(std::shared_ptr<DataLinkSender> link) {
   if (!link) return;
   link->Break();
 }  // whichever reference goes last, its deleter (SetupDataLink) destroys the link off-thread
 
-void ReplPrimary::HoldDataLinkBytes() { hold_data_links_ = true; }
+void Primary::HoldDataLinkBytes() { hold_data_links_ = true; }
 
-void ReplPrimary::FlushDataLinkBytes() {
+void Primary::FlushDataLinkBytes() {
   for (auto& r : replicas_) {
     if (r->data_batch.empty()) continue;
     if (r->data && !OverOutputLimit(*r, r->data->Unsent() + r->data_batch.size())) {
@@ -39,12 +37,14 @@ void ReplPrimary::FlushDataLinkBytes() {
         to_kick_.push_back(r->data);
       }
     }
-    if (r->data_batch.capacity() > (1 << 20)) std::string().swap(r->data_batch);
-    else r->data_batch.clear();
+    if (r->data_batch.capacity() > (1 << 20))
+      std::string().swap(r->data_batch);
+    else
+      r->data_batch.clear();
   }
 }
 
-void ReplPrimary::ReleaseDataLinkBytes(DataLinks* kicks) {
+void Primary::ReleaseDataLinkBytes(DataLinks* kicks) {
   FlushDataLinkBytes();
   hold_data_links_ = false;
   for (auto& link : to_kick_) {
@@ -55,29 +55,28 @@ void ReplPrimary::ReleaseDataLinkBytes(DataLinks* kicks) {
   to_kick_.clear();
 }
 
-void ReplPrimary::KickDataLinks(DataLinks* links) {
+void Primary::KickDataLinks(DataLinks* links) {
   for (auto& link : *links) link->Kick();
   links->clear();  // a link whose replica went meanwhile may go here: see SetupDataLink
 }
 
-void ReplPrimary::SetupDataLink(cmd::Context& c, Client& client, std::string_view provider,
-                                std::string_view hex_blob) {
-  if (server_.config().GetString("repl-transport") == "tcp") {
+void Primary::SetupDataLink(cmd::Context& c, ClientConn& client, std::string_view provider,
+                            std::string_view hex_blob) {
+  if (host_.ConfigString("repl-transport") == "tcp") {
     c.Error("RDMA data plane disabled (repl-transport tcp)");
     return;
   }
   std::string peer;
   if (!DecodePeerBlob(c, hex_blob, &peer)) return;
   std::string local;
-  auto link = repl::DataLinkSender::Create(
-      repl::DataLinkOptions(std::string(provider),
-                            server_.config().GetString("repl-rdma-poll-mode"),
-                            server_.config().GetBool("repl-rdma-doorbell")),
+  auto link = DataLinkSender::Create(
+      DataLinkOptions(std::string(provider), host_.ConfigString("repl-rdma-poll-mode"),
+                      host_.ConfigBool("repl-rdma-doorbell")),
       &local);
   if (!link.ok()) {
-    LOG_WARNING("Replica %s asked for an RDMA data link (%s) that cannot be set up here: %s",
-                client.peer().c_str(), std::string(provider).c_str(),
-                link.status().message().c_str());
+    LOG_WARNING(
+        "AttachedReplica %s asked for an RDMA data link (%s) that cannot be set up here: %s",
+        client.peer().c_str(), std::string(provider).c_str(), link.status().message().c_str());
     c.Error("RDMA data link unavailable: " + link.status().message());
     return;
   }
@@ -85,23 +84,23 @@ void ReplPrimary::SetupDataLink(cmd::Context& c, Client& client, std::string_vie
   // The last reference may go on a poll group's thread (a kick's, at the end of its round) or
   // under the keyspace lock: the link is destroyed (its thread joined) on a thread of its own.
   announced_[client.id()].data =
-      std::shared_ptr<repl::DataLinkSender>(link->release(), [](repl::DataLinkSender* l) {
+      std::shared_ptr<DataLinkSender>(link->release(), [](DataLinkSender* l) {
         l->Break();
         std::thread([l] { delete l; }).detach();
       });
   c.out.Simple("RDMA " + HexEncode(local));
 }
 
-void ReplPrimary::BreakDataLinks(uint64_t after) {
+void Primary::BreakDataLinks(uint64_t after) {
   for (auto& r : replicas_) {
     if (r->data) r->data->FailAfter(after);
   }
 }
 
-void ReplPrimary::ResumeDataLink(cmd::Context& c, Client& client, std::string_view hex_blob) {
+void Primary::ResumeDataLink(cmd::Context& c, ClientConn& client, std::string_view hex_blob) {
   std::string peer;
   if (!DecodePeerBlob(c, hex_blob, &peer)) return;
-  Replica* r = Find(&client);
+  AttachedReplica* r = Find(&client);
   if (r == nullptr || !r->data) {
     c.Error("no data link to resume");
     return;
@@ -113,8 +112,8 @@ void ReplPrimary::ResumeDataLink(cmd::Context& c, Client& client, std::string_vi
     c.Error("RDMA data link unavailable: " + s.message());
     return;
   }
-  LOG_NOTICE("Replica %s rebuilds its data link mid-snapshot", client.peer().c_str());
+  LOG_NOTICE("AttachedReplica %s rebuilds its data link mid-snapshot", client.peer().c_str());
   c.out.Simple("RDMA " + HexEncode(local));
 }
 
-}  // namespace kv::server
+}  // namespace kv::repl

@@ -21,25 +21,30 @@
 #include <vector>
 
 #include "cmd/context.h"
-#include "repl/feed.h"
 #include "repl/datalink/data_link.h"
+#include "repl/feed.h"
+#include "repl/host.h"
 
-namespace kv::server {
+namespace kv::repl {
 
 // A new replication ID (40 hex digits), or a diskless transfer's $EOF: mark.
 std::string RandomHex40();
 
-class Client;
-class Server;
+// Full and partial resyncs served (INFO stats sync_full, sync_partial_ok, sync_partial_err;
+// CONFIG RESETSTAT zeroes them).
+struct SyncStats {
+  uint64_t full = 0, partial_ok = 0, partial_err = 0;
+};
 
-class ReplPrimary {
+class Primary {
  public:
-  explicit ReplPrimary(Server& server);
-  ~ReplPrimary();
+  explicit Primary(Host& host);
+  ~Primary();
 
-  repl::Feed& feed() { return feed_; }
+  Feed& feed() { return feed_; }
   const std::string& replid() const { return replid_; }
   bool child_running() const { return child_pid_ > 0; }
+  SyncStats& sync_stats() { return sync_stats_; }
 
   // History changes. SetHistory: a replica adopts its primary's replid and offset after a full
   // sync (new backlog there). ContinueWith: the primary continues under a new replid (+CONTINUE
@@ -64,33 +69,35 @@ class ReplPrimary {
   // data links are gathered and handed to each link once per flush, one chunk per batch instead
   // of one per command (sockets coalesce on their own: a replica client drains what was pushed
   // in one go). ReleaseDataLinkBytes flushes, stops gathering and hands the caller the links
-  // that got bytes, which KickDataLinks writes once the lock is released (repl_primary_links.cc).
-  using DataLinks = std::vector<std::shared_ptr<repl::DataLinkSender>>;
+  // that got bytes, which KickDataLinks writes once the lock is released (primary_links.cc).
+  using DataLinks = std::vector<std::shared_ptr<DataLinkSender>>;
   void HoldDataLinkBytes();
   void FlushDataLinkBytes();
   void ReleaseDataLinkBytes(DataLinks* kicks);
   static void KickDataLinks(DataLinks* links);
 
-  void Replconf(cmd::Context& c);
+  // The replication commands, run by `client`.
+  void Replconf(cmd::Context& c, ClientConn& client);
   // An empty line from a replica: it is alive (a replica sends one a second while it loads a
   // snapshot, and has no ACK to send until it is loaded). Counts as its ACK for repl-timeout,
   // as in Redis.
-  void ReplicaNewline(Client& client);
+  void ReplicaNewline(ClientConn& client);
   // WAIT numreplicas timeout.
-  void Wait(cmd::Context& c);
+  void Wait(cmd::Context& c, ClientConn& client);
   // min-replicas-to-write: false when too few replicas are connected with a small enough lag.
   bool EnoughGoodReplicas(int64_t now_ms) const;
-  void Psync(cmd::Context& c);
+  // PSYNC replid offset, and SYNC.
+  void Psync(cmd::Context& c, ClientConn& client);
   // Periodic work: starts waiting full syncs, reaps the snapshot child, pings replicas.
   void Cron(int64_t now_ms);
   // Reaps the snapshot child if it has ended (its replicas go online, a disk-based sync's data
   // link sends the file) and starts the syncs that waited for it. Called when the child exits
-  // (Server::WatchSnapshotChild), and from Cron and PSYNC in case that has not been handled yet.
+  // (Host::WatchSnapshotChild), and from Cron and PSYNC in case that has not been handled yet.
   void OnChildExit(int64_t now_ms);
-  void OnClientClosed(Client* c);
+  void OnClientClosed(ClientConn* c);
   // Whether `c` is a replica whose snapshot and stream go over an RDMA data link.
-  bool HasDataLink(Client* c) {
-    Replica* r = Find(c);
+  bool HasDataLink(ClientConn* c) {
+    AttachedReplica* r = Find(c);
     return r && r->data;
   }
   // Memory the replicas' output takes (unsent replies, the stream held for them while their
@@ -101,16 +108,16 @@ class ReplPrimary {
 
  private:
   enum class State { kWaitSnapshot, kSendingSnapshot, kOnline };
-  struct Replica {
-    Client* client;
+  struct AttachedReplica {
+    ClientConn* client;
     State state;
-    int64_t since_ms;        // when it asked for a full sync
-    std::string held;        // stream bytes produced while its snapshot is being sent
+    int64_t since_ms;  // when it asked for a full sync
+    std::string held;  // stream bytes produced while its snapshot is being sent
     // Online after a diskless snapshot on its socket, its stream waits for its first ACK: the
     // RDB's end mark must be the last thing the replica reads (Redis'
     // repl_start_cmd_stream_on_ack).
     bool stream_on_ack = false;
-    bool acked = false;       // sent an ACK (so it has read its snapshot's end)
+    bool acked = false;  // sent an ACK (so it has read its snapshot's end)
     // A disk-based sync over a data link: the child saved the file, which the link is
     // sending; the replica goes online once it is delivered (Redis keeps a replica that gets
     // its file in send_bulk, out of repl-timeout's reach and of WAIT's and
@@ -124,7 +131,7 @@ class ReplPrimary {
     std::string ip;
     bool capa_eof = false;   // understands the $EOF: framing (diskless transfers)
     bool pre_psync = false;  // came with SYNC: gets the payload without a +FULLRESYNC line
-    std::shared_ptr<repl::DataLinkSender> data;  // the RDMA data plane, when negotiated
+    std::shared_ptr<DataLinkSender> data;  // the RDMA data plane, when negotiated
     std::string data_batch;  // stream bytes for `data` gathered while held (HoldDataLinkBytes)
   };
   // What a replica said with REPLCONF before PSYNC made it one.
@@ -132,7 +139,7 @@ class ReplPrimary {
     int port = 0;
     std::string ip;  // REPLCONF ip-address (replica-announce-ip); empty: the connection's
     bool capa_eof = false;
-    std::shared_ptr<repl::DataLinkSender> data;
+    std::shared_ptr<DataLinkSender> data;
   };
   // What the snapshot child did for each replica of its batch, in memory it shares with the
   // primary: one replica's failed transfer (it went away, say) does not fail the others'.
@@ -158,14 +165,14 @@ class ReplPrimary {
   };
   // A client blocked in WAIT.
   struct Waiter {
-    Client* client;
-    int64_t offset;     // the stream offset its writes reached
-    int64_t replicas;   // how many must acknowledge it
+    ClientConn* client;
+    int64_t offset;       // the stream offset its writes reached
+    int64_t replicas;     // how many must acknowledge it
     int64_t deadline_ms;  // 0: none
   };
 
-  Replica* Find(Client* c);
-  Replica* Register(Client& c);
+  AttachedReplica* Find(ClientConn* c);
+  AttachedReplica* Register(ClientConn& c);
   void OnStream(std::string_view bytes);
   void ShiftReplid(const std::string& next);
   void StartSnapshot(int64_t now_ms);
@@ -173,40 +180,40 @@ class ReplPrimary {
   void ReapChildIfDone();
   // The snapshot child: diskless (the RDB streamed to the sockets `fds`, and written into the
   // data links' `rings`) or disk-based (the RDB saved to dbfilename, then sent from the file).
-  void RunChild(const std::vector<int>& fds, const std::vector<repl::SnapshotRing*>& rings,
+  void RunChild(const std::vector<int>& fds, const std::vector<SnapshotRing*>& rings,
                 int64_t offset, bool disk, uint8_t* report);
   int64_t CountAcked(int64_t offset) const;
   void ServeWaiters(int64_t now_ms);
   void SnapshotDone(bool ok);
   // A replica whose snapshot is delivered: it counts for WAIT, min-replicas-to-write and
   // repl-timeout from now on.
-  void PutOnline(Replica& r);
+  void PutOnline(AttachedReplica& r);
   // The replica's state in INFO.
-  const char* StateName(const Replica& r) const;
+  const char* StateName(const AttachedReplica& r) const;
   // Sends what was held for `r` and streams to it from now on.
-  void StartStream(Replica& r);
+  void StartStream(AttachedReplica& r);
   // Holds stream bytes for `r` (see OverOutputLimit).
-  void Hold(Replica& r, std::string_view bytes);
+  void Hold(AttachedReplica& r, std::string_view bytes);
   // client-output-buffer-limit replica on `pending` bytes held or queued for `r` and not yet
   // sent: past the limit the replica is closed (it resyncs), as Redis closes a replica whose
   // output buffer grows so, during its sync or after. True when it is closing.
-  bool OverOutputLimit(Replica& r, size_t pending);
-  bool TryPartial(cmd::Context& c, Client& client, std::string_view replid, int64_t offset);
+  bool OverOutputLimit(AttachedReplica& r, size_t pending);
+  bool TryPartial(cmd::Context& c, ClientConn& client, std::string_view replid, int64_t offset);
   // REPLCONF rdma <provider> <hex blob>: sets up the data link's sender; answers +RDMA <blob>.
-  void ResumeDataLink(cmd::Context& c, Client& client, std::string_view hex_blob);
-  void SetupDataLink(cmd::Context& c, Client& client, std::string_view provider,
+  void ResumeDataLink(cmd::Context& c, ClientConn& client, std::string_view hex_blob);
+  void SetupDataLink(cmd::Context& c, ClientConn& client, std::string_view provider,
                      std::string_view hex_blob);
   // Breaks a data link and lets this reference go; a kick still holding one finds it broken.
   // The link itself is destroyed off-thread once its last reference goes (SetupDataLink).
-  static void DropDataLink(std::shared_ptr<repl::DataLinkSender> link);
+  static void DropDataLink(std::shared_ptr<DataLinkSender> link);
   // Sends stream bytes to one replica, over its data link or its socket.
-  void SendTo(Replica& r, std::string_view bytes);
+  void SendTo(AttachedReplica& r, std::string_view bytes);
 
-  Server& server_;
-  repl::Feed feed_;
+  Host& host_;
+  Feed feed_;
   std::string replid_, replid2_;
   int64_t second_offset_ = -1;
-  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::vector<std::unique_ptr<AttachedReplica>> replicas_;
   std::map<uint64_t, Announced> announced_;  // by client id
   std::vector<Waiter> waiters_;
   pid_t child_pid_ = -1;
@@ -218,6 +225,7 @@ class ReplPrimary {
   DataLinks to_kick_;  // links given bytes by FlushDataLinkBytes, for ReleaseDataLinkBytes
   int64_t fail_snapshot_after_ = -1;  // FailNextSnapshot; the child inherits it, then it resets
   int64_t no_replicas_since_ms_ = 0;  // for repl-backlog-ttl; 0 while replicas are attached
+  SyncStats sync_stats_;
 };
 
-}  // namespace kv::server
+}  // namespace kv::repl

@@ -1,17 +1,18 @@
-// The server's side of repl::ReplicaHost: what the replica side of replication reaches of the
-// server, mapped onto it (config, the primary side, functions, AOF, the master client on poll
-// group 0).
+// The server's side of repl::Host: what replication reaches of the server, mapped onto it
+// (config, the replica side's state, the children, functions, AOF, the master client on poll
+// group 0). The replica connections themselves are Clients (client.h implements
+// repl::ClientConn).
 #pragma once
 
-#include "repl/replica/host.h"
+#include "repl/host.h"
 
 namespace kv::server {
 
 class Server;
 
-class ServerReplicaHost final : public repl::ReplicaHost {
+class ServerReplHost final : public repl::Host {
  public:
-  explicit ServerReplicaHost(Server& server) : server_(server) {}
+  explicit ServerReplHost(Server& server) : server_(server) {}
 
   std::mutex& mu() override;
   store::Keyspace& keyspace() override;
@@ -19,18 +20,20 @@ class ServerReplicaHost final : public repl::ReplicaHost {
   std::string ConfigString(const char* name) override;
   bool ConfigBool(const char* name) override;
   void SetConfigInternal(const char* name, const std::string& value) override;
+  const net::OutputLimit& replica_limits() override;
   int port() override;
   int64_t tcp_keepalive_s() override;
   std::string CurrentClientPeer() override;
 
-  repl::Feed& feed() override;
-  const std::string& replid() override;
-  void SetHistory(const std::string& replid, int64_t offset) override;
-  void ContinueWith(const std::string& replid) override;
-  void Promote() override;
-  void DisconnectReplicas() override;
-  void ProxyStream(std::string_view raw) override;
+  bool IsReplica() override;
+  bool PrimaryLinkUp() override;
+  void SendAckToPrimary() override;
 
+  bool OtherChildRunning() override;
+  void WatchSnapshotChild(pid_t pid) override;
+  void PrepareSnapshotChild(bool to_disk) override;
+
+  std::vector<std::string> FunctionCodes() override;
   Status InstallFunctions(const std::vector<std::string>& libraries) override;
   void RestartAofAfterSync() override;
 

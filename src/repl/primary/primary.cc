@@ -1,4 +1,4 @@
-#include "server/repl_primary.h"
+#include "repl/primary/primary.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -11,13 +11,9 @@
 #include "common/hash.h"
 #include "common/logging.h"
 #include "common/strutil.h"
-#include "server/client.h"
-#include "server/persistence.h"
 #include "repl/datalink/link_io.h"
-#include "repl/replica/replica.h"
-#include "server/server.h"
 
-namespace kv::server {
+namespace kv::repl {
 namespace {
 
 // How long a data link that failed mid-snapshot waits for the replica to rebuild it before the
@@ -33,60 +29,60 @@ std::string RandomHex40() {
   return s;
 }
 
-ReplPrimary::ReplPrimary(Server& server) : server_(server), replid_(RandomHex40()) {
+Primary::Primary(Host& host) : host_(host), replid_(RandomHex40()) {
   replid2_.assign(40, '0');
   feed_.set_sink([this](std::string_view b) { OnStream(b); });
 }
 
-ReplPrimary::~ReplPrimary() {
+Primary::~Primary() {
   if (child_pid_ > 0) {
     kill(child_pid_, SIGUSR1);
     waitpid(child_pid_, nullptr, 0);
   }
 }
 
-void ReplPrimary::SetHistory(const std::string& replid, int64_t offset) {
+void Primary::SetHistory(const std::string& replid, int64_t offset) {
   replid_ = replid;
   replid2_.assign(40, '0');
   second_offset_ = -1;
   feed_.FreeBacklog();
-  feed_.CreateBacklog(static_cast<size_t>(server_.config().GetInt("repl-backlog-size")), offset);
+  feed_.CreateBacklog(static_cast<size_t>(host_.ConfigInt("repl-backlog-size")), offset);
 }
 
-void ReplPrimary::ShiftReplid(const std::string& next) {
+void Primary::ShiftReplid(const std::string& next) {
   replid2_ = replid_;
   second_offset_ = feed_.offset() + 1;
   replid_ = next;
-  LOG_NOTICE("Setting secondary replication ID to %s, valid up to offset: %lld. New replication "
-             "ID is %s", replid2_.c_str(), static_cast<long long>(second_offset_), replid_.c_str());
+  LOG_NOTICE(
+      "Setting secondary replication ID to %s, valid up to offset: %lld. New replication "
+      "ID is %s",
+      replid2_.c_str(), static_cast<long long>(second_offset_), replid_.c_str());
 }
 
-void ReplPrimary::ContinueWith(const std::string& replid) { ShiftReplid(replid); }
+void Primary::ContinueWith(const std::string& replid) { ShiftReplid(replid); }
 
-void ReplPrimary::Promote() {
+void Primary::Promote() {
   ShiftReplid(RandomHex40());
   // They learn the new ID by reconnecting (and resync partially, through replid2).
   DisconnectReplicas();
   if (!feed_.active()) {
-    feed_.CreateBacklog(static_cast<size_t>(server_.config().GetInt("repl-backlog-size")),
-                        feed_.offset());
+    feed_.CreateBacklog(static_cast<size_t>(host_.ConfigInt("repl-backlog-size")), feed_.offset());
   }
   feed_.ForgetSelectedDb();
 }
 
-void ReplPrimary::ProxyStream(std::string_view raw) {
+void Primary::ProxyStream(std::string_view raw) {
   if (!feed_.active()) {
-    feed_.CreateBacklog(static_cast<size_t>(server_.config().GetInt("repl-backlog-size")),
-                        feed_.offset());
+    feed_.CreateBacklog(static_cast<size_t>(host_.ConfigInt("repl-backlog-size")), feed_.offset());
   }
   feed_.EmitBytes(raw);
 }
 
-void ReplPrimary::DisconnectReplicas() {
+void Primary::DisconnectReplicas() {
   for (auto& r : replicas_) r->client->RequestClose();
 }
 
-void ReplPrimary::Role(cmd::Context& c) const {
+void Primary::Role(cmd::Context& c) const {
   c.out.Array(3);
   c.out.Bulk("master");
   c.out.Int(feed_.offset());
@@ -102,14 +98,14 @@ void ReplPrimary::Role(cmd::Context& c) const {
   }
 }
 
-ReplPrimary::Replica* ReplPrimary::Find(Client* c) {
+Primary::AttachedReplica* Primary::Find(ClientConn* c) {
   for (auto& r : replicas_) {
     if (r->client == c) return r.get();
   }
   return nullptr;
 }
 
-void ReplPrimary::OnClientClosed(Client* c) {
+void Primary::OnClientClosed(ClientConn* c) {
   if (auto it = announced_.find(c->id()); it != announced_.end()) {
     DropDataLink(std::move(it->second.data));
     announced_.erase(it);
@@ -123,7 +119,7 @@ void ReplPrimary::OnClientClosed(Client* c) {
   });
 }
 
-void ReplPrimary::OnStream(std::string_view bytes) {
+void Primary::OnStream(std::string_view bytes) {
   // client-output-buffer-limit replica: a replica that cannot keep up is cut off (it resyncs).
   for (auto& r : replicas_) {
     if (r->stream_on_ack) {
@@ -136,7 +132,7 @@ void ReplPrimary::OnStream(std::string_view bytes) {
   }
 }
 
-void ReplPrimary::Hold(Replica& r, std::string_view bytes) {
+void Primary::Hold(AttachedReplica& r, std::string_view bytes) {
   if (r.over_limit) return;
   r.held.append(bytes);
   if (!OverOutputLimit(r, r.held.size())) return;
@@ -144,16 +140,16 @@ void ReplPrimary::Hold(Replica& r, std::string_view bytes) {
   r.held.shrink_to_fit();
 }
 
-bool ReplPrimary::OverOutputLimit(Replica& r, size_t pending) {
+bool Primary::OverOutputLimit(AttachedReplica& r, size_t pending) {
   if (r.over_limit) return true;
-  if (!server_.replica_limits().Exceeded(pending, MonoMs(), &r.over_soft_since_ms)) return false;
+  if (!host_.replica_limits().Exceeded(pending, MonoMs(), &r.over_soft_since_ms)) return false;
   r.client->LogOverLimit();
   r.over_limit = true;
   r.client->RequestClose();
   return true;
 }
 
-void ReplPrimary::SendTo(Replica& r, std::string_view bytes) {
+void Primary::SendTo(AttachedReplica& r, std::string_view bytes) {
   if (r.data) {
     if (hold_data_links_) {
       r.data_batch.append(bytes);
@@ -163,36 +159,34 @@ void ReplPrimary::SendTo(Replica& r, std::string_view bytes) {
     }
     return;
   }
-  const OutputLimit& lim = server_.replica_limits();
-  r.client->Push(bytes, lim.hard, lim.soft, lim.seconds);
+  r.client->PushStream(bytes, host_.replica_limits());
 }
 
-void ReplPrimary::ResizeBacklog(size_t bytes) {
+void Primary::ResizeBacklog(size_t bytes) {
   if (feed_.backlog()) feed_.backlog()->Resize(bytes);
 }
 
-void ReplPrimary::ReplicaNewline(Client& client) {
-  if (Replica* r = Find(&client)) r->ack_ms = WallMs();
+void Primary::ReplicaNewline(ClientConn& client) {
+  if (AttachedReplica* r = Find(&client)) r->ack_ms = WallMs();
 }
 
-void ReplPrimary::Replconf(cmd::Context& c) {
+void Primary::Replconf(cmd::Context& c, ClientConn& client) {
   bool two_values = c.argc() == 4 && (EqualsIgnoreCase(c.arg(1), "rdma") ||
                                       EqualsIgnoreCase(c.arg(1), "rdma-resume"));
   if (c.argc() % 2 == 0 && !two_values) {
     c.Error(cmd::OpStatus::kSyntax);
     return;
   }
-  Client& client = server_.current_client();
   for (size_t i = 1; i + 1 < c.argc(); i += 2) {
     std::string_view opt = c.arg(i), val = c.arg(i + 1);
     if (EqualsIgnoreCase(opt, "listening-port")) {
       int64_t port;
       if (!c.ParseInt(val, &port)) return;
-      if (Replica* r = Find(&client)) r->listening_port = static_cast<int>(port);
+      if (AttachedReplica* r = Find(&client)) r->listening_port = static_cast<int>(port);
       announced_[client.id()].port = static_cast<int>(port);
     } else if (EqualsIgnoreCase(opt, "ack") || EqualsIgnoreCase(opt, "fack")) {
       // ACKs get no reply; they only count for a replica.
-      if (Replica* r = Find(&client); r && EqualsIgnoreCase(opt, "ack")) {
+      if (AttachedReplica* r = Find(&client); r && EqualsIgnoreCase(opt, "ack")) {
         if (r->file_on_link) PutOnline(*r);  // it loaded the file: it was delivered
         r->ack_offset = ParseInt64(val).value_or(r->ack_offset);
         r->ack_ms = WallMs();
@@ -203,7 +197,7 @@ void ReplPrimary::Replconf(cmd::Context& c) {
       return;
     } else if (EqualsIgnoreCase(opt, "getack")) {
       // Our primary asks where we are.
-      if (client.flags() & Client::kMaster) server_.replica().SendAck();
+      if (client.is_master()) host_.SendAckToPrimary();
       return;
     } else if (EqualsIgnoreCase(opt, "rdma")) {
       // REPLCONF rdma <provider> <blob>: with rdma-resume, the options with two values.
@@ -225,7 +219,7 @@ void ReplPrimary::Replconf(cmd::Context& c) {
       if (EqualsIgnoreCase(val, "eof")) announced_[client.id()].capa_eof = true;
     } else if (EqualsIgnoreCase(opt, "ip-address")) {
       // What INFO and ROLE show for the replica (a replica behind NAT names its outside address).
-      if (Replica* r = Find(&client)) r->ip = std::string(val);
+      if (AttachedReplica* r = Find(&client)) r->ip = std::string(val);
       announced_[client.id()].ip = std::string(val);
     } else if (EqualsIgnoreCase(opt, "rdb-only") || EqualsIgnoreCase(opt, "rdb-filter-only")) {
       // Accepted; kvstore always sends the $EOF: framing and PSYNC2 replies.
@@ -237,8 +231,8 @@ void ReplPrimary::Replconf(cmd::Context& c) {
   c.out.Ok();
 }
 
-ReplPrimary::Replica* ReplPrimary::Register(Client& c) {
-  auto r = std::make_unique<Replica>();
+Primary::AttachedReplica* Primary::Register(ClientConn& c) {
+  auto r = std::make_unique<AttachedReplica>();
   r->client = &c;
   r->state = State::kWaitSnapshot;
   r->since_ms = WallMs();
@@ -252,45 +246,44 @@ ReplPrimary::Replica* ReplPrimary::Register(Client& c) {
     r->data = std::move(it->second.data);
     announced_.erase(it);
   }
-  c.set_flag(Client::kReplica, true);
+  c.MarkReplica();
   replicas_.push_back(std::move(r));
   if (!feed_.active()) {
     // The first replica creates the backlog and starts a new history, as Redis does.
     replid_ = RandomHex40();
     replid2_.assign(40, '0');
     second_offset_ = -1;
-    feed_.CreateBacklog(static_cast<size_t>(server_.config().GetInt("repl-backlog-size")),
-                        feed_.offset());
+    feed_.CreateBacklog(static_cast<size_t>(host_.ConfigInt("repl-backlog-size")), feed_.offset());
   }
   return replicas_.back().get();
 }
 
-bool ReplPrimary::TryPartial(cmd::Context& c, Client& client, std::string_view replid,
-                             int64_t offset) {
+bool Primary::TryPartial(cmd::Context& c, ClientConn& client, std::string_view replid,
+                         int64_t offset) {
   if (!feed_.active()) return false;
   bool ours = replid == replid_ || (replid == replid2_ && offset <= second_offset_);
   std::string data;
   // PSYNC names the next byte it wants (1-based), i.e. processed bytes + 1.
   if (!ours || !feed_.backlog()->CopySince(offset - 1, &data)) return false;
-  Replica* r = Register(client);
+  AttachedReplica* r = Register(client);
   r->state = State::kOnline;
   c.out.Simple("CONTINUE " + replid_);
   if (!data.empty()) SendTo(*r, data);
-  LOG_NOTICE("Partial resynchronization request from %s accepted. Sending %zu bytes of backlog "
-             "starting from offset %lld.", client.peer().c_str(), data.size(),
-             static_cast<long long>(offset));
+  LOG_NOTICE(
+      "Partial resynchronization request from %s accepted. Sending %zu bytes of backlog "
+      "starting from offset %lld.",
+      client.peer().c_str(), data.size(), static_cast<long long>(offset));
   return true;
 }
 
-void ReplPrimary::Psync(cmd::Context& c) {
-  Client& client = server_.current_client();
+void Primary::Psync(cmd::Context& c, ClientConn& client) {
   // Already a replica, or a MONITOR client (a replica to Redis as well): ignored, as in Redis.
-  if (Find(&client) || (client.flags() & Client::kMonitor)) return;
-  if (client.flags() & Client::kMulti) {
-    c.Error("Replica can't be in MULTI");  // not reached: PSYNC is no-multi
+  if (Find(&client) || client.is_monitor()) return;
+  if (client.in_multi()) {
+    c.Error("AttachedReplica can't be in MULTI");  // not reached: PSYNC is no-multi
     return;
   }
-  if (server_.replica().is_replica() && !server_.replica().link_up()) {
+  if (host_.IsReplica() && !host_.PrimaryLinkUp()) {
     c.Error("-NOMASTERLINK Can't SYNC while not connected with my master");
     return;
   }
@@ -301,17 +294,16 @@ void ReplPrimary::Psync(cmd::Context& c) {
     return;
   }
   bool psync = EqualsIgnoreCase(c.arg(0), "psync");
-  ServerStats& stats = server_.stats();
   if (psync && c.argc() == 3) {
     auto offset = ParseInt64(c.arg(2));
     if (offset && TryPartial(c, client, c.arg(1), *offset)) {
-      stats.sync_partial_ok++;
+      sync_stats_.partial_ok++;
       return;
     }
-    if (!c.arg(1).starts_with("?")) stats.sync_partial_err++;  // as Redis: not for "PSYNC ?"
+    if (!c.arg(1).starts_with("?")) sync_stats_.partial_err++;  // as Redis: not for "PSYNC ?"
   }
-  stats.sync_full++;
-  LOG_NOTICE("Replica %s asks for synchronization", client.peer().c_str());
+  sync_stats_.full++;
+  LOG_NOTICE("AttachedReplica %s asks for synchronization", client.peer().c_str());
   LOG_NOTICE("Full resync requested by replica %s", client.peer().c_str());
   // SYNC (redis-cli --replica, old replicas) gets the snapshot payload alone, as from Redis.
   Register(client)->pre_psync = !psync;
@@ -323,7 +315,7 @@ void ReplPrimary::Psync(cmd::Context& c) {
   OnChildExit(WallMs());
 }
 
-void ReplPrimary::ReapChildIfDone() {
+void Primary::ReapChildIfDone() {
   if (child_pid_ <= 0) return;
   int status = 0;
   if (waitpid(child_pid_, &status, WNOHANG) == child_pid_) {
@@ -332,15 +324,15 @@ void ReplPrimary::ReapChildIfDone() {
   }
 }
 
-void ReplPrimary::OnChildExit(int64_t now_ms) {
+void Primary::OnChildExit(int64_t now_ms) {
   ReapChildIfDone();
   if (child_pid_ < 0) StartSnapshot(now_ms);
 }
 
-void ReplPrimary::Cron(int64_t now_ms) {
+void Primary::Cron(int64_t now_ms) {
   OnChildExit(now_ms);
   // A replica that stopped acknowledging for repl-timeout is cut off (it will resync).
-  int64_t timeout_ms = server_.config().GetInt("repl-timeout") * 1000;
+  int64_t timeout_ms = host_.ConfigInt("repl-timeout") * 1000;
   for (auto& r : replicas_) {
     if (r->file_on_link && r->data && r->data->SnapshotFileDelivered()) PutOnline(*r);
     if (r->state == State::kOnline && now_ms - r->ack_ms > timeout_ms) {
@@ -356,13 +348,13 @@ void ReplPrimary::Cron(int64_t now_ms) {
   if (now_ms - last_keepalive_ms_ >= 1000) {
     last_keepalive_ms_ = now_ms;
     for (auto& r : replicas_) {
-      if (r->state == State::kWaitSnapshot) repl::SendKeepalive(r->client->fd());
+      if (r->state == State::kWaitSnapshot) SendKeepalive(r->client->fd());
     }
   }
   // repl-backlog-ttl: a primary without replicas for that long frees its backlog (and starts a
   // new history), as Redis does. A replica keeps its backlog (its own replicas may come back).
-  int64_t ttl_s = server_.config().GetInt("repl-backlog-ttl");
-  if (!replicas_.empty() || !feed_.active() || server_.replica().is_replica()) {
+  int64_t ttl_s = host_.ConfigInt("repl-backlog-ttl");
+  if (!replicas_.empty() || !feed_.active() || host_.IsReplica()) {
     no_replicas_since_ms_ = 0;
   } else if (no_replicas_since_ms_ == 0) {
     no_replicas_since_ms_ = now_ms;
@@ -385,32 +377,33 @@ void ReplPrimary::Cron(int64_t now_ms) {
       continue;
     }
     if (r->data && r->data->failed() && !r->data->Resumable(kDataLinkResumeGraceMs)) {
-      LOG_WARNING("Data link to replica %s failed (%s); closing the connection, it will resume "
-                  "with PSYNC", r->client->peer().c_str(), r->data->error().c_str());
+      LOG_WARNING(
+          "Data link to replica %s failed (%s); closing the connection, it will resume "
+          "with PSYNC",
+          r->client->peer().c_str(), r->data->error().c_str());
       r->client->RequestClose();
       DropDataLink(std::move(r->data));
     }
   }
-  int64_t period_ms = server_.config().GetInt("repl-ping-replica-period") * 1000;
+  int64_t period_ms = host_.ConfigInt("repl-ping-replica-period") * 1000;
   // A replica passes its primary's PINGs on instead of making its own.
-  if (!replicas_.empty() && now_ms - last_ping_ms_ >= period_ms &&
-      !server_.replica().is_replica()) {
+  if (!replicas_.empty() && now_ms - last_ping_ms_ >= period_ms && !host_.IsReplica()) {
     last_ping_ms_ = now_ms;
     std::string_view ping[] = {"PING"};
     feed_.EmitRaw(ping);
   }
 }
 
-int64_t ReplPrimary::CountAcked(int64_t offset) const {
+int64_t Primary::CountAcked(int64_t offset) const {
   int64_t n = 0;
   for (const auto& r : replicas_) n += r->state == State::kOnline && r->ack_offset >= offset;
   return n;
 }
 
-bool ReplPrimary::EnoughGoodReplicas(int64_t now_ms) const {
-  int64_t need = server_.config().GetInt("min-replicas-to-write");
+bool Primary::EnoughGoodReplicas(int64_t now_ms) const {
+  int64_t need = host_.ConfigInt("min-replicas-to-write");
   if (need <= 0) return true;
-  int64_t max_lag_ms = server_.config().GetInt("min-replicas-max-lag") * 1000;
+  int64_t max_lag_ms = host_.ConfigInt("min-replicas-max-lag") * 1000;
   int64_t good = 0;
   for (const auto& r : replicas_) {
     good += r->state == State::kOnline && now_ms - r->ack_ms <= max_lag_ms;
@@ -418,11 +411,12 @@ bool ReplPrimary::EnoughGoodReplicas(int64_t now_ms) const {
   return good >= need;
 }
 
-void ReplPrimary::Wait(cmd::Context& c) {
-  if (server_.replica().is_replica()) {
-    c.Error("WAIT cannot be used with replica instances. Please also note that since Redis 4.0 "
-            "if a replica is configured to be writable (which is not the default) writes to "
-            "replicas are just local and are not propagated.");
+void Primary::Wait(cmd::Context& c, ClientConn& client) {
+  if (host_.IsReplica()) {
+    c.Error(
+        "WAIT cannot be used with replica instances. Please also note that since Redis 4.0 "
+        "if a replica is configured to be writable (which is not the default) writes to "
+        "replicas are just local and are not propagated.");
     return;
   }
   int64_t numreplicas, timeout;
@@ -431,7 +425,6 @@ void ReplPrimary::Wait(cmd::Context& c) {
     c.Error("timeout is negative");
     return;
   }
-  Client& client = server_.current_client();
   int64_t offset = client.write_offset();
   int64_t acked = CountAcked(offset);
   if (acked >= numreplicas || c.session.deny_blocking) {
@@ -445,46 +438,41 @@ void ReplPrimary::Wait(cmd::Context& c) {
   feed_.EmitRaw(getack);
 }
 
-void ReplPrimary::ServeWaiters(int64_t now_ms) {
-  std::vector<std::pair<Client*, int64_t>> done;
+void Primary::ServeWaiters(int64_t now_ms) {
+  std::vector<std::pair<ClientConn*, int64_t>> done;
   std::erase_if(waiters_, [&](const Waiter& w) {
     int64_t acked = CountAcked(w.offset);
     if (acked < w.replicas && (w.deadline_ms == 0 || now_ms < w.deadline_ms)) return false;
     done.emplace_back(w.client, acked);
     return true;
   });
-  for (auto [client, acked] : done) {
-    std::string reply;
-    resp::ReplyWriter(&reply, client->session().resp).Int(acked);
-    server_.CompleteBlocked(*client, reply);
-  }
+  for (auto [client, acked] : done) client->AnswerWait(acked);
 }
 
 // Redis' names: wait_bgsave until the snapshot is made (a diskless one is made as it is sent,
 // so all along), send_bulk while a saved file goes to the replica, then online.
-const char* ReplPrimary::StateName(const Replica& r) const {
+const char* Primary::StateName(const AttachedReplica& r) const {
   if (r.state == State::kOnline) return "online";
   if (r.state == State::kWaitSnapshot) return "wait_bgsave";
   bool saved = !child_file_.empty() && child_report_ && child_report_->bytes()[0] == 1;
   return r.file_on_link || saved ? "send_bulk" : "wait_bgsave";
 }
 
-void ReplPrimary::AppendInfo(std::string* out, int64_t now_ms, bool role) const {
+void Primary::AppendInfo(std::string* out, int64_t now_ms, bool role) const {
   char buf[512];
   if (role) out->append("role:master\r\n");
   snprintf(buf, sizeof(buf), "connected_slaves:%zu\r\n", replicas_.size());
   out->append(buf);
   for (size_t i = 0; i < replicas_.size(); i++) {
-    const Replica& r = *replicas_[i];
+    const AttachedReplica& r = *replicas_[i];
     snprintf(buf, sizeof(buf), "slave%zu:ip=%s,port=%d,state=%s,offset=%lld,lag=%lld", i,
-             r.ip.c_str(), r.listening_port, StateName(r),
-             static_cast<long long>(r.ack_offset),
+             r.ip.c_str(), r.listening_port, StateName(r), static_cast<long long>(r.ack_offset),
              static_cast<long long>((now_ms - r.ack_ms) / 1000));
     out->append(buf);
     // kvstore's own: the transport of the link (extra key=value pairs, as Redis adds them).
     out->append(r.data ? ",transport=rdma," + r.data->Describe() + "\r\n" : ",transport=tcp\r\n");
   }
-  const repl::Backlog* b = const_cast<repl::Feed&>(feed_).backlog();
+  const Backlog* b = const_cast<Feed&>(feed_).backlog();
   snprintf(buf, sizeof(buf),
            "master_failover_state:no-failover\r\nmaster_replid:%s\r\nmaster_replid2:%s\r\n"
            "master_repl_offset:%lld\r\nsecond_repl_offset:%lld\r\nrepl_backlog_active:%d\r\n"
@@ -492,69 +480,12 @@ void ReplPrimary::AppendInfo(std::string* out, int64_t now_ms, bool role) const 
            "repl_backlog_histlen:%zu\r\n",
            replid_.c_str(), replid2_.c_str(), static_cast<long long>(feed_.offset()),
            static_cast<long long>(second_offset_), b ? 1 : 0,
-           static_cast<long long>(server_.config().GetInt("repl-backlog-size")),
+           static_cast<long long>(host_.ConfigInt("repl-backlog-size")),
            static_cast<long long>(b ? b->first_byte_offset() : 0), b ? b->histlen() : 0);
   out->append(buf);
 }
 
-void RegisterReplCommands(cmd::CommandTable& t) {
-  using namespace cmd;
-  for (const char* name : {"replicaof", "slaveof"}) {
-    t.Add({.name = name,
-           .arity = 3,
-           .flags = kAdmin | kNoScript | kStale,
-           .handler = [](Context& c) { ServerOf(c).replica().ReplicaOf(c); },
-           .group = "server",
-           .summary = "Make the server a replica of another instance, or promote it as master.",
-           .since = name[0] == 'r' ? "5.0.0" : "1.0.0"});
-  }
-  t.Add({.name = "wait",
-         .arity = 3,
-         .flags = kNoScript,
-         .handler = [](Context& c) { ServerOf(c).primary().Wait(c); },
-         .group = "generic",
-         .summary = "Wait for the synchronous replication of all the write commands sent in the "
-                    "context of the current connection",
-         .since = "3.0.0"});
-  t.Add({.name = "role",
-         .arity = 1,
-         .flags = kNoScript | kLoading | kStale | kFast,
-         .handler =
-             [](Context& c) {
-               Server& s = ServerOf(c);
-               if (s.replica().is_replica()) {
-                 s.replica().Role(c);
-               } else {
-                 s.primary().Role(c);
-               }
-             },
-         .group = "server",
-         .summary = "Return the role of the instance in the context of replication",
-         .since = "2.8.12"});
-  t.Add({.name = "replconf",
-         .arity = -1,
-         .flags = kAdmin | kNoScript | kLoading | kStale,
-         .handler = [](Context& c) { ServerOf(c).primary().Replconf(c); },
-         .group = "server",
-         .summary = "An internal command for configuring the replication stream",
-         .since = "3.0.0"});
-  t.Add({.name = "psync",
-         .arity = -3,
-         .flags = kAdmin | kNoScript | kNoMulti,
-         .handler = [](Context& c) { ServerOf(c).primary().Psync(c); },
-         .group = "server",
-         .summary = "Internal command used for replication",
-         .since = "2.8.0"});
-  t.Add({.name = "sync",
-         .arity = 1,
-         .flags = kAdmin | kNoScript | kNoMulti,
-         .handler = [](Context& c) { ServerOf(c).primary().Psync(c); },
-         .group = "server",
-         .summary = "Internal command used for replication",
-         .since = "1.0.0"});
-}
-
-size_t ReplPrimary::OutputBytes() const {
+size_t Primary::OutputBytes() const {
   size_t total = 0;
   for (const auto& r : replicas_) {
     total += r->client->output_pending() + r->held.capacity() + r->data_batch.capacity();
@@ -562,4 +493,4 @@ size_t ReplPrimary::OutputBytes() const {
   return total;
 }
 
-}  // namespace kv::server
+}  // namespace kv::repl

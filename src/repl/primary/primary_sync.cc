@@ -13,17 +13,14 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/version.h"
 #include "persist/snapshot.h"
-#include "server/client.h"
-#include "server/aof.h"
-#include "server/persistence.h"
-#include "repl/datalink/link_io.h"
-#include "server/repl_primary.h"
 #include "repl/datalink/data_link.h"
+#include "repl/datalink/link_io.h"
 #include "repl/datalink/snapshot_sinks.h"
-#include "server/server.h"
+#include "repl/primary/primary.h"
 
-namespace kv::server {
+namespace kv::repl {
 namespace {
 
 // The shared ring between the snapshot child and a data link: room for the link's chunks in
@@ -32,8 +29,7 @@ constexpr size_t kSnapshotRingBytes = 32 << 20;
 
 }  // namespace
 
-std::unique_ptr<ReplPrimary::ChildReport> ReplPrimary::ChildReport::Create(
-    std::vector<uint64_t> targets) {
+std::unique_ptr<Primary::ChildReport> Primary::ChildReport::Create(std::vector<uint64_t> targets) {
   size_t size = targets.size() + 1;
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;  // zero-filled otherwise
@@ -41,18 +37,18 @@ std::unique_ptr<ReplPrimary::ChildReport> ReplPrimary::ChildReport::Create(
       new ChildReport(std::move(targets), static_cast<uint8_t*>(p), size));
 }
 
-ReplPrimary::ChildReport::~ChildReport() { munmap(bytes_, size_); }
+Primary::ChildReport::~ChildReport() { munmap(bytes_, size_); }
 
-bool ReplPrimary::ChildReport::Delivered(uint64_t id, bool gets_file) const {
+bool Primary::ChildReport::Delivered(uint64_t id, bool gets_file) const {
   for (size_t i = 0; i < targets_.size(); i++) {
     if (targets_[i] == id) return bytes_[1 + i] == 1;
   }
   return gets_file && bytes_[0] == 1;
 }
 
-void ReplPrimary::StartSnapshot(int64_t now_ms) {
-  std::vector<Replica*> batch;
-  int64_t delay_ms = server_.config().GetInt("repl-diskless-sync-delay") * 1000;
+void Primary::StartSnapshot(int64_t now_ms) {
+  std::vector<AttachedReplica*> batch;
+  int64_t delay_ms = host_.ConfigInt("repl-diskless-sync-delay") * 1000;
   int64_t oldest = INT64_MAX;
   for (auto& r : replicas_) {
     if (r->state == State::kWaitSnapshot) {
@@ -60,24 +56,24 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
       oldest = std::min(oldest, r->since_ms);
     }
   }
-  int64_t max_replicas = server_.config().GetInt("repl-diskless-sync-max-replicas");
+  int64_t max_replicas = host_.ConfigInt("repl-diskless-sync-max-replicas");
   bool enough = max_replicas > 0 && static_cast<int64_t>(batch.size()) >= max_replicas;
-  bool disk = !server_.config().GetBool("repl-diskless-sync");
-  for (Replica* r : batch) disk = disk || !r->capa_eof;
+  bool disk = !host_.ConfigBool("repl-diskless-sync");
+  for (AttachedReplica* r : batch) disk = disk || !r->capa_eof;
   // Disk-based syncs start at once; diskless ones wait for more replicas to share the transfer.
   if (batch.empty() || (!disk && !enough && now_ms - oldest < delay_ms)) return;
   // One child at a time: a BGSAVE's or an AOF rewrite's is waited for, as in Redis.
-  if (server_.persistence().child_running() || server_.aof().child_running()) return;
+  if (host_.OtherChildRunning()) return;
   int64_t offset = feed_.offset();
   // The stream restarts with a SELECT for whoever joins now.
   feed_.ForgetSelectedDb();
   std::vector<int> fds;
   std::vector<uint64_t> fd_ids;  // their clients
   // Data-link replicas and their rings (the child fills them all at once).
-  std::vector<std::pair<Replica*, std::unique_ptr<repl::SnapshotRing>>> rings;
+  std::vector<std::pair<AttachedReplica*, std::unique_ptr<SnapshotRing>>> rings;
   std::string reply = "+FULLRESYNC " + replid_ + " " + std::to_string(offset) + "\r\n";
-  for (Replica* r : batch) {
-    repl::PollingSink sink(r->client->fd(), 1000);
+  for (AttachedReplica* r : batch) {
+    PollingSink sink(r->client->fd(), 1000);
     if (!r->pre_psync && !sink.Write(reply.data(), reply.size()).ok()) {
       r->client->RequestClose();
       continue;
@@ -89,7 +85,7 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
     }
     if (r->data) {
       // The child writes the RDB into a ring; the data link's thread sends it on from there.
-      auto ring = repl::SnapshotRing::Create(kSnapshotRingBytes);
+      auto ring = SnapshotRing::Create(kSnapshotRingBytes);
       if (!ring.ok()) {
         LOG_WARNING("Can't set up the snapshot for a replica's data link: %s",
                     ring.status().message().c_str());
@@ -109,7 +105,7 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   pid_t pid = fork();
   if (pid < 0) {
     LOG_WARNING("Can't start the replication snapshot: fork: %s", strerror(errno));
-    for (Replica* r : batch) {
+    for (AttachedReplica* r : batch) {
       r->client->RequestClose();
       r->state = State::kSendingSnapshot;  // closing: no second +FULLRESYNC for it meanwhile
     }
@@ -118,35 +114,33 @@ void ReplPrimary::StartSnapshot(int64_t now_ms) {
   if (pid == 0) {
     // A replication snapshot has no use once the primary is gone.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    server_.ShowChildProcTitle(disk ? Server::ChildKind::kBgsave : Server::ChildKind::kToReplicas);
-    std::vector<repl::SnapshotRing*> child_rings;
+    host_.PrepareSnapshotChild(disk);
+    std::vector<SnapshotRing*> child_rings;
     for (auto& [r, ring] : rings) child_rings.push_back(ring.get());
     RunChild(fds, child_rings, offset, disk, report ? report->bytes() : nullptr);
   }
   child_report_ = std::move(report);
   for (auto& [r, ring] : rings) r->data->SetSnapshotRing(std::move(ring));
   child_pid_ = pid;
-  server_.WatchSnapshotChild(pid);
+  host_.WatchSnapshotChild(pid);
   fail_snapshot_after_ = -1;  // the child took it
   child_file_.clear();
   if (disk) {
     char cwd[4096];
-    std::string name = server_.config().GetString("dbfilename");
+    std::string name = host_.ConfigString("dbfilename");
     child_file_ = getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) + "/" + name : name;
   }
-  for (Replica* r : batch) r->state = State::kSendingSnapshot;
+  for (AttachedReplica* r : batch) r->state = State::kSendingSnapshot;
   LOG_NOTICE("Starting BGSAVE for SYNC with target: %s (pid %d, %zu replica(s))",
              disk ? "disk" : "replicas sockets", static_cast<int>(pid), batch.size());
 }
 
-void ReplPrimary::RunChild(const std::vector<int>& fds,
-                           const std::vector<repl::SnapshotRing*>& rings, int64_t offset, bool disk,
-                           uint8_t* report) {
+void Primary::RunChild(const std::vector<int>& fds, const std::vector<SnapshotRing*>& rings,
+                       int64_t offset, bool disk, uint8_t* report) {
   auto tell = [&](size_t i, bool ok) {
     if (report) report[i] = ok ? 1 : 2;
   };
   SetLogRole('C');
-  server_.CloseListenersInChild();
   std::string mark = RandomHex40();
   persist::SnapshotInfo info;
   info.version = kRedisCompatVersion;
@@ -154,22 +148,22 @@ void ReplPrimary::RunChild(const std::vector<int>& fds,
   info.repl_id = replid_;
   info.repl_offset = offset;
   persist::RdbWriteOptions opts;
-  opts.compression = server_.config().GetBool("rdbcompression");
-  opts.checksum = server_.config().GetBool("rdbchecksum");
-  opts.limits = server_.keyspace().limits();
-  opts.key_save_delay_us = static_cast<int>(server_.config().GetInt("rdb-key-save-delay"));
-  opts.functions = server_.FunctionCodes();
-  int timeout_ms = static_cast<int>(server_.config().GetInt("repl-timeout") * 1000);
-  std::string path = server_.config().GetString("dbfilename");
+  opts.compression = host_.ConfigBool("rdbcompression");
+  opts.checksum = host_.ConfigBool("rdbchecksum");
+  opts.limits = host_.keyspace().limits();
+  opts.key_save_delay_us = static_cast<int>(host_.ConfigInt("rdb-key-save-delay"));
+  opts.functions = host_.FunctionCodes();
+  int timeout_ms = static_cast<int>(host_.ConfigInt("repl-timeout") * 1000);
+  std::string path = host_.ConfigString("dbfilename");
   // Progress of the transfer, once a second.
-  uint64_t total_keys = server_.keyspace().TotalKeys();
+  uint64_t total_keys = host_.keyspace().TotalKeys();
   int64_t start = MonoMs(), last_log = start;
   opts.progress = [&](uint64_t bytes, uint64_t keys) {
     int64_t now = MonoMs();
     if (now - last_log < 1000) return;
     last_log = now;
     double secs = (now - start) / 1000.0, done = total_keys ? double(keys) / total_keys : 1.0;
-    LOG_NOTICE("Replica sync: %.1f MB %s, %llu/%llu keys (%.0f%%), %.1f MB/s, ETA %.0f s",
+    LOG_NOTICE("AttachedReplica sync: %.1f MB %s, %llu/%llu keys (%.0f%%), %.1f MB/s, ETA %.0f s",
                bytes / 1e6, disk ? "saved" : "sent", static_cast<unsigned long long>(keys),
                static_cast<unsigned long long>(total_keys), 100 * done, bytes / 1e6 / secs,
                done > 0 ? secs / done - secs : 0.0);
@@ -184,12 +178,12 @@ void ReplPrimary::RunChild(const std::vector<int>& fds,
     int64_t now = MonoMs();
     if (now - last_keepalive < 1000) return;
     last_keepalive = now;
-    for (size_t i = waiting_from; i < fds.size(); i++) repl::SendKeepalive(fds[i]);
+    for (size_t i = waiting_from; i < fds.size(); i++) SendKeepalive(fds[i]);
   };
   opts.tick = keepalive;
   if (disk) {
-    Status st = persist::SaveRdbFile(server_.keyspace(), path, opts, persist::StandardAux(info),
-                                     nullptr);
+    Status st =
+        persist::SaveRdbFile(host_.keyspace(), path, opts, persist::StandardAux(info), nullptr);
     if (!st.ok()) {
       LOG_WARNING("Snapshot for replication failed: %s", st.message().c_str());
       _exit(1);
@@ -202,7 +196,7 @@ void ReplPrimary::RunChild(const std::vector<int>& fds,
     // The saved file, to one socket after the other (the data links map it themselves).
     for (size_t i = 0; i < fds.size(); i++) {
       waiting_from++;  // this one's payload starts: no newline may come into it
-      repl::PollingSink sink(fds[i], timeout_ms);
+      PollingSink sink(fds[i], timeout_ms);
       Status st = SendFile(sink, fds[i], path, timeout_ms, keepalive);
       tell(1 + i, st.ok());
       if (!st.ok()) {
@@ -219,7 +213,7 @@ void ReplPrimary::RunChild(const std::vector<int>& fds,
   std::vector<persist::Sink*> targets;
   auto add = [&](std::unique_ptr<persist::Sink> inner) {
     owned.push_back(std::move(inner));
-    owned.push_back(std::make_unique<repl::FailingSink>(*owned.back(), fail_snapshot_after_));
+    owned.push_back(std::make_unique<FailingSink>(*owned.back(), fail_snapshot_after_));
     targets.push_back(owned.back().get());
   };
   // A target that stops taking bytes (a socket not read, a ring not emptied) holds the others
@@ -227,21 +221,21 @@ void ReplPrimary::RunChild(const std::vector<int>& fds,
   // out waiting. (A lone ring waits: its link's own timeouts, and rebuilds, decide.)
   bool company = rings.size() + fds.size() > 1;
   int shared_timeout_ms = std::max(timeout_ms / 2, 1000);
-  for (repl::SnapshotRing* ring : rings) {
-    add(std::make_unique<repl::RingSink>(*ring, company ? shared_timeout_ms : -1));
+  for (SnapshotRing* ring : rings) {
+    add(std::make_unique<RingSink>(*ring, company ? shared_timeout_ms : -1));
   }
   for (int fd : fds) {
-    add(std::make_unique<repl::PollingSink>(fd, company ? shared_timeout_ms : timeout_ms));
+    add(std::make_unique<PollingSink>(fd, company ? shared_timeout_ms : timeout_ms));
   }
   waiting_from = fds.size();
-  repl::FanOutSink fan(targets);
+  FanOutSink fan(targets);
   std::string head = "$EOF:" + mark + "\r\n";
   for (size_t i = 0; i < fds.size(); i++) {
-    repl::PollingSink sink(fds[i], timeout_ms);
+    PollingSink sink(fds[i], timeout_ms);
     if (Status st = sink.Write(head.data(), head.size()); !st.ok()) fan.Fail(rings.size() + i, st);
   }
   Status walk = targets.empty() ? Status::Ok()
-                                : persist::WriteRdb(server_.keyspace(), fan, opts,
+                                : persist::WriteRdb(host_.keyspace(), fan, opts,
                                                     persist::StandardAux(info), nullptr);
   for (size_t i = 0; i < targets.size(); i++) {
     Status st = walk.ok() ? fan.status(i) : walk;
@@ -249,20 +243,20 @@ void ReplPrimary::RunChild(const std::vector<int>& fds,
     if (ring) {
       rings[i]->Finish(st.ok());
     } else if (st.ok()) {
-      repl::PollingSink sink(fds[i - rings.size()], timeout_ms);
+      PollingSink sink(fds[i - rings.size()], timeout_ms);
       st = sink.Write(mark.data(), mark.size());
     }
     tell(1 + i, st.ok());
     if (!st.ok()) {
-      LOG_WARNING("Snapshot transfer to a replica%s failed: %s",
-                  ring ? "'s data link" : "", st.message().c_str());
+      LOG_WARNING("Snapshot transfer to a replica%s failed: %s", ring ? "'s data link" : "",
+                  st.message().c_str());
       ok = false;
     }
   }
   _exit(ok ? 0 : 1);
 }
 
-void ReplPrimary::SnapshotDone(bool ok) {
+void Primary::SnapshotDone(bool ok) {
   std::unique_ptr<ChildReport> report = std::move(child_report_);
   for (auto& r : replicas_) {
     if (r->state != State::kSendingSnapshot || r->file_on_link) continue;
@@ -290,26 +284,28 @@ void ReplPrimary::SnapshotDone(bool ok) {
       // the ACK it sends once loaded (which may come before the primary learns that the child
       // has exited: then the stream starts at once).
       r->stream_on_ack = true;
-      LOG_NOTICE("Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF "
-                 "ACK from replica to enable streaming", r->client->peer().c_str());
+      LOG_NOTICE(
+          "Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF "
+          "ACK from replica to enable streaming",
+          r->client->peer().c_str());
       continue;
     }
     StartStream(*r);
   }
 }
 
-void ReplPrimary::PutOnline(Replica& r) {
+void Primary::PutOnline(AttachedReplica& r) {
   r.state = State::kOnline;
   r.file_on_link = false;
   r.ack_ms = WallMs();
   LOG_NOTICE("Synchronization with replica %s succeeded", r.client->peer().c_str());
 }
 
-void ReplPrimary::StartStream(Replica& r) {
+void Primary::StartStream(AttachedReplica& r) {
   r.stream_on_ack = false;
   if (!r.held.empty()) SendTo(r, r.held);
   r.held.clear();
   r.held.shrink_to_fit();
 }
 
-}  // namespace kv::server
+}  // namespace kv::repl

@@ -1,0 +1,26 @@
+// client-output-buffer-limit for one class of clients (normal, replica, pubsub): a connection
+// whose unsent output passes the hard limit, or stays over the soft one for `seconds`, is closed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kv::net {
+
+struct OutputLimit {
+  size_t hard = 0, soft = 0;
+  int64_t seconds = 0;
+  // Whether `pending` output bytes at `now_ms` pass the hard limit, or have been over the soft
+  // one for `seconds`; `*over_soft_since_ms` (0: under it) keeps when they went over.
+  bool Exceeded(size_t pending, int64_t now_ms, int64_t* over_soft_since_ms) const {
+    bool over_soft = soft && pending > soft;
+    if (!over_soft)
+      *over_soft_since_ms = 0;
+    else if (!*over_soft_since_ms)
+      *over_soft_since_ms = now_ms;
+    return (hard && pending > hard) ||
+           (over_soft && now_ms - *over_soft_since_ms >= seconds * 1000);
+  }
+};
+
+}  // namespace kv::net
