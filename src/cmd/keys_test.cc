@@ -1,6 +1,6 @@
-// In-process tests of the generic keyspace commands (keys.cc). Keys are created directly in the
-// keyspace so that these tests depend on no other command family; time is fixed with
-// set_now_ms so that TTL arithmetic is exact.
+// In-process tests of the generic keyspace commands (keys.cc, expire.cc). Keys are created
+// directly in the keyspace so that these tests depend on no other command family; time is fixed
+// with set_now_ms so that TTL arithmetic is exact.
 #include <gtest/gtest.h>
 
 #include <algorithm>

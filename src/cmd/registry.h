@@ -6,12 +6,12 @@
 namespace kv::cmd {
 
 void RegisterConnectionCommands(CommandTable& table);  // connection.cc: PING ECHO SELECT
-void RegisterKeyCommands(CommandTable& table);         // keys.cc
-void RegisterStringCommands(CommandTable& table);      // strings.cc
-void RegisterBitmapCommands(CommandTable& table);      // bitmaps.cc: SETBIT BITCOUNT BITFIELD ...
-void RegisterHyperLogLogCommands(CommandTable& table);  // hyperloglog.cc: PFADD PFCOUNT PFMERGE ...
+void RegisterKeyCommands(CommandTable& table);         // keys.cc, expire.cc
+void RegisterStringCommands(CommandTable& table);      // strings.cc, string_lcs.cc
+void RegisterBitmapCommands(CommandTable& table);      // bitmaps.cc, bitfield.cc: SETBIT ...
+void RegisterHyperLogLogCommands(CommandTable& table);  // hyperloglog.cc, hll_encoding.cc: PF*
 void RegisterGeoCommands(CommandTable& table);  // geo.cc, geo_search.cc: GEOADD ... GEOSEARCH
-void RegisterStreamCommands(CommandTable& table);      // streams.cc, stream_read.cc: XADD ... XREAD
+void RegisterStreamCommands(CommandTable& table);      // streams.cc, stream_*.cc: XADD ... XINFO
 void RegisterHashCommands(CommandTable& table);        // hashes.cc
 void RegisterListCommands(CommandTable& table);        // lists.cc
 void RegisterSetCommands(CommandTable& table);         // sets.cc

@@ -1,4 +1,6 @@
-// Internal to the stream command files (streams.cc, stream_read.cc): the helpers they share.
+// Internal to the stream command files (streams.cc, stream_add.cc, stream_read.cc,
+// stream_groups.cc, stream_claims.cc, stream_info.cc): the helpers they share and the handlers
+// streams.cc registers. Nothing outside cmd/ includes it.
 #pragma once
 
 #include <cstdint>
@@ -71,6 +73,9 @@ void ReplyGroupRange(Context& c, store::StreamValue& s, std::string_view key,
                      store::StreamConsumer& consumer, store::StreamID start, size_t count,
                      bool noack, bool history);
 
+// stream_add.cc.
+void XAdd(Context& c);
+void XTrim(Context& c);
 // stream_read.cc.
 void XRead(Context& c);
 void XReadGroup(Context& c);

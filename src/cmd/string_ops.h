@@ -1,7 +1,9 @@
 // What the string commands (strings.cc) share with the commands that work on strings as bit
-// arrays (bitmaps.cc): the write lookup that insists on a string, and storing a key as Redis'
-// setKey and dbOverwrite do, with the "new" event for a key they create. Defined in strings.cc.
-// Same threading as Context: one command, keyspace lock held.
+// arrays (bitmaps.cc) or as HyperLogLogs (hyperloglog.cc): the write lookup that insists on a
+// string, and storing a key as Redis' setKey and dbOverwrite do, with the "new" event for a key
+// they create. Defined in strings.cc, except the LCS handler, which string_lcs.cc defines and
+// strings.cc registers. Nothing outside cmd/ includes it. Same threading as Context: one
+// command, keyspace lock held.
 #pragma once
 
 #include <string_view>
@@ -20,5 +22,8 @@ store::Entry* SetKey(Context& c, std::string_view key, store::Value v, bool keep
 // Replaces the value of `e` in place (keeping its TTL, as dbOverwrite) or adds a new key when
 // `e` is null. Returns the key's entry.
 store::Entry* StoreKeepTtl(Context& c, store::Entry* e, std::string_view key, store::Value v);
+
+// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN] (string_lcs.cc).
+void Lcs(Context& c);
 
 }  // namespace kv::cmd
