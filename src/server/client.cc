@@ -12,7 +12,7 @@
 #include "common/logging.h"
 #include "common/strutil.h"
 #include "repl/primary/primary.h"
-#include "server/aof.h"
+#include "server/persistence/aof.h"
 #include "server/poll_group.h"
 #include "server/server.h"
 

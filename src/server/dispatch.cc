@@ -8,10 +8,10 @@
 #include "common/strutil.h"
 #include "repl/primary/primary.h"
 #include "repl/replica/replica.h"
-#include "server/aof.h"
 #include "server/client.h"
 #include "server/evict.h"
-#include "server/persistence.h"
+#include "server/persistence/aof.h"
+#include "server/persistence/persistence.h"
 #include "server/server.h"
 
 namespace kv::server {

@@ -11,7 +11,7 @@
 #include "common/logging.h"
 #include "repl/primary/primary.h"
 #include "repl/replica/replica.h"
-#include "server/aof.h"
+#include "server/persistence/aof.h"
 #include "server/server.h"
 
 namespace kv::server {

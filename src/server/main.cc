@@ -9,7 +9,7 @@
 
 #include "common/config_parser.h"
 #include "common/logging.h"
-#include "server/config.h"
+#include "server/config/config.h"
 #include "server/daemon.h"
 #include "server/proc_title.h"
 #include "server/server.h"

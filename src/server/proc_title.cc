@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/strutil.h"
-#include "server/config.h"
+#include "server/config/config.h"
 #include "server/server.h"
 
 extern char** environ;

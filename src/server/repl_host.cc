@@ -1,9 +1,9 @@
 #include "server/repl_host.h"
 
 #include "repl/replica/replica.h"
-#include "server/aof.h"
 #include "server/client.h"
-#include "server/persistence.h"
+#include "server/persistence/aof.h"
+#include "server/persistence/persistence.h"
 #include "server/poll_group.h"
 #include "server/server.h"
 

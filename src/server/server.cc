@@ -16,10 +16,10 @@
 #include "repl/replica/replica.h"
 #include "script/function_libraries.h"
 #include "script/lua_engine.h"
-#include "server/aof.h"
 #include "server/client.h"
 #include "server/evict.h"
-#include "server/persistence.h"
+#include "server/persistence/aof.h"
+#include "server/persistence/persistence.h"
 #include "server/repl_host.h"
 #include "transport/channel.h"
 

@@ -26,9 +26,9 @@
 #include "net/event_loop.h"
 #include "net/output_limit.h"
 #include "net/socket.h"
-#include "server/config.h"
+#include "server/config/config.h"
 #include "server/poll_group.h"
-#include "server/script_run.h"
+#include "server/scripting/script_run.h"
 #include "store/keyspace.h"
 
 namespace kv::repl {

@@ -20,7 +20,7 @@
 #include "repl/primary/primary.h"
 #include "repl/replica/replica.h"
 #include "server/client.h"
-#include "server/persistence.h"
+#include "server/persistence/persistence.h"
 #include "server/server.h"
 #include "store/digest.h"
 

@@ -1,4 +1,4 @@
-#include "server/persistence.h"
+#include "server/persistence/persistence.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -139,8 +139,9 @@ Status Persistence::LoadAtStartup() {
   if (id != res.aux.end() && off != res.aux.end() && id->second.size() == 40 &&
       ParseInt64(off->second)) {
     auto db = res.aux.find("repl-stream-db");
-    startup_history_ = {id->second, *ParseInt64(off->second),
-                        db == res.aux.end() ? 0 : static_cast<int>(ParseInt64(db->second).value_or(0))};
+    startup_history_ = {
+        id->second, *ParseInt64(off->second),
+        db == res.aux.end() ? 0 : static_cast<int>(ParseInt64(db->second).value_or(0))};
   }
   if (auto it = res.aux.find("redis-ver"); it != res.aux.end()) {
     LOG_NOTICE("Loading RDB produced by version %s", it->second.c_str());

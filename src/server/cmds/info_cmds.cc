@@ -119,25 +119,53 @@ void Container(Context& c) { c.Error(cmd::UnknownSubcommand(c.arg(1), c.arg(0)))
 
 // Redis' ACL categories, in its table order (COMMAND INFO lists them in this order).
 enum AclCategory : int {
-  kCatKeyspace, kCatRead, kCatWrite, kCatSet, kCatSortedSet, kCatList, kCatHash, kCatString,
-  kCatBitmap, kCatHyperLogLog, kCatGeo, kCatStream, kCatPubSub, kCatAdmin, kCatFast, kCatSlow,
-  kCatBlocking, kCatDangerous, kCatConnection, kCatTransaction, kCatScripting, kNumCategories
+  kCatKeyspace,
+  kCatRead,
+  kCatWrite,
+  kCatSet,
+  kCatSortedSet,
+  kCatList,
+  kCatHash,
+  kCatString,
+  kCatBitmap,
+  kCatHyperLogLog,
+  kCatGeo,
+  kCatStream,
+  kCatPubSub,
+  kCatAdmin,
+  kCatFast,
+  kCatSlow,
+  kCatBlocking,
+  kCatDangerous,
+  kCatConnection,
+  kCatTransaction,
+  kCatScripting,
+  kNumCategories
 };
 constexpr std::string_view kCategoryNames[kNumCategories] = {
-    "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
-    "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
-    "connection", "transaction", "scripting"};
+    "keyspace", "read",   "write",       "set",       "sortedset",  "list",        "hash",
+    "string",   "bitmap", "hyperloglog", "geo",       "stream",     "pubsub",      "admin",
+    "fast",     "slow",   "blocking",    "dangerous", "connection", "transaction", "scripting"};
 
 // The category a command group implies ("keyspace" commands are @keyspace, ...), or -1. The
 // pubsub group implies none: its commands are @pubsub by their flag, PUBSUB HELP is not.
 int GroupCategory(std::string_view group) {
   static const std::pair<std::string_view, AclCategory> kGroups[] = {
-      {"keyspace", kCatKeyspace}, {"generic", kCatKeyspace}, {"string", kCatString},
-      {"list", kCatList},         {"set", kCatSet},           {"sorted-set", kCatSortedSet},
-      {"zset", kCatSortedSet},    {"hash", kCatHash},         {"bitmap", kCatBitmap},
-      {"hyperloglog", kCatHyperLogLog}, {"geo", kCatGeo},     {"stream", kCatStream},
+      {"keyspace", kCatKeyspace},
+      {"generic", kCatKeyspace},
+      {"string", kCatString},
+      {"list", kCatList},
+      {"set", kCatSet},
+      {"sorted-set", kCatSortedSet},
+      {"zset", kCatSortedSet},
+      {"hash", kCatHash},
+      {"bitmap", kCatBitmap},
+      {"hyperloglog", kCatHyperLogLog},
+      {"geo", kCatGeo},
+      {"stream", kCatStream},
       {"connection", kCatConnection},
-      {"transactions", kCatTransaction}, {"scripting", kCatScripting},
+      {"transactions", kCatTransaction},
+      {"scripting", kCatScripting},
   };
   for (const auto& [name, cat] : kGroups) {
     if (name == group) return cat;
@@ -238,11 +266,15 @@ void ReplyKeySpec(Context& c, const cmd::KeySpec& ks) {
   ReplyKeyFlags(c, ks.flags);
   c.out.Bulk("begin_search");
   switch (ks.begin.type) {
-    case BS::kIndex: ReplySpecPart(c, "index", {{"index", ks.begin.index}}); break;
+    case BS::kIndex:
+      ReplySpecPart(c, "index", {{"index", ks.begin.index}});
+      break;
     case BS::kKeyword:
       ReplySpecPart(c, "keyword", {{"startfrom", ks.begin.startfrom}}, ks.begin.keyword);
       break;
-    case BS::kUnknown: ReplySpecPart(c, "unknown", {}); break;
+    case BS::kUnknown:
+      ReplySpecPart(c, "unknown", {});
+      break;
   }
   c.out.Bulk("find_keys");
   const cmd::FindKeys& f = ks.find;
@@ -253,7 +285,9 @@ void ReplyKeySpec(Context& c, const cmd::KeySpec& ks) {
     case FK::kKeyNum:
       ReplySpecPart(c, "keynum", {{"keynumidx", f.a}, {"firstkey", f.b}, {"keystep", f.c}});
       break;
-    case FK::kUnknown: ReplySpecPart(c, "unknown", {}); break;
+    case FK::kUnknown:
+      ReplySpecPart(c, "unknown", {});
+      break;
   }
 }
 
@@ -327,8 +361,10 @@ void CommandInfo(Context& c) {
   c.out.Array(c.argc() - 2);
   for (size_t i = 2; i < c.argc(); i++) {
     const CommandSpec* spec = LookupFullName(t, c.arg(i));
-    if (spec) ReplyCommandInfo(c, *spec);
-    else c.out.Null();
+    if (spec)
+      ReplyCommandInfo(c, *spec);
+    else
+      c.out.Null();
   }
 }
 
@@ -516,14 +552,21 @@ void Time(Context& c) {
 
 void RegisterConfigCommand(cmd::CommandTable& t) {
   using namespace cmd;
-  CommandSpec* config = t.Add({.name = "config", .arity = -2, .handler = Container,
+  CommandSpec* config = t.Add({.name = "config",
+                               .arity = -2,
+                               .handler = Container,
                                .group = "server",
                                .summary = "A container for server configuration commands",
                                .since = "2.0.0"});
   auto sub = [&](const char* name, int arity, uint32_t flags, Handler h, const char* summary,
                  const char* since) {
-    t.AddSub(config, {.name = name, .arity = arity, .flags = flags | kLoading | kStale,
-                      .handler = h, .group = "server", .summary = summary, .since = since});
+    t.AddSub(config, {.name = name,
+                      .arity = arity,
+                      .flags = flags | kLoading | kStale,
+                      .handler = h,
+                      .group = "server",
+                      .summary = summary,
+                      .since = since});
   };
   const uint32_t kAdminFlags = kAdmin | kNoScript;
   sub("get", -3, kAdminFlags, ConfigGet, "Get the values of configuration parameters", "2.0.0");
@@ -537,14 +580,21 @@ void RegisterConfigCommand(cmd::CommandTable& t) {
 
 void RegisterCommandCommand(cmd::CommandTable& t) {
   using namespace cmd;
-  CommandSpec* command = t.Add({.name = "command", .arity = -1, .flags = kLoading | kStale,
-                                .handler = CommandAll, .group = "server",
+  CommandSpec* command = t.Add({.name = "command",
+                                .arity = -1,
+                                .flags = kLoading | kStale,
+                                .handler = CommandAll,
+                                .group = "server",
                                 .summary = "Get array of Redis command details",
                                 .since = "2.8.13"});
-  auto sub = [&](const char* name, int arity, Handler h, const char* summary,
-                 const char* since) {
-    t.AddSub(command, {.name = name, .arity = arity, .flags = kLoading | kStale, .handler = h,
-                       .group = "server", .summary = summary, .since = since});
+  auto sub = [&](const char* name, int arity, Handler h, const char* summary, const char* since) {
+    t.AddSub(command, {.name = name,
+                       .arity = arity,
+                       .flags = kLoading | kStale,
+                       .handler = h,
+                       .group = "server",
+                       .summary = summary,
+                       .since = since});
   };
   sub("count", 2, CommandCount, "Get total number of Redis commands", "2.8.13");
   sub("docs", -2, CommandDocs, "Get array of specific Redis command documentation", "7.0.0");
@@ -563,8 +613,12 @@ void RegisterInfoCommands(cmd::CommandTable& t) {
   RegisterInfoCommand(t);
   RegisterConfigCommand(t);
   RegisterCommandCommand(t);
-  t.Add({.name = "time", .arity = 1, .flags = cmd::kLoading | cmd::kStale | cmd::kFast,
-         .handler = Time, .group = "server", .summary = "Return the current server time",
+  t.Add({.name = "time",
+         .arity = 1,
+         .flags = cmd::kLoading | cmd::kStale | cmd::kFast,
+         .handler = Time,
+         .group = "server",
+         .summary = "Return the current server time",
          .since = "2.6.0"});
 }
 

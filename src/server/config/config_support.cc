@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "server/config.h"
+#include "server/config/config.h"
 
 namespace kv::server {
 namespace {

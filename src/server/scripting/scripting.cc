@@ -7,7 +7,7 @@
 #include "cmd/key_finders.h"
 #include "common/strutil.h"
 #include "script/lua_engine.h"
-#include "server/script_run.h"
+#include "server/scripting/script_run.h"
 #include "server/server.h"
 
 namespace kv::server {

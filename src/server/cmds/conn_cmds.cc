@@ -29,8 +29,9 @@ void Auth(Context& c) {
   // MONITOR and SLOWLOG never show the credentials (Redis redacts them at this point too).
   for (size_t i = 1; i < c.argc(); i++) c.Redact(i);
   if (c.argc() == 2 && s.config().GetString("requirepass").empty()) {
-    c.Error("AUTH <password> called without any password configured for the default user. "
-            "Are you sure your configuration is correct?");
+    c.Error(
+        "AUTH <password> called without any password configured for the default user. "
+        "Are you sure your configuration is correct?");
     return;
   }
   std::string_view user = c.argc() == 3 ? c.arg(1) : "default";
@@ -116,9 +117,10 @@ void Hello(Context& c) {
     c.session.authenticated = true;
   }
   if (!c.session.authenticated) {
-    c.Error("-NOAUTH HELLO must be called with the client already authenticated, otherwise the "
-            "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
-            "select the RESP protocol version at the same time");
+    c.Error(
+        "-NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+        "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+        "select the RESP protocol version at the same time");
     return;
   }
   if (has_name) c.session.name = std::string(name);
@@ -157,18 +159,33 @@ void RegisterClientCommands(cmd::CommandTable& t);
 
 void RegisterConnectionServerCommands(cmd::CommandTable& t) {
   using namespace cmd;
-  t.Add({.name = "auth", .arity = -2, .flags = kNoScript | kLoading | kStale | kFast | kNoAuth,
-         .handler = Auth, .group = "connection", .summary = "Authenticate to the server",
+  t.Add({.name = "auth",
+         .arity = -2,
+         .flags = kNoScript | kLoading | kStale | kFast | kNoAuth,
+         .handler = Auth,
+         .group = "connection",
+         .summary = "Authenticate to the server",
          .since = "1.0.0"});
-  t.Add({.name = "hello", .arity = -1, .flags = kNoScript | kLoading | kStale | kFast | kNoAuth,
-         .handler = Hello, .group = "connection", .summary = "Handshake with Redis",
+  t.Add({.name = "hello",
+         .arity = -1,
+         .flags = kNoScript | kLoading | kStale | kFast | kNoAuth,
+         .handler = Hello,
+         .group = "connection",
+         .summary = "Handshake with Redis",
          .since = "6.0.0"});
-  t.Add({.name = "quit", .arity = -1, .flags = kAllowBusy | kNoScript | kLoading | kStale |
-                                                kFast | kNoAuth,
-         .handler = Quit, .group = "connection", .summary = "Close the connection",
+  t.Add({.name = "quit",
+         .arity = -1,
+         .flags = kAllowBusy | kNoScript | kLoading | kStale | kFast | kNoAuth,
+         .handler = Quit,
+         .group = "connection",
+         .summary = "Close the connection",
          .since = "1.0.0"});
-  t.Add({.name = "reset", .arity = 1, .flags = kNoScript | kLoading | kStale | kFast | kNoAuth,
-         .handler = Reset, .group = "connection", .summary = "Reset the connection",
+  t.Add({.name = "reset",
+         .arity = 1,
+         .flags = kNoScript | kLoading | kStale | kFast | kNoAuth,
+         .handler = Reset,
+         .group = "connection",
+         .summary = "Reset the connection",
          .since = "6.2.0"});
   RegisterClientCommands(t);
 }

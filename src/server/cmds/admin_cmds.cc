@@ -21,7 +21,7 @@
 #include "repl/primary/primary.h"
 #include "server/client.h"
 #include "server/evict.h"
-#include "server/persistence.h"
+#include "server/persistence/persistence.h"
 #include "server/server.h"
 
 namespace kv::server {

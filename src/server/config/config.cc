@@ -1,4 +1,4 @@
-#include "server/config.h"
+#include "server/config/config.h"
 #include "server/proc_title.h"
 
 #include <fstream>
@@ -24,11 +24,13 @@ Result<std::string> MergeOutputLimits(const std::string& current,
                                       const std::vector<std::string>& args) {
   std::vector<std::string> words = args;
   if (words.size() == 1) words = SplitArgs(words[0]).value_or(std::vector<std::string>{});
-  if (words.empty() || words.size() % 4 != 0) return Status::Invalid("Wrong number of arguments in buffer limit configuration.");
+  if (words.empty() || words.size() % 4 != 0)
+    return Status::Invalid("Wrong number of arguments in buffer limit configuration.");
   auto cur = SplitArgs(current).value_or(std::vector<std::string>{});
   std::map<std::string, std::vector<std::string>> by_class;
   std::vector<std::string> order = {"normal", "slave", "pubsub"};
-  for (size_t i = 0; i + 3 < cur.size(); i += 4) by_class[cur[i]] = {cur[i + 1], cur[i + 2], cur[i + 3]};
+  for (size_t i = 0; i + 3 < cur.size(); i += 4)
+    by_class[cur[i]] = {cur[i + 1], cur[i + 2], cur[i + 3]};
   for (size_t i = 0; i < words.size(); i += 4) {
     std::string cls = ToLower(words[i]);
     if (cls == "replica") cls = "slave";
@@ -38,7 +40,8 @@ Result<std::string> MergeOutputLimits(const std::string& current,
     auto soft = ParseMemory(words[i + 2]);
     auto secs = ParseInt64(words[i + 3]);
     if (!hard || !soft || !secs || *hard < 0 || *soft < 0 || *secs < 0)
-      return Status::Invalid("Error in hard, soft or soft_seconds setting in buffer limit configuration.");
+      return Status::Invalid(
+          "Error in hard, soft or soft_seconds setting in buffer limit configuration.");
     by_class[cls] = {std::to_string(*hard), std::to_string(*soft), std::to_string(*secs)};
   }
   std::vector<std::string> out;
@@ -167,8 +170,9 @@ Status Config::Load(const std::vector<ConfigDirective>& directives) {
     auto fail = [&](const std::string& why) {
       std::string line = d.name;
       for (const auto& a : d.args) line += " " + a;
-      return Status::Invalid("*** FATAL CONFIG FILE ERROR ***\nReading the configuration file, at " +
-                             d.origin + "\n>>> '" + line + "'\n" + why);
+      return Status::Invalid(
+          "*** FATAL CONFIG FILE ERROR ***\nReading the configuration file, at " + d.origin +
+          "\n>>> '" + line + "'\n" + why);
     };
     if (d.name == "rename-command") {
       if (d.args.size() != 2) return fail("wrong number of arguments");
@@ -192,15 +196,17 @@ Status Config::Load(const std::vector<ConfigDirective>& directives) {
   return Status::Ok();
 }
 
-Status Config::SetMany(const std::vector<std::pair<std::string, std::string>>& pairs,
-                       bool local) {
+Status Config::SetMany(const std::vector<std::pair<std::string, std::string>>& pairs, bool local) {
   auto failed = [](const std::string& name, const std::string& why) {
-    return Status::Invalid("CONFIG SET failed (possibly related to argument '" + name + "') - " + why);
+    return Status::Invalid("CONFIG SET failed (possibly related to argument '" + name + "') - " +
+                           why);
   };
   std::set<std::string> names;
   for (const auto& [name, value] : pairs) {
     Param* p = Find(name);
-    if (!p) return Status::Invalid("Unknown option or number of arguments for CONFIG SET - '" + name + "'");
+    if (!p)
+      return Status::Invalid("Unknown option or number of arguments for CONFIG SET - '" + name +
+                             "'");
     if (p->spec.immutable) return failed(name, "can't set immutable config");
     if (p->spec.protected_config && !Allows("enable-protected-configs", local))
       return failed(name, "can't set protected config");
@@ -304,8 +310,7 @@ Status Config::Rewrite(const std::string& path) const {
     }
     // One line per parameter: the first occurrence carries the current value. Without a
     // primary the replicaof line goes, as Redis removes it (`replicaof ""` is no directive).
-    if (written.insert(p->spec.name).second &&
-        !(p->spec.name == "replicaof" && p->value.empty())) {
+    if (written.insert(p->spec.name).second && !(p->spec.name == "replicaof" && p->value.empty())) {
       lines.push_back(format(*p));
     }
   }
@@ -326,7 +331,8 @@ Status Config::Rewrite(const std::string& path) const {
     out.flush();
     if (!out) return Status::IoError("Rewriting config file: write failed");
   }
-  if (rename(tmp.c_str(), path.c_str()) != 0) return Status::FromErrno("Rewriting config file", errno);
+  if (rename(tmp.c_str(), path.c_str()) != 0)
+    return Status::FromErrno("Rewriting config file", errno);
   return Status::Ok();
 }
 

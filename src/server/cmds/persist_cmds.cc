@@ -3,8 +3,8 @@
 #include "cmd/context.h"
 #include "common/strutil.h"
 #include "persist/dump.h"
-#include "server/aof.h"
-#include "server/persistence.h"
+#include "server/persistence/aof.h"
+#include "server/persistence/persistence.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -76,8 +76,8 @@ void Dump(Context& c) {
     c.out.Null();
     return;
   }
-  c.out.Bulk(persist::DumpValue(e->value, c.ks.limits(),
-                                ServerOf(c).config().GetBool("rdbcompression")));
+  c.out.Bulk(
+      persist::DumpValue(e->value, c.ks.limits(), ServerOf(c).config().GetBool("rdbcompression")));
 }
 
 struct RestoreOptions {

@@ -30,10 +30,10 @@
 #include "repl/replica/replica.h"
 #include "script/function_libraries.h"
 #include "script/lua_engine.h"
-#include "server/aof.h"
 #include "server/client.h"
 #include "server/evict.h"
-#include "server/persistence.h"
+#include "server/persistence/aof.h"
+#include "server/persistence/persistence.h"
 #include "server/poll_group.h"
 #include "server/server.h"
 
@@ -129,8 +129,8 @@ void ServerSection(Server& s, std::string* out) {
           "multiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\n",
           kRedisCompatVersion, kKvstoreVersion, u.sysname, u.release, u.machine,
           static_cast<int>(sizeof(void*) * 8));
-  Appendf(out, "gcc_version:%d.%d.%d\r\nprocess_id:%d\r\nprocess_supervised:no\r\n",
-          __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, static_cast<int>(getpid()));
+  Appendf(out, "gcc_version:%d.%d.%d\r\nprocess_id:%d\r\nprocess_supervised:no\r\n", __GNUC__,
+          __GNUC_MINOR__, __GNUC_PATCHLEVEL__, static_cast<int>(getpid()));
   Appendf(out, "run_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\n", s.run_id().c_str(),
           s.port(), static_cast<long long>(now_us));
   Appendf(out, "uptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%d\r\nconfigured_hz:%d\r\n",
@@ -149,8 +149,8 @@ void ClientsSection(Server& s, std::string* out) {
     max_in = std::max(max_in, ClientField(cl->Describe(now), "qbuf"));
     max_out = std::max(max_out, cl->output_pending());
   }
-  Appendf(out, "connected_clients:%zu\r\ncluster_connections:0\r\nmaxclients:%lld\r\n",
-          connected, static_cast<long long>(s.config().GetInt("maxclients")));
+  Appendf(out, "connected_clients:%zu\r\ncluster_connections:0\r\nmaxclients:%lld\r\n", connected,
+          static_cast<long long>(s.config().GetInt("maxclients")));
   Appendf(out, "client_recent_max_input_buffer:%zu\r\nclient_recent_max_output_buffer:%zu\r\n",
           max_in, max_out);
   Appendf(out, "blocked_clients:%zu\r\ntracking_clients:0\r\nclients_in_timeout_table:%zu\r\n",
@@ -169,10 +169,9 @@ size_t ClientMemory(Server& s) {
 
 void MemoryUsageLines(const MemoryUsage& m, std::string* out) {
   size_t peak = std::max(g_peak_memory.load(), m.used);
-  size_t phys = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) *
-                static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  Appendf(out, "used_memory:%zu\r\nused_memory_human:%s\r\n", m.used,
-          BytesToHuman(m.used).c_str());
+  size_t phys =
+      static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  Appendf(out, "used_memory:%zu\r\nused_memory_human:%s\r\n", m.used, BytesToHuman(m.used).c_str());
   Appendf(out, "used_memory_rss:%zu\r\nused_memory_rss_human:%s\r\n", m.rss,
           BytesToHuman(m.rss).c_str());
   Appendf(out, "used_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n", peak,
@@ -413,9 +412,12 @@ Selection SelectSections(std::span<const std::string_view> args) {
   if (args.empty()) add_defaults();
   for (std::string_view a : args) {
     std::string name = ToLower(a);
-    if (name == "default") add_defaults();
-    else if (name == "all" || name == "everything") sel.all = true;
-    else sel.names.insert(std::move(name));
+    if (name == "default")
+      add_defaults();
+    else if (name == "all" || name == "everything")
+      sel.all = true;
+    else
+      sel.names.insert(std::move(name));
   }
   return sel;
 }
@@ -440,8 +442,12 @@ void RegisterInfoCommand(cmd::CommandTable& t) {
   // The allocator's usage when the server was built, for used_memory_startup.
   size_t unset = 0;
   g_startup_memory.compare_exchange_strong(unset, SampleMemory().used);
-  t.Add({.name = "info", .arity = -1, .flags = cmd::kLoading | cmd::kStale, .handler = Info,
-         .group = "server", .summary = "Get information and statistics about the server",
+  t.Add({.name = "info",
+         .arity = -1,
+         .flags = cmd::kLoading | cmd::kStale,
+         .handler = Info,
+         .group = "server",
+         .summary = "Get information and statistics about the server",
          .since = "1.0.0"});
 }
 

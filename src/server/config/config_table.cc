@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "server/config.h"
+#include "server/config/config.h"
 
 namespace kv::server {
 namespace {
@@ -13,19 +13,29 @@ ParamSpec B(std::string n, bool def) {
   return {.name = std::move(n), .type = ParamType::kBool, .default_value = def ? "yes" : "no"};
 }
 ParamSpec I(std::string n, int64_t def, int64_t min, int64_t max) {
-  return {.name = std::move(n), .type = ParamType::kInt, .default_value = std::to_string(def),
-          .min = min, .max = max};
+  return {.name = std::move(n),
+          .type = ParamType::kInt,
+          .default_value = std::to_string(def),
+          .min = min,
+          .max = max};
 }
 ParamSpec M(std::string n, int64_t def, int64_t min = 0, int64_t max = LLONG_MAX) {
-  return {.name = std::move(n), .type = ParamType::kMemory, .default_value = std::to_string(def),
-          .min = min, .max = max};
+  return {.name = std::move(n),
+          .type = ParamType::kMemory,
+          .default_value = std::to_string(def),
+          .min = min,
+          .max = max};
 }
 ParamSpec S(std::string n, std::string def, bool sensitive = false) {
-  return {.name = std::move(n), .type = ParamType::kString, .default_value = std::move(def),
+  return {.name = std::move(n),
+          .type = ParamType::kString,
+          .default_value = std::move(def),
           .sensitive = sensitive};
 }
 ParamSpec E(std::string n, std::string def, std::vector<std::string> values) {
-  return {.name = std::move(n), .type = ParamType::kEnum, .default_value = std::move(def),
+  return {.name = std::move(n),
+          .type = ParamType::kEnum,
+          .default_value = std::move(def),
           .enum_values = std::move(values)};
 }
 ParamSpec Multi(std::string n, std::string def) {
@@ -60,10 +70,10 @@ std::vector<ParamSpec> TableParams();
 std::vector<ParamSpec> DefaultParams() {
   std::vector<ParamSpec> params = TableParams();
   for (ParamSpec& p : params) {
-    p.immutable = std::find(std::begin(kImmutable), std::end(kImmutable), p.name) !=
-                  std::end(kImmutable);
-    p.protected_config = std::find(std::begin(kProtected), std::end(kProtected), p.name) !=
-                         std::end(kProtected);
+    p.immutable =
+        std::find(std::begin(kImmutable), std::end(kImmutable), p.name) != std::end(kImmutable);
+    p.protected_config =
+        std::find(std::begin(kProtected), std::end(kProtected), p.name) != std::end(kProtected);
     p.refused = RefusedReason(p.name);
     p.inert = InertReason(p.name);
   }

@@ -15,9 +15,9 @@
 #include "persist/aof_file.h"
 #include "persist/rdb_format.h"
 #include "persist/snapshot.h"
-#include "server/aof.h"
 #include "server/client.h"
-#include "server/persistence.h"
+#include "server/persistence/aof.h"
+#include "server/persistence/persistence.h"
 #include "server/server.h"
 
 namespace kv::server {

@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "server/config.h"
+#include "server/config/config.h"
 
 namespace kv::server {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/config.h"
+#include "server/config/config.h"
 
 #include <gtest/gtest.h>
 
@@ -66,8 +66,9 @@ TEST(Config, SetManyIsAtomic) {
   EXPECT_TRUE(c.SetMany({{"maxclients", "100"}, {"timeout", "5"}}).ok());
   EXPECT_EQ(c.GetInt("maxclients"), 100);
   Status s = c.SetMany({{"timeout", "7"}, {"maxclients", "nope"}});
-  EXPECT_EQ(s.message(), "CONFIG SET failed (possibly related to argument 'maxclients') - "
-                         "argument couldn't be parsed into an integer");
+  EXPECT_EQ(s.message(),
+            "CONFIG SET failed (possibly related to argument 'maxclients') - "
+            "argument couldn't be parsed into an integer");
   EXPECT_EQ(c.GetInt("timeout"), 5);  // nothing applied
   EXPECT_EQ(c.SetMany({{"nosuch", "1"}}).message(),
             "Unknown option or number of arguments for CONFIG SET - 'nosuch'");
@@ -77,7 +78,8 @@ TEST(Config, SetManyIsAtomic) {
 
 TEST(Config, TypesAreCanonicalised) {
   Config c;
-  ASSERT_TRUE(c.SetMany({{"client-query-buffer-limit", "2gb"}, {"rdbcompression", "NO"},
+  ASSERT_TRUE(c.SetMany({{"client-query-buffer-limit", "2gb"},
+                         {"rdbcompression", "NO"},
                          {"loglevel", "WARNING"}})
                   .ok());
   EXPECT_EQ(c.GetString("client-query-buffer-limit"), "2147483648");
@@ -130,7 +132,7 @@ namespace {
 // Every parameter name Redis 7.0.15 reports for `CONFIG GET *` (minus none) is accepted.
 TEST(Config, KnowsEveryRedis70Parameter) {
   const char* kRedisNames[] = {
-#include "server/redis70_params.inc"
+#include "server/config/redis70_params.inc"
   };
   Config c;
   for (const char* name : kRedisNames) {

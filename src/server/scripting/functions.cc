@@ -13,7 +13,7 @@
 #include "common/strutil.h"
 #include "persist/dump.h"
 #include "script/function_libraries.h"
-#include "server/script_run.h"
+#include "server/scripting/script_run.h"
 #include "server/server.h"
 
 namespace kv::server {

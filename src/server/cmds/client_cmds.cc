@@ -36,8 +36,10 @@ bool ParseType(std::string_view t, std::string* out) {
 void ClientId(Context& c) { c.out.Int(static_cast<int64_t>(c.session.id)); }
 
 void ClientGetName(Context& c) {
-  if (c.session.name.empty()) c.out.Null();
-  else c.out.Bulk(c.session.name);
+  if (c.session.name.empty())
+    c.out.Null();
+  else
+    c.out.Bulk(c.session.name);
 }
 
 void ClientSetName(Context& c) {
@@ -122,8 +124,10 @@ bool ParseKillFilter(Context& c, KillFilter* f) {
     } else if (EqualsIgnoreCase(opt, "LADDR")) {
       f->laddr = std::string(val);
     } else if (EqualsIgnoreCase(opt, "SKIPME")) {
-      if (EqualsIgnoreCase(val, "yes")) f->skipme = true;
-      else if (EqualsIgnoreCase(val, "no")) f->skipme = false;
+      if (EqualsIgnoreCase(val, "yes"))
+        f->skipme = true;
+      else if (EqualsIgnoreCase(val, "no"))
+        f->skipme = false;
       else {
         c.Error(cmd::OpStatus::kSyntax);
         return false;
@@ -163,8 +167,10 @@ void ClientKill(Context& c) {
     killed++;
   }
   if (old_style) {
-    if (killed == 0) c.Error("No such client");
-    else c.out.Ok();
+    if (killed == 0)
+      c.Error("No such client");
+    else
+      c.out.Ok();
     return;
   }
   c.out.Int(killed);
@@ -187,8 +193,10 @@ void ClientSetInfo(Context& c) {
 }
 
 void ClientNoEvict(Context& c) {
-  if (EqualsIgnoreCase(c.arg(2), "ON")) c.session.no_evict = true;
-  else if (EqualsIgnoreCase(c.arg(2), "OFF")) c.session.no_evict = false;
+  if (EqualsIgnoreCase(c.arg(2), "ON"))
+    c.session.no_evict = true;
+  else if (EqualsIgnoreCase(c.arg(2), "OFF"))
+    c.session.no_evict = false;
   else {
     c.Error(cmd::OpStatus::kSyntax);
     return;
@@ -211,25 +219,42 @@ void ClientReply(Context& c) {
 
 void ClientHelp(Context& c) {
   static constexpr std::string_view kLines[] = {
-      "GETNAME", "    Return the name of the current connection.",
-      "ID", "    Return the ID of the current connection.",
-      "INFO", "    Return information about the current client connection.",
-      "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+      "GETNAME",
+      "    Return the name of the current connection.",
+      "ID",
+      "    Return the ID of the current connection.",
+      "INFO",
+      "    Return information about the current client connection.",
+      "KILL <ip:port>",
+      "    Kill connection made from <ip:port>.",
       "KILL <option> <value> [<option> <value> [...]]",
       "    Kill connections. Options are:",
-      "    * ADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made from the specified address",
-      "    * LADDR (<ip:port>|<unixsocket>:0)", "      Kill connections made to specified local address",
-      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Kill connections by type.",
-      "    * USER <username>", "      Kill connections authenticated by <username>.",
-      "    * SKIPME (YES|NO)", "      Skip killing current connection (default: yes).",
-      "    * ID <client-id>", "      Kill connections by client id.",
-      "LIST [options ...]", "    Return information about client connections. Options:",
-      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
-      "    * ID <client-id> [<client-id> ...]", "      Return clients of specified IDs only.",
-      "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
-      "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
-      "SETNAME <name>", "    Assign the name <name> to the current connection.",
-      "SETINFO <option> <value>", "    Set client meta attributes: LIB-NAME or LIB-VER.",
+      "    * ADDR (<ip:port>|<unixsocket>:0)",
+      "      Kill connections made from the specified address",
+      "    * LADDR (<ip:port>|<unixsocket>:0)",
+      "      Kill connections made to specified local address",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Kill connections by type.",
+      "    * USER <username>",
+      "      Kill connections authenticated by <username>.",
+      "    * SKIPME (YES|NO)",
+      "      Skip killing current connection (default: yes).",
+      "    * ID <client-id>",
+      "      Kill connections by client id.",
+      "LIST [options ...]",
+      "    Return information about client connections. Options:",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Return clients of specified type.",
+      "    * ID <client-id> [<client-id> ...]",
+      "      Return clients of specified IDs only.",
+      "NO-EVICT (ON|OFF)",
+      "    Protect current client connection from eviction.",
+      "REPLY (ON|OFF|SKIP)",
+      "    Control the replies sent to the current connection.",
+      "SETNAME <name>",
+      "    Assign the name <name> to the current connection.",
+      "SETINFO <option> <value>",
+      "    Set client meta attributes: LIB-NAME or LIB-VER.",
   };
   c.ReplyHelp(kLines);
 }
@@ -238,19 +263,26 @@ void ClientHelp(Context& c) {
 
 void RegisterClientCommands(cmd::CommandTable& t) {
   using namespace cmd;
-  CommandSpec* client = t.Add({.name = "client", .arity = -2, .group = "connection",
+  CommandSpec* client = t.Add({.name = "client",
+                               .arity = -2,
+                               .group = "connection",
                                .summary = "A container for client connection commands",
                                .since = "2.4.0"});
   auto sub = [&](const char* name, int arity, uint32_t flags, Handler h, const char* summary,
                  const char* since) {
-    t.AddSub(client, {.name = name, .arity = arity, .flags = flags | kLoading | kStale,
-                      .handler = h, .group = "connection", .summary = summary, .since = since});
+    t.AddSub(client, {.name = name,
+                      .arity = arity,
+                      .flags = flags | kLoading | kStale,
+                      .handler = h,
+                      .group = "connection",
+                      .summary = summary,
+                      .since = since});
   };
   sub("id", 2, kNoScript, ClientId, "Returns the client ID for the current connection", "5.0.0");
   sub("getname", 2, kNoScript, ClientGetName, "Get the current connection name", "2.6.9");
   sub("setname", 3, kNoScript, ClientSetName, "Set the current connection name", "2.6.9");
-  sub("info", 2, kNoScript, ClientInfo,
-      "Returns information about the current client connection.", "6.2.0");
+  sub("info", 2, kNoScript, ClientInfo, "Returns information about the current client connection.",
+      "6.2.0");
   sub("list", -2, kAdmin | kNoScript, ClientList, "Get the list of client connections", "2.4.0");
   sub("kill", -3, kAdmin | kNoScript, ClientKill, "Kill the connection of a client", "2.4.0");
   // Redis 7.2's; clients send it on connect (Redis 7.0 answers an unknown subcommand).

@@ -1,4 +1,4 @@
-#include "server/script_run.h"
+#include "server/scripting/script_run.h"
 
 #include <unistd.h>
 
@@ -16,11 +16,11 @@
 #include "repl/replica/replica.h"
 #include "resp/parser.h"
 #include "script/function_libraries.h"
-#include "server/aof.h"
 #include "server/client.h"
-#include "server/config.h"
+#include "server/config/config.h"
 #include "server/evict.h"
-#include "server/persistence.h"
+#include "server/persistence/aof.h"
+#include "server/persistence/persistence.h"
 #include "server/server.h"
 
 namespace kv::server {

@@ -1,6 +1,6 @@
-#include "server/aof.h"
+#include "server/persistence/aof.h"
 
-#include "server/aof_bio.h"
+#include "server/persistence/aof_bio.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -17,7 +17,7 @@
 #include "persist/snapshot.h"
 #include "repl/feed.h"
 #include "repl/primary/primary.h"
-#include "server/persistence.h"
+#include "server/persistence/persistence.h"
 #include "server/server.h"
 
 namespace kv::server {

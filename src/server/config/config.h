@@ -53,8 +53,7 @@ class Config {
   Status Load(const std::vector<ConfigDirective>& directives);
   // CONFIG SET of several name/value pairs, atomically: all or none are applied. `local`: the
   // client is on a local connection (enable-protected-configs local allows it protected ones).
-  Status SetMany(const std::vector<std::pair<std::string, std::string>>& pairs,
-                 bool local = true);
+  Status SetMany(const std::vector<std::pair<std::string, std::string>>& pairs, bool local = true);
   // Whether a yes|no|local parameter (enable-debug-command, enable-protected-configs,
   // enable-module-command) allows a client on a local connection (`local`) or not.
   bool Allows(const std::string& name, bool local) const {
@@ -62,7 +61,8 @@ class Config {
     return v == "yes" || (v == "local" && local);
   }
   // CONFIG GET with glob patterns; returns (name, value) pairs, each parameter once.
-  std::vector<std::pair<std::string, std::string>> Get(const std::vector<std::string>& patterns) const;
+  std::vector<std::pair<std::string, std::string>> Get(
+      const std::vector<std::string>& patterns) const;
 
   // True for a parameter whose value must not be shown (passwords): CONFIG SET's value is
   // redacted in MONITOR and SLOWLOG, as Redis does. Unknown names are not sensitive.
@@ -73,7 +73,9 @@ class Config {
   // Sets a parameter's value from the server's own state, as Redis' CONFIG GET reflects it (the
   // primary REPLICAOF names is `replicaof`): no immutability check, no apply callback. `value`
   // must be canonical.
-  void SetInternal(const std::string& name, std::string value) { Find(name)->value = std::move(value); }
+  void SetInternal(const std::string& name, std::string value) {
+    Find(name)->value = std::move(value);
+  }
   // Typed access to current values (name must exist).
   std::string GetString(const std::string& name) const;
   int64_t GetInt(const std::string& name) const;
