@@ -1,8 +1,5 @@
 // Introspection commands: CONFIG and TIME (INFO lives in info.cc, COMMAND in command_cmds.cc).
-
 #include <algorithm>
-#include <bit>
-#include <initializer_list>
 
 #include "cmd/context.h"
 #include "common/clock.h"
