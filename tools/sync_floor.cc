@@ -104,29 +104,42 @@ void FillRandom(uint8_t* p, size_t n, std::mt19937_64& rng) {
   }
 }
 
-// Step 1: a dataset of separately allocated values, reached in an order unrelated to their
-// addresses (as the keyspace's hash order is), copied by a forked child into a shared ring.
-double DatasetThenChildCopy(const Options& o) {
-  std::mt19937_64 rng(1);
+// A dataset of separately allocated values of random bytes, listed in an order unrelated to
+// their addresses (as the keyspace's hash order is).
+std::vector<uint8_t*> MakeDataset(const Options& o, uint64_t seed) {
+  std::mt19937_64 rng(seed);
   std::vector<uint8_t*> values(o.values);
   for (auto& v : values) {
     v = static_cast<uint8_t*>(malloc(o.size));
     FillRandom(v, o.size, rng);
   }
   std::shuffle(values.begin(), values.end(), rng);
-  void* ring = mmap(nullptr, kRing, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (ring == MAP_FAILED) return -1;
-  return InChild([&] {
-    double start = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
-    auto* r = static_cast<uint8_t*>(ring);
-    size_t at = 0;
-    for (uint8_t* v : values) {
-      if (at + o.size > kRing) at = 0;
-      memcpy(r + at, v, o.size);
-      at += o.size;
-    }
-    return CpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - start;
-  });
+  return values;
+}
+
+uint8_t* SharedRing() {
+  void* r = mmap(nullptr, kRing, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  return r == MAP_FAILED ? nullptr : static_cast<uint8_t*>(r);
+}
+
+// The snapshot child's part: every value copied into the ring in turn; its CPU-seconds.
+double CopyIntoRing(const std::vector<uint8_t*>& values, size_t size, uint8_t* ring) {
+  double start = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
+  size_t at = 0;
+  for (uint8_t* v : values) {
+    if (at + size > kRing) at = 0;
+    memcpy(ring + at, v, size);
+    at += size;
+  }
+  return CpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - start;
+}
+
+// Step 1: the dataset copied by a forked child into a shared ring.
+double DatasetThenChildCopy(const Options& o) {
+  std::vector<uint8_t*> values = MakeDataset(o, 1);
+  uint8_t* ring = SharedRing();
+  if (ring == nullptr) return -1;
+  return InChild([&] { return CopyIntoRing(values, o.size, ring); });
 }
 
 // Step 1, in a process of its own (its dataset goes with it).
@@ -240,17 +253,10 @@ double AllocateAndCopy(const Options& o) {
 // and the receiver's wall time.
 std::vector<double> Overlapped(const Options& o) {
   return InChildN(3, [&]() -> std::vector<double> {
-    std::mt19937_64 rng(4);
-    std::vector<uint8_t*> values(o.values);
-    for (auto& v : values) {
-      v = static_cast<uint8_t*>(malloc(o.size));
-      FillRandom(v, o.size, rng);
-    }
-    std::shuffle(values.begin(), values.end(), rng);
-    auto* ring = static_cast<uint8_t*>(
-        mmap(nullptr, kRing, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+    std::vector<uint8_t*> values = MakeDataset(o, 4);
+    uint8_t* ring = SharedRing();
     int go[2], done[2], rs[2], rr[2], ready[2];
-    if (ring == MAP_FAILED || pipe(go) || pipe(done) || pipe(rs) || pipe(rr) || pipe(ready)) {
+    if (ring == nullptr || pipe(go) || pipe(done) || pipe(rs) || pipe(rr) || pipe(ready)) {
       return {};
     }
     auto report = [](int fd, std::vector<double> v) {
@@ -264,14 +270,7 @@ std::vector<double> Overlapped(const Options& o) {
       close(rr[1]);
       char b;
       if (read(go[0], &b, 1) != 1) _exit(1);
-      double start = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
-      size_t at = 0;
-      for (uint8_t* v : values) {
-        if (at + o.size > kRing) at = 0;
-        memcpy(ring + at, v, o.size);
-        at += o.size;
-      }
-      bool ok = report(rs[1], {CpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - start});
+      bool ok = report(rs[1], {CopyIntoRing(values, o.size, ring)});
       ok = read(done[0], &b, 1) >= 0 && ok;  // the receiver reads this process' ring
       _exit(ok ? 0 : 1);
     }
