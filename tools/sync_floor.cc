@@ -9,8 +9,11 @@
 // Each step runs alone, in a process of its own, on buffers laid out like the sync's; the table
 // gives CPU-seconds per GB of values (medians of --runs) and their sum: the floor under the
 // sync's "CPU-s per GB in all" column of bench/repl_bench.py, before any parsing, hashing,
-// checksums or link protocol. Not a comparison with redis-server: Redis pays the same steps
-// (it writes to a socket instead of a ring and reads from one).
+// checksums or link protocol. Then all four at once, in two processes that share the machine
+// as a primary and its replica do, and (not summed) what fresh memory beyond the first
+// dataset's worth costs: on a VM that hands freed pages back to its host, most of a replica's
+// memory. Not a comparison with redis-server: Redis pays the same steps (it writes to a socket
+// instead of a ring and reads from one).
 //
 // Usage: kvstore-sync-floor [--values N] [--size BYTES] [--runs R]
 #include <malloc.h>
@@ -182,6 +185,8 @@ double CrossProcessCopy(const Options& o) {
   })
                                               : -1;
   close(go[1]);
+  close(ready[0]);
+  close(ready[1]);
   if (peer > 0) waitpid(peer, nullptr, 0);
   free(source);
   return s;
