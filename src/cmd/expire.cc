@@ -145,10 +145,12 @@ void Persist(Context& c) {
 // ---- registration ------------------------------------------------------------------------
 
 void RegisterExpireCommands(CommandTable& t) {
-  auto add = [&](const char* name, Handler h, const char* summary, const char* since) {
+  // EXPIRE and its kin take a key and a time (and options); TTL, its kin and PERSIST the key.
+  auto add = [&](const char* name, int arity, uint32_t flags, Handler h, const char* summary,
+                 const char* since) {
     t.Add({.name = name,
-           .arity = -3,
-           .flags = kWrite | kFast,
+           .arity = arity,
+           .flags = flags,
            .first_key = 1,
            .last_key = 1,
            .key_step = 1,
@@ -157,38 +159,23 @@ void RegisterExpireCommands(CommandTable& t) {
            .summary = summary,
            .since = since});
   };
-  add("expire", Expire, "Set a key's time to live in seconds", "1.0.0");
-  add("pexpire", PExpire, "Set a key's time to live in milliseconds", "2.6.0");
-  add("expireat", ExpireAt, "Set the expiration for a key as a UNIX timestamp", "1.2.0");
-  add("pexpireat", PExpireAt,
-      "Set the expiration for a key as a UNIX timestamp specified in milliseconds", "2.6.0");
+  auto expire = [&](const char* name, Handler h, const char* summary, const char* since) {
+    add(name, -3, kWrite | kFast, h, summary, since);
+  };
   auto ttl = [&](const char* name, Handler h, const char* summary, const char* since) {
-    t.Add({.name = name,
-           .arity = 2,
-           .flags = kReadOnly | kFast,
-           .first_key = 1,
-           .last_key = 1,
-           .key_step = 1,
-           .handler = h,
-           .group = "keyspace",
-           .summary = summary,
-           .since = since});
+    add(name, 2, kReadOnly | kFast, h, summary, since);
   };
+  expire("expire", Expire, "Set a key's time to live in seconds", "1.0.0");
+  expire("pexpire", PExpire, "Set a key's time to live in milliseconds", "2.6.0");
+  expire("expireat", ExpireAt, "Set the expiration for a key as a UNIX timestamp", "1.2.0");
+  expire("pexpireat", PExpireAt,
+         "Set the expiration for a key as a UNIX timestamp specified in milliseconds", "2.6.0");
   ttl("ttl", Ttl, "Get the time to live for a key in seconds", "1.0.0");
   ttl("pttl", PTtl, "Get the time to live for a key in milliseconds", "2.6.0");
   ttl("expiretime", ExpireTime, "Get the expiration Unix timestamp for a key", "7.0.0");
   ttl("pexpiretime", PExpireTime, "Get the expiration Unix timestamp for a key in milliseconds",
       "7.0.0");
-  t.Add({.name = "persist",
-         .arity = 2,
-         .flags = kWrite | kFast,
-         .first_key = 1,
-         .last_key = 1,
-         .key_step = 1,
-         .handler = Persist,
-         .group = "keyspace",
-         .summary = "Remove the expiration from a key",
-         .since = "2.2.0"});
+  add("persist", 2, kWrite | kFast, Persist, "Remove the expiration from a key", "2.2.0");
 }
 
 }  // namespace kv::cmd::keyspace

@@ -351,29 +351,6 @@ const CommandSpec* GetKeysCommand(Context& c) {
   return spec;
 }
 
-std::vector<cmd::KeyRef> KeysAndFlags(const CommandSpec& spec,
-                                      std::span<const std::string_view> args);
-
-// The keys as GETKEYSANDFLAGS finds them (Redis 7.0 answers both from the key specs where they
-// fit): PFMERGE with its destination alone is an error in both.
-void CommandGetKeys(Context& c) {
-  const CommandSpec* spec = GetKeysCommand(c);
-  if (!spec) return;
-  std::span<const std::string_view> args = c.args.subspan(2);
-  std::vector<cmd::KeyRef> keys = KeysAndFlags(*spec, args);
-  if (keys.empty()) {
-    // A command whose keys are optional (EVAL with numkeys 0) has none, not bad arguments.
-    if (spec->flags & cmd::kNoMandatoryKeys) {
-      c.out.EmptyArray();
-    } else {
-      c.Error("Invalid arguments specified for command");
-    }
-    return;
-  }
-  c.out.Array(keys.size());
-  for (const cmd::KeyRef& k : keys) c.out.Bulk(args[k.index]);
-}
-
 // Redis' getKeysFromCommandWithSpecs: the key specs answer, with their flags, unless they do
 // not fit the arguments or a spec has variable flags; then the key finder (or the legacy range)
 // does, with the flags the command's getkeys function records (none for most).
@@ -395,7 +372,10 @@ std::vector<cmd::KeyRef> KeysAndFlags(const CommandSpec& spec,
   return out;
 }
 
-void CommandGetKeysAndFlags(Context& c) {
+// The keys as GETKEYSANDFLAGS finds them (Redis 7.0 answers both from the key specs where they
+// fit): PFMERGE with its destination alone is an error in both. `with_flags`: each key with
+// its flags (GETKEYSANDFLAGS), or the names alone (GETKEYS).
+void ReplyGetKeys(Context& c, bool with_flags) {
   const CommandSpec* spec = GetKeysCommand(c);
   if (!spec) return;
   std::span<const std::string_view> args = c.args.subspan(2);
@@ -411,11 +391,18 @@ void CommandGetKeysAndFlags(Context& c) {
   }
   c.out.Array(keys.size());
   for (const cmd::KeyRef& k : keys) {
+    if (!with_flags) {
+      c.out.Bulk(args[k.index]);
+      continue;
+    }
     c.out.Array(2);
     c.out.Bulk(args[k.index]);
     ReplyKeyFlags(c, k.flags);
   }
 }
+
+void CommandGetKeys(Context& c) { ReplyGetKeys(c, false); }
+void CommandGetKeysAndFlags(Context& c) { ReplyGetKeys(c, true); }
 
 void CommandHelp(Context& c) {
   static constexpr std::string_view kLines[] = {
