@@ -1,5 +1,5 @@
-// String and number conversions with Redis' exact acceptance rules, glob matching, and small
-// helpers. Every function is pure and thread-safe.
+// String and number conversions with Redis' exact acceptance rules, and small helpers (glob
+// matching is in glob.h). Every function is pure and thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "common/glob.h"  // GlobMatch, for the callers that knew it from here
 
 namespace kv {
 
@@ -28,9 +30,6 @@ std::string Int64ToString(int64_t v);
 std::string DoubleToString(double d);
 // Redis ld2string in human-friendly mode (INCRBYFLOAT replies): %.17Lf, trailing zeros trimmed.
 std::string LongDoubleToString(long double v);
-
-// Redis stringmatchlen: glob-style pattern match (* ? [a-z] [^x] and \ escapes).
-bool GlobMatch(std::string_view pattern, std::string_view str, bool nocase = false);
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 std::string ToLower(std::string_view s);

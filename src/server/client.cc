@@ -24,6 +24,11 @@ constexpr size_t kReadChunk = 16 * 1024;
 // peer that pipelines without reading cannot grow the server's memory without bound.
 constexpr size_t kPauseReadingAt = 64 * 1024 * 1024;
 constexpr size_t kResumeReadingAt = 4 * 1024 * 1024;
+// A client that has not authenticated where a password is required may hold this much unsent
+// output, whatever client-output-buffer-limit says (CVE-2025-21605: one that sends commands and
+// never reads the -NOAUTH replies grew them to 64 MiB each). Redis allows 1 KiB past its 16 KiB
+// static reply buffer; so does kvstore, which has no such buffer.
+constexpr size_t kUnauthenticatedOutputLimit = 16 * 1024 + 1024;
 }  // namespace
 
 Client::Client(Server& server, PollGroup& group, net::Fd fd, uint64_t id)
@@ -438,11 +443,14 @@ bool Client::Push(std::string_view data, size_t hard_limit, size_t soft_limit,
 }
 
 // client-output-buffer-limit normal, for Redis' normal class (not a replica, the primary, or a
-// pub/sub subscriber: those have limits of their own, or none). A client whose unsent replies
-// pass it is closed before any more of them is written, as Redis closes it when it adds the
+// pub/sub subscriber: those have limits of their own, or none), and the tighter limit of a
+// client yet to authenticate. A client whose unsent replies pass it is closed before any more of them is written, as Redis closes it when it adds the
 // reply. Own thread.
 bool Client::OverNormalOutputLimit() {
   if ((flags_ & (kMaster | kReplica)) || subscriptions() > 0) return false;
+  if (!session_.authenticated && out_.size() - out_sent_ > kUnauthenticatedOutputLimit) {
+    return true;
+  }
   net::OutputLimit limit = server_.normal_limits();
   if (!limit.hard && !limit.soft) return false;
   return limit.Exceeded(out_.size() - out_sent_, MonoMs(), &over_normal_soft_since_ms_);
