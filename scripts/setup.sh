@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config   # toolchain
   libgtest-dev                                   # unit and end-to-end tests
   libfabric-dev                                  # RDMA data plane (transport/)
-  liblua5.1-0-dev lua-cjson-dev lua-bitop-dev    # scripting (script/): Lua 5.1, cjson, bit
+  liblua5.1-0-dev                                # scripting (script/): Lua 5.1
   redis-server redis-tools                       # oracle, interop peer, benchmark baseline
   python3                                        # benchmark drivers under bench/
   python3-redis                                  # redis-py, driven by tests/clients/

@@ -17,7 +17,12 @@
 // back negative, as lua_Integer holds them.
 //
 // The stack checks and their messages are those of Redis 7.0, at the same depths: a script
-// that overflows Lua's stack here fails where it fails there, with the same words.
+// that overflows Lua's stack here fails where it fails there, with the same words. Where
+// kvstore differs: pack's output is limited to kMaxPackedSize bytes (an error past it, where
+// Redis 7.0 grows until memory runs out), and a long pack or unpack answers busy clients and
+// ends on SCRIPT KILL as Lua code does (ScriptMustStop), where Redis 7.0 serves no one until
+// it is done.
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -25,12 +30,19 @@
 
 #include <lua5.1/lua.hpp>
 
+#include "script/lua_internal.h"
+
 namespace kv::script {
 
 namespace {
 
 // How deep tables are followed before they encode as nil.
 constexpr int kMaxNesting = 16;
+
+// The longest encoding pack produces. Sixteen levels of tables that each hold the same subtable
+// n times encode n^16 values: past this size pack fails rather than exhaust memory, where Redis
+// 7.0 keeps going.
+constexpr size_t kMaxPackedSize = size_t{1} << 30;
 
 // A double truncated to int64_t the way the x86-64 instruction does it: NaN and values out of
 // range give INT64_MIN rather than undefined behaviour.
@@ -69,8 +81,14 @@ class Encoder {
   // them all to one buffer; the stack checks add the difference, so they fail where Redis' do.
   void set_hidden_slots(int n) { hidden_slots_ = n; }
 
+  // Whether the script is to end (ScriptMustStop): the encoding stopped where it was.
+  bool stopped() const { return stopped_; }
+
   // Appends the encoding of the value at absolute stack index `idx`, `level` tables deep.
+  // Returns at once, leaving the stack as it is, once stopped().
   void Encode(int idx, int level) {
+    if (++values_ % kScriptPollEvery == 0 && ScriptMustStop(L_)) stopped_ = true;
+    if (stopped_) return;
     int type = lua_type(L_, idx);
     if (type == LUA_TTABLE && level == kMaxNesting) type = LUA_TNIL;
     switch (type) {
@@ -122,7 +140,11 @@ class Encoder {
   // the old one in its stack slot, which leaves the old one to the collector.
   void Append(const void* p, size_t n) {
     if (cap_ - len_ < n) {
-      size_t cap = (len_ + n) * 2;
+      if (n > kMaxPackedSize - len_) {
+        luaL_error(L_, "MessagePack pack output larger than %d bytes.",
+                   static_cast<int>(kMaxPackedSize));
+      }
+      size_t cap = std::min((len_ + n) * 2, kMaxPackedSize);
       auto* data = static_cast<unsigned char*>(lua_newuserdata(L_, cap));
       std::memcpy(data, data_, len_);
       lua_replace(L_, buffer_index_);
@@ -236,6 +258,7 @@ class Encoder {
       lua_pushnumber(L_, static_cast<lua_Number>(j));
       lua_gettable(L_, idx);
       Encode(lua_gettop(L_), level + 1);
+      if (stopped_) return;
       lua_pop(L_, 1);
     }
   }
@@ -264,6 +287,7 @@ class Encoder {
       Encode(lua_gettop(L_), level + 1);
       lua_pop(L_, 1);
       Encode(lua_gettop(L_), level + 1);
+      if (stopped_) return;
       lua_pop(L_, 1);
     }
   }
@@ -274,6 +298,8 @@ class Encoder {
   size_t cap_;
   int buffer_index_;
   int hidden_slots_ = 0;
+  unsigned values_ = 0;   // encoded so far (for ScriptMustStop)
+  bool stopped_ = false;  // the script is to end: unwind
 };
 
 // cmsgpack.pack(v1, v2, ...).
@@ -291,6 +317,10 @@ int Pack(lua_State* L) {
     // copy of the argument, where this frame holds the buffer.
     encoder.set_hidden_slots(i - 1);
     encoder.Encode(i, 0);
+    if (encoder.stopped()) {
+      lua_pushnil(L);
+      return 1;
+    }
   }
   lua_pushlstring(L, encoder.data(), encoder.size());
   return 1;
@@ -299,13 +329,15 @@ int Pack(lua_State* L) {
 // ---------------------------------------------------------------------------------------------
 // Decoding.
 
-enum class DecodeError { kNone, kMissingBytes, kBadFormat };
+// kStopped: the script is to end (ScriptMustStop), and decoding stopped where it was.
+enum class DecodeError { kNone, kMissingBytes, kBadFormat, kStopped };
 
 // The bytes still to decode.
 struct Cursor {
   const unsigned char* p;
   size_t left;
   DecodeError err;
+  unsigned values;  // decoded so far (for ScriptMustStop)
 };
 
 // Whether `n` more bytes are there; sets the error when they are not.
@@ -356,6 +388,10 @@ void DecodeMap(lua_State* L, Cursor* c, size_t len) {
 // a partial value pushed).
 void DecodeValue(lua_State* L, Cursor* c) {
   if (!Need(c, 1)) return;
+  if (++c->values % kScriptPollEvery == 0 && ScriptMustStop(L)) {
+    c->err = DecodeError::kStopped;
+    return;
+  }
   // The values of a top-level stream pile up on the stack, one more each time.
   luaL_checkstack(L, 1, "too many return values at once; use unpack_one or unpack_limit instead.");
   unsigned char tag = c->p[0];
@@ -482,12 +518,13 @@ int UnpackFull(lua_State* L, lua_Integer limit, lua_Integer offset) {
                       static_cast<int>(len));
   }
   if (decode_all) limit = INT_MAX;
-  Cursor c{reinterpret_cast<const unsigned char*>(s) + offset, len - offset, DecodeError::kNone};
+  Cursor c{reinterpret_cast<const unsigned char*>(s) + offset, len - offset, DecodeError::kNone, 0};
   int count = 0;
   for (; c.left > 0 && count < limit; count++) {
     DecodeValue(L, &c);
     if (c.err == DecodeError::kMissingBytes) return luaL_error(L, "Missing bytes in input.");
     if (c.err == DecodeError::kBadFormat) return luaL_error(L, "Bad data format in input.");
+    if (c.err == DecodeError::kStopped) return 0;  // No results: the hook ends the script.
   }
   if (decode_all) return count;
   luaL_checkstack(L, 1, "in function mp_unpack_full");

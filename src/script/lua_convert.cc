@@ -6,6 +6,7 @@
 //   Lua -> reply: string -> bulk, number -> integer (truncated), boolean -> 1 / null (RESP2
 //   scripts) or a boolean (RESP3), tables {err}, {ok}, {double}, {big_number},
 //   {verbatim_string}, {map}, {set}, else an array up to the first nil; anything else -> null.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -186,12 +187,45 @@ class ReplyParser {
   const char* end_;
 };
 
-// Field `name` of the table on top, pushed; its Lua type.
+// Field `name` of the table on top, pushed; its Lua type. Raw: a reply's tables never run
+// their metatables (an __index that raises would escape the conversion, CVE-2022-24736; one
+// that invents values would make an endless array).
 int GetField(lua_State* L, const char* name) {
   lua_pushstring(L, name);
-  lua_gettable(L, -2);
+  lua_rawget(L, -2);
   return lua_type(L, -1);
 }
+
+// One conversion's limits, from the interpreter's memory when it starts: no more elements than
+// its tables have slots (a slot takes at least 16 bytes), plus a million, and no more bytes than
+// four times its memory or 512 MiB, whichever is more. A tree of tables passes neither. Tables
+// that hold each other many times over (`t = {t, t}` nested 64 deep is 2^64 elements), or one
+// long string placed in many slots, would otherwise grow the reply until the server runs out of
+// memory.
+struct ReplyBudget {
+  resp::ReplyWriter* w;
+  size_t start;
+  size_t max_bytes;
+  size_t max_elements;
+  size_t elements = 0;
+
+  void CountElement(lua_State* L) {
+    if (++elements > max_elements) Fail(L, "elements");
+  }
+  void CheckBytes(lua_State* L) const {
+    if (w->buffer()->size() - start > max_bytes) Fail(L, "bytes");
+  }
+  [[noreturn]] static void Fail(lua_State* L, const char* what) {
+    lua_pushfstring(L,
+                    "the script's reply has more %s than its values hold (do tables or long "
+                    "strings repeat within it many times over?)",
+                    what);
+    lua_error(L);
+    __builtin_unreachable();
+  }
+};
+
+void WriteValue(lua_State* L, resp::ReplyWriter& w, int script_resp, ReplyBudget& budget);
 
 // (long long) of a double as x86-64 converts it: out of range and NaN give INT64_MIN.
 int64_t TruncateNumber(double d) {
@@ -216,16 +250,31 @@ void PushReply(lua_State* L, std::string_view reply) {
 }
 
 void WriteReply(lua_State* L, resp::ReplyWriter& w, int script_resp) {
+  size_t heap = static_cast<size_t>(lua_gc(L, LUA_GCCOUNT, 0)) * 1024;
+  ReplyBudget budget{&w, w.buffer()->size(), std::max<size_t>(size_t{512} << 20, 4 * heap),
+                     heap / 16 + 1000000};
+  WriteValue(L, w, script_resp, budget);
+}
+
+namespace {
+
+// The conversion itself (Redis' luaReplyToRedisReply). Its depth is bounded as Redis bounds it:
+// a table nested past the Lua stack's limit (about 8,000 levels) becomes the error "reached
+// lua stack limit" in place of its contents. Uses no C++ object that needs destruction across
+// a Lua call (a Lua error longjmps through here).
+void WriteValue(lua_State* L, resp::ReplyWriter& w, int script_resp, ReplyBudget& budget) {
   if (!lua_checkstack(L, 4)) {
     w.Error("reached lua stack limit");
     lua_pop(L, 1);
     return;
   }
+  budget.CountElement(L);
   switch (lua_type(L, -1)) {
     case LUA_TSTRING: {
       size_t len;
       const char* s = lua_tolstring(L, -1, &len);
       w.Bulk(std::string_view(s, len));
+      budget.CheckBytes(L);
       break;
     }
     case LUA_TBOOLEAN:
@@ -280,13 +329,14 @@ void WriteReply(lua_State* L, resp::ReplyWriter& w, int script_resp) {
       lua_pop(L, 1);
       if (GetField(L, "verbatim_string") == LUA_TTABLE) {
         if (GetField(L, "format") == LUA_TSTRING) {
-          std::string fmt = lua_tostring(L, -1);
+          size_t fmt_len;
+          const char* fmt = lua_tolstring(L, -1, &fmt_len);  // stays on the stack
           lua_pushstring(L, "string");
-          lua_gettable(L, -3);
+          lua_rawget(L, -3);
           if (lua_type(L, -1) == LUA_TSTRING) {
             size_t len;
             const char* s = lua_tolstring(L, -1, &len);
-            w.Verbatim(std::string_view(s, len), std::string_view(fmt).substr(0, 3));
+            w.Verbatim(std::string_view(s, len), std::string_view(fmt, fmt_len).substr(0, 3));
             lua_pop(L, 4);  // the string, the format, the field and the table
             return;
           }
@@ -300,6 +350,7 @@ void WriteReply(lua_State* L, resp::ReplyWriter& w, int script_resp) {
           lua_pop(L, 1);
           continue;
         }
+        budget.CheckBytes(L);
         bool map = kind[0] == 'm';
         size_t n = 0;
         lua_pushnil(L);
@@ -317,32 +368,31 @@ void WriteReply(lua_State* L, resp::ReplyWriter& w, int script_resp) {
           // Stack: table, field, key, value.
           if (map) {
             lua_pushvalue(L, -2);
-            WriteReply(L, w, script_resp);  // the key
-            WriteReply(L, w, script_resp);  // the value
+            WriteValue(L, w, script_resp, budget);  // the key
+            WriteValue(L, w, script_resp, budget);  // the value
           } else {
             lua_pop(L, 1);  // the member's `true`
             lua_pushvalue(L, -1);
-            WriteReply(L, w, script_resp);
+            WriteValue(L, w, script_resp, budget);
           }
         }
         lua_pop(L, 2);
         return;
       }
       // An array: elements 1.. up to the first nil.
-      size_t n = 0;
+      budget.CheckBytes(L);
+      int n = 0;
       while (true) {
-        lua_pushnumber(L, static_cast<lua_Number>(n + 1));
-        lua_gettable(L, -2);
+        lua_rawgeti(L, -1, n + 1);
         bool end = lua_isnil(L, -1);
         lua_pop(L, 1);
         if (end) break;
         n++;
       }
-      w.Array(n);
-      for (size_t j = 1; j <= n; j++) {
-        lua_pushnumber(L, static_cast<lua_Number>(j));
-        lua_gettable(L, -2);
-        WriteReply(L, w, script_resp);
+      w.Array(static_cast<size_t>(n));
+      for (int j = 1; j <= n; j++) {
+        lua_rawgeti(L, -1, j);
+        WriteValue(L, w, script_resp, budget);
       }
       break;
     }
@@ -351,5 +401,7 @@ void WriteReply(lua_State* L, resp::ReplyWriter& w, int script_resp) {
   }
   lua_pop(L, 1);
 }
+
+}  // namespace
 
 }  // namespace kv::script

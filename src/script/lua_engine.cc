@@ -2,12 +2,8 @@
 // cache, and one script run with Redis 7.0's error replies (luaCallFunction in script_lua.c).
 #include "script/lua_engine.h"
 
-extern "C" {
-#include <lua5.1/lua-bitop.h>
-#include <lua5.1/lua-cjson.h>
-}
-
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstring>
 
@@ -21,6 +17,10 @@ namespace kv::script {
 namespace {
 
 const char kErrorHandler[] = "__redis__err__handler";
+// The chunk names of the engine's loads (kept referenced: AnchorChunkNames).
+const char kScriptChunk[] = "@user_script";
+const char kFunctionChunk[] = "@user_function";
+const char kHandlerChunk[] = "@err_handler_def";
 
 // As Redis' error handler: the error as a table {err=..., source=..., line=...}, where source
 // and line are the script's position (the caller's, when a C function raised it).
@@ -42,12 +42,16 @@ const char kErrorHandlerCode[] =
     "  return err\n"
     "end\n";
 
-// luaL_newstate's allocator and panic handler.
-void* Alloc(void*, void* ptr, size_t, size_t nsize) {
+std::atomic<size_t> max_allocation{size_t{512} << 20};
+
+// The interpreter's allocator (growth past SetMaxAllocation's limit fails, which Lua raises as
+// a memory error in the script) and panic handler.
+void* Alloc(void*, void* ptr, size_t osize, size_t nsize) {
   if (nsize == 0) {
     free(ptr);
     return nullptr;
   }
+  if (nsize > osize && nsize > max_allocation.load(std::memory_order_relaxed)) return nullptr;
   return realloc(ptr, nsize);
 }
 
@@ -67,19 +71,35 @@ void OpenLibrary(lua_State* L, const char* name, lua_CFunction open, bool set_gl
   }
 }
 
-// A field of the error table on top of the stack, as a string ("" when absent).
-std::string ErrorField(lua_State* L, const char* name, bool* present = nullptr) {
-  lua_getfield(L, -1, name);
-  std::string out;
+// The message of a failed lua_cpcall (on top of the stack).
+std::string ProtectedError(lua_State* L) {
+  const char* msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : nullptr;
+  return msg ? msg : "unknown error in the script engine";
+}
+
+int GcStep(lua_State* L) {
+  lua_gc(L, LUA_GCSTEP, 50);
+  return 0;
+}
+
+int UseLibraryApiOff(lua_State* L) {
+  UseLibraryApi(L, false);
+  return 0;
+}
+
+// A field of the error table at `t`, read raw (an error table's metatable never runs: its
+// __index may raise, CVE-2022-24736), as a string ("" when absent). The value stays on the stack
+// so the pointer stays valid; the caller pops it.
+const char* RawField(lua_State* L, int t, const char* name, size_t* len, bool* present = nullptr) {
+  lua_pushstring(L, name);
+  lua_rawget(L, t);
   bool is = lua_isstring(L, -1);
-  if (is) {
-    size_t len;
-    const char* s = lua_tolstring(L, -1, &len);
-    out.assign(s, len);
-  }
   if (present) *present = is;
-  lua_pop(L, 1);
-  return out;
+  if (!is) {
+    *len = 0;
+    return "";
+  }
+  return lua_tolstring(L, -1, len);
 }
 
 // The count hook: SCRIPT KILL ends the script with an error that pcall cannot keep catching
@@ -102,12 +122,43 @@ void LoadHook(lua_State* L, lua_Debug*) {
   lua_error(L);
 }
 
-// A failed protected call's error as Redis' luaExtractErrorInformation reads its message: a
-// string gets "ERR ", an error table gives its `err`.
-std::string ErrorMessage(lua_State* L) {
-  if (lua_isstring(L, -1)) return std::string("ERR ") + lua_tostring(L, -1);
-  if (lua_istable(L, -1)) return ErrorField(L, "err");
-  return "ERR unknown error";
+// A failed protected call's error (on top of the stack) as Redis' luaExtractErrorInformation
+// reads its message: a string gets "ERR ", an error table gives its `err`. In protected mode.
+void ErrorMessage(lua_State* L, std::string* out) {
+  size_t len;
+  if (lua_isstring(L, -1)) {
+    const char* msg = lua_tolstring(L, -1, &len);
+    out->assign("ERR ").append(msg, len);
+  } else if (lua_istable(L, -1)) {
+    const char* msg = RawField(L, lua_gettop(L), "err", &len);
+    out->assign(msg, len);
+    lua_pop(L, 1);
+  } else {
+    out->assign("ERR unknown error");
+  }
+}
+
+// The error reply of a script that failed (Redis' luaCallFunction), from its error (on top of
+// the stack, a table from the error handler or a plain value). In protected mode.
+void ScriptErrorReply(lua_State* L, const std::string& name, std::string* out) {
+  int err = lua_gettop(L);
+  if (!lua_istable(L, err)) {
+    const char* msg = lua_isstring(L, err) ? lua_tostring(L, err) : "execution failure";
+    out->assign("Error running script ").append(name).append(", ");
+    out->append(std::string_view(msg).substr(0, 100)).append("\n");
+    return;
+  }
+  size_t msg_len, source_len, line_len;
+  bool has_source = false, has_line = false;
+  const char* msg = RawField(L, err, "err", &msg_len);
+  const char* source = RawField(L, err, "source", &source_len, &has_source);
+  const char* line = RawField(L, err, "line", &line_len, &has_line);
+  out->assign("-").append(msg, msg_len);
+  if (has_source && has_line) {
+    out->append(" script: ").append(name).append(", on ").append(source, source_len);
+    out->append(":").append(line, line_len).append(".");
+  }
+  lua_settop(L, err);
 }
 
 void PushArray(lua_State* L, std::span<const std::string_view> items) {
@@ -118,7 +169,75 @@ void PushArray(lua_State* L, std::span<const std::string_view> items) {
   }
 }
 
+// Every engine operation on the interpreter runs inside lua_cpcall, so no Lua error (a memory
+// error, a metamethod that raises, a limit) can reach Lua's panic handler and end the process.
+// The operations take their inputs and give their results through these frames: plain data and
+// pointers to the caller's objects, since a Lua error longjmps across the C frames in between
+// without running destructors (so none of those frames owns anything that has one).
+struct LoadFrame {
+  std::string_view code;
+  const char* chunk_name;
+  int ref = 0;
+  std::string* err;  // set when the code does not compile
+};
+
+int LoadProtected(lua_State* L) {
+  auto* f = static_cast<LoadFrame*>(lua_touserdata(L, 1));
+  if (luaL_loadbuffer(L, f->code.data(), f->code.size(), f->chunk_name)) {
+    f->err->assign(lua_tostring(L, -1));
+    return 0;
+  }
+  f->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return 0;
+}
+
+struct RunFrame {
+  LuaEngine* engine;
+  int handler_ref, fn_ref;
+  bool eval;  // KEYS and ARGV as globals (EVAL), else the function's two parameters (FCALL)
+  int real_globals_ref, keys_ref, argv_ref;
+  std::span<const std::string_view> keys, args;
+  const std::string* name;
+  resp::ReplyWriter* w;
+  std::string* error;  // the script's error reply, when it failed
+  bool failed = false;
+};
+
+int RunProtected(lua_State* L) {
+  auto* f = static_cast<RunFrame*>(lua_touserdata(L, 1));
+  lua_rawgeti(L, LUA_REGISTRYINDEX, f->handler_ref);
+  int handler = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, f->fn_ref);
+  int nargs = 0;
+  if (f->eval) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, f->real_globals_ref);  // past the globals' protection
+    lua_rawgeti(L, LUA_REGISTRYINDEX, f->keys_ref);
+    PushArray(L, f->keys);
+    lua_rawset(L, -3);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, f->argv_ref);
+    PushArray(L, f->args);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+  } else {
+    PushArray(L, f->keys);
+    PushArray(L, f->args);
+    nargs = 2;
+  }
+  int err = lua_pcall(L, nargs, 1, handler);
+  if (err) {
+    f->failed = true;
+    ScriptErrorReply(L, *f->name, f->error);
+  } else {
+    WriteReply(L, *f->w, f->engine->run().resp);
+  }
+  return 0;
+}
+
 }  // namespace
+
+void SetMaxAllocation(size_t bytes) {
+  max_allocation.store(bytes, std::memory_order_relaxed);
+}
 
 // The engine is the allocator's user data: found without a lookup (C functions ask for it on
 // every call).
@@ -210,17 +329,19 @@ void LuaEngine::Open() {
   OpenLibrary(L, LUA_STRLIBNAME, luaopen_string, false);
   OpenLibrary(L, LUA_MATHLIBNAME, luaopen_math, false);
   OpenLibrary(L, LUA_DBLIBNAME, luaopen_debug, false);
-  OpenLibrary(L, "cjson", luaopen_cjson, true);
+  OpenLibrary(L, "cjson", OpenCjson, true);
   OpenLibrary(L, "struct", OpenStruct, true);
   OpenLibrary(L, "cmsgpack", OpenCmsgpack, true);
-  OpenLibrary(L, "bit", luaopen_bit, true);
+  OpenLibrary(L, "bit", OpenBit, true);
   // Not in Redis 7.0's sandbox: files, printing, environments.
   for (const char* name : {"dofile", "loadfile", "print", "getfenv", "setfenv", "newproxy"}) {
     lua_pushnil(L);
     lua_setglobal(L, name);
   }
+  HardenBaseLibrary(L);
+  AnchorChunkNames(L, {kScriptChunk, kFunctionChunk, kHandlerChunk});
   RegisterRedisApi(L, version_);
-  luaL_loadbuffer(L, kErrorHandlerCode, strlen(kErrorHandlerCode), "@err_handler_def");
+  luaL_loadbuffer(L, kErrorHandlerCode, strlen(kErrorHandlerCode), kHandlerChunk);
   lua_pcall(L, 0, 0, 0);
   lua_getglobal(L, kErrorHandler);
   handler_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -276,12 +397,17 @@ bool LuaEngine::Load(std::string_view body, std::string* sha, std::string* err) 
   size_t shebang_len;
   if (!ParseShebang(body, &flags, &shebang_len, err)) return false;
   // The shebang line is skipped but its newline kept: line numbers stay the user's.
-  if (luaL_loadbuffer(lua_, body.data() + shebang_len, body.size() - shebang_len, "@user_script")) {
-    *err = std::string("Error compiling script (new function): ") + lua_tostring(lua_, -1);
-    lua_pop(lua_, 1);
+  std::string compile_err;
+  LoadFrame frame{body.substr(shebang_len), kScriptChunk, 0, &compile_err};
+  int top = lua_gettop(lua_);
+  int status = lua_cpcall(lua_, LoadProtected, &frame);
+  if (status) compile_err = ProtectedError(lua_);
+  lua_settop(lua_, top);
+  if (status || frame.ref == 0) {
+    *err = "Error compiling script (new function): " + compile_err;
     return false;
   }
-  int ref = luaL_ref(lua_, LUA_REGISTRYINDEX);
+  int ref = frame.ref;
   cache_bytes_ += body.size() + sha->size() + sizeof(Script) + 64;
   cache_.emplace(*sha, Script{*sha, std::string(body), flags, ref});
   return true;
@@ -297,89 +423,100 @@ const Script* LuaEngine::Find(std::string_view sha) const {
 void LuaEngine::Run(const Script& script, std::span<const std::string_view> keys,
                     std::span<const std::string_view> args, ScriptHost& host,
                     resp::ReplyWriter& w) {
-  lua_State* L = lua_;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref_);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, script.ref);
-  // KEYS and ARGV on the real global table, past its protection.
-  lua_rawgeti(L, LUA_REGISTRYINDEX, real_globals_ref_);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, keys_ref_);
-  PushArray(L, keys);
-  lua_rawset(L, -3);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, argv_ref_);
-  PushArray(L, args);
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
-  Call(0, script.sha, host, w);
+  Call(script.ref, true, keys, args, script.sha, host, w);
 }
 
 void LuaEngine::RunFunction(const FunctionDef& f, std::span<const std::string_view> keys,
                             std::span<const std::string_view> args, ScriptHost& host,
                             resp::ReplyWriter& w) {
-  lua_State* L = lua_;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref_);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, f.ref);
-  PushArray(L, keys);
-  PushArray(L, args);
-  Call(2, f.name, host, w);
+  Call(f.ref, false, keys, args, f.name, host, w);
 }
 
-void LuaEngine::Call(int nargs, const std::string& name, ScriptHost& host, resp::ReplyWriter& w) {
+void LuaEngine::Call(int fn_ref, bool eval, std::span<const std::string_view> keys,
+                     std::span<const std::string_view> args, const std::string& name,
+                     ScriptHost& host, resp::ReplyWriter& w) {
   lua_State* L = lua_;
   host_ = &host;
   run_ = RunState{};
+  std::string error;
+  RunFrame frame{this, handler_ref_, fn_ref, eval, real_globals_ref_, keys_ref_, argv_ref_,
+                 keys, args, &name, &w, &error};
+  const size_t mark = w.buffer()->size();
+  const int top = lua_gettop(L);
   bool hooked = host.BusyThresholdMs() > 0;
   if (hooked) lua_sethook(L, CountHook, LUA_MASKCOUNT, 100000);
-  int err = lua_pcall(L, nargs, 1, -(nargs + 2));
+  int status = lua_cpcall(L, RunProtected, &frame);
   if (hooked) lua_sethook(L, nullptr, 0, 0);
-  // A small GC step every 50 runs keeps Lua from a full cycle at an inopportune time.
-  if (++runs_ % 50 == 0) lua_gc(L, LUA_GCSTEP, 50);
-  if (err) {
-    if (!lua_istable(L, -1)) {
-      const char* msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";
-      w.Error("Error running script " + name + ", " + std::string(msg).substr(0, 100) + "\n");
-    } else {
-      bool has_source = false, has_line = false;
-      std::string msg = ErrorField(L, "err");
-      std::string source = ErrorField(L, "source", &has_source);
-      std::string line = ErrorField(L, "line", &has_line);
-      std::string reply = "-" + msg;
-      if (has_source && has_line) reply += " script: " + name + ", on " + source + ":" + line + ".";
-      w.Error(reply);
-    }
-    lua_pop(L, 1);
-  } else {
-    WriteReply(L, w, run_.resp);
+  if (status) {
+    // The engine's own step failed (out of memory, a reply past its limits): whatever part of
+    // the reply was written goes, and the error takes its place.
+    w.buffer()->resize(mark);
+    w.Error(ProtectedError(L));
+  } else if (frame.failed) {
+    w.Error(error);
   }
-  lua_pop(L, 1);  // the error handler
+  lua_settop(L, top);
+  // A small GC step every 50 runs keeps Lua from a full cycle at an inopportune time.
+  if (++runs_ % 50 == 0) lua_cpcall(L, GcStep, nullptr);
+  lua_settop(L, top);
   // The thread's global table stays the protected one whatever the script did.
   lua_rawgeti(L, LUA_REGISTRYINDEX, thread_globals_ref_);
   lua_replace(L, LUA_GLOBALSINDEX);
   host_ = nullptr;
 }
 
+namespace {
+
+struct LibraryFrame {
+  std::string_view code;
+  bool compiled = false, ran = false;
+  std::string* err;
+};
+
+// A library's code, compiled and run once with the loading API in view. In protected mode.
+int LoadLibraryProtected(lua_State* L) {
+  auto* f = static_cast<LibraryFrame*>(lua_touserdata(L, 1));
+  if (luaL_loadbuffer(L, f->code.data(), f->code.size(), kFunctionChunk)) {
+    f->err->assign("Error compiling function: ").append(lua_tostring(L, -1));
+    return 0;
+  }
+  f->compiled = true;
+  UseLibraryApi(L, true);
+  int status = lua_pcall(L, 0, 0, 0);
+  UseLibraryApi(L, false);
+  if (status) {
+    std::string msg;
+    ErrorMessage(L, &msg);
+    f->err->assign("Error registering functions: ").append(msg);
+    return 0;
+  }
+  f->ran = true;
+  return 0;
+}
+
+}  // namespace
+
 bool LuaEngine::LoadLibrary(std::string_view code, int64_t timeout_ms,
                             std::vector<FunctionDef>* defs, std::string* err) {
   lua_State* L = lua_;
   size_t first = defs->size();
-  if (luaL_loadbuffer(L, code.data(), code.size(), "@user_function")) {
-    *err = std::string("Error compiling function: ") + lua_tostring(L, -1);
-    lua_pop(L, 1);
-    return false;
-  }
-  UseLibraryApi(L, true);
+  LibraryFrame frame{code, false, false, err};
   loading_ = defs;
   load_deadline_ms_ = timeout_ms > 0 ? MonoMs() + timeout_ms : 0;
+  const int top = lua_gettop(L);
   lua_sethook(L, LoadHook, LUA_MASKCOUNT, 100000);
-  bool ok = lua_pcall(L, 0, 0, 0) == 0;
+  int status = lua_cpcall(L, LoadLibraryProtected, &frame);
   lua_sethook(L, nullptr, 0, 0);
+  if (status) *err = "Error registering functions: " + ProtectedError(L);
+  lua_settop(L, top);
   loading_ = nullptr;
   load_deadline_ms_ = 0;
-  UseLibraryApi(L, false);
+  if (status) lua_cpcall(L, UseLibraryApiOff, nullptr);  // LoadLibraryProtected stopped early
+  lua_settop(L, top);
   lua_rawgeti(L, LUA_REGISTRYINDEX, thread_globals_ref_);
   lua_replace(L, LUA_GLOBALSINDEX);
+  bool ok = status == 0 && frame.ran;
   if (!ok) {
-    *err = "Error registering functions: " + ErrorMessage(L);
-    lua_pop(L, 1);
     for (size_t i = first; i < defs->size(); i++) Release((*defs)[i]);
     defs->resize(first);
   }

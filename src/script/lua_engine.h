@@ -96,6 +96,13 @@ struct Script {
 
 enum class EngineKind { kEval, kFunctions };
 
+// The largest single allocation a script may make (one string, one table's part; default
+// 512 MiB). The server keeps it at proto-max-bulk-len, the largest value a client may send. A
+// script that asks for more gets Lua's "not enough memory" error, instead of a C function such
+// as string.rep(s, 2^40) growing the server, beyond SCRIPT KILL's reach, until it runs out of
+// memory. Applies to every engine in the process.
+void SetMaxAllocation(size_t bytes);
+
 class LuaEngine {
  public:
   // `version`: what redis.REDIS_VERSION says (the Redis version kvstore is compatible with).
@@ -155,9 +162,12 @@ class LuaEngine {
  private:
   void Open();
   void Close();
-  // Runs the function on top of the stack (below it: the error handler and `nargs` arguments)
-  // and writes its reply or error; `name` names it in errors.
-  void Call(int nargs, const std::string& name, ScriptHost& host, resp::ReplyWriter& w);
+  // Runs the script or function whose registry reference is `fn_ref` (with KEYS and ARGV set
+  // when `eval`, else with them as its two parameters) and writes its reply or error; `name`
+  // names it in errors. Everything it does with the interpreter runs in protected mode.
+  void Call(int fn_ref, bool eval, std::span<const std::string_view> keys,
+            std::span<const std::string_view> args, const std::string& name, ScriptHost& host,
+            resp::ReplyWriter& w);
 
   std::string version_;
   EngineKind kind_;

@@ -116,7 +116,12 @@ void Server::WireConfig() {
       return Status::Ok();
     });
   };
-  int_atomic("proto-max-bulk-len", &max_bulk_len_);
+  // The longest bulk a client may send is also the largest single allocation a script may make.
+  c.OnApply("proto-max-bulk-len", [this](const std::string& v) {
+    max_bulk_len_ = ParseInt64(v).value_or(0);
+    script::SetMaxAllocation(static_cast<size_t>(max_bulk_len_.load()));
+    return Status::Ok();
+  });
   int_atomic("hll-sparse-max-bytes", &hll_sparse_max_bytes_);
   int_atomic("client-query-buffer-limit", &query_buf_limit_);
   int_atomic("maxclients", &maxclients_);
