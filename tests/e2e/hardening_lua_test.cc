@@ -103,6 +103,27 @@ TEST(HardeningLua, SelfContainingTablesStopAtTheStackLimit) {
   ExpectAlive(s.ours);
 }
 
+// CVE-2022-24735 and CVE-2025-46818: a script that changes what the next script (another user's)
+// sees, through the globals, a library or the metatable every string shares. All of them are
+// read-only, as in Redis; the next script sees the real string library.
+TEST(HardeningLua, SharedTablesAreReadOnly) {
+  lua_diff::Servers s;
+  lua_diff::Compare(
+      s,
+      {Eval("getmetatable('').__index.upper = function() return 'x' end return 1"),
+       Eval("getmetatable('').__index = {} return 1"),
+       Eval("local m = getmetatable('') m.__index = {} return 1"),
+       Eval("rawset(getmetatable(''), '__index', {}) return 1"),
+       Eval("setmetatable(getmetatable(''), {}) return 1"), Eval("string.upper = nil return 1"),
+       Eval("rawset(string, 'upper', print) return 1"), Eval("table.insert(string, 1) return 1"),
+       Eval("_G.redis = {} return 1"), Eval("rawset(_G, 'KEYS', {}) return 1"),
+       Eval("redis.call = function() return 'x' end return 1"),
+       Eval("local mt = getmetatable('') return tostring(rawequal(mt.__index, string))"),
+       Eval("return type(getmetatable(getmetatable('')))"), Eval("return ('a'):upper()")},
+      false);
+  ExpectAlive(s.ours);
+}
+
 // An error raised with a table whose metatable raises: the error's fields are read raw, so the
 // engine reports the script's failure instead of panicking.
 TEST(HardeningLua, ErrorTablesWithRaisingMetatables) {
