@@ -182,9 +182,16 @@ Result<Fd> ConnectTcp(const std::string& host, int port, int timeout_ms,
 Result<Fd> AcceptTcp(int listen_fd) {
   int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
   if (fd < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+    int err = errno;
+    if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR)
       return Status(Code::kAgain, "no pending connection");
-    return Status::FromErrno("accept", errno);
+    // What accept(2) says to treat as a retry: that connection's own failure (a peer that reset
+    // before it was accepted, a network error pending on it). The next one may be fine.
+    if (err == ECONNABORTED || err == EPROTO || err == EPERM || err == ENETDOWN ||
+        err == ENOPROTOOPT || err == EHOSTDOWN || err == ENONET || err == EHOSTUNREACH ||
+        err == EOPNOTSUPP || err == ENETUNREACH)
+      return Status(Code::kClosed, std::string("accept: ") + strerror(err));
+    return Status::FromErrno("accept", err);
   }
   return Fd(fd);
 }

@@ -46,7 +46,9 @@ Result<Fd> ConnectUnix(const std::string& path, int timeout_ms);
 // local address the socket is bound to first, any port).
 Result<Fd> ConnectTcp(const std::string& host, int port, int timeout_ms,
                       const std::string& source_addr = "");
-// Accepts one connection, non-blocking. kAgain when none is pending.
+// Accepts one connection, non-blocking. kAgain when none is pending; kClosed when the pending
+// connection failed on its own (others may follow); else a failure of the listener or of the
+// process (out of file descriptors or memory).
 Result<Fd> AcceptTcp(int listen_fd);
 
 Status SetNonBlocking(int fd);

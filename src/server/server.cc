@@ -37,15 +37,36 @@ class Server::Listener : public net::FdHandler {
   void OnEvents(uint32_t) override {
     for (int i = 0; i < 64; i++) {  // bounded, so one busy listener cannot starve the loop
       auto r = net::AcceptTcp(fd_.get());
-      if (!r.ok()) {
-        if (r.status().code() != Code::kAgain) LOG_WARNING("accept: %s", r.status().message().c_str());
-        return;
+      if (r.ok()) {
+        server_.OnAccept(std::move(*r), unix_);
+        continue;
       }
-      server_.OnAccept(std::move(*r), unix_);
+      Code code = r.status().code();
+      if (code == Code::kAgain) return;
+      // One connection that failed before it was accepted: on to the next (CVE-2025-48367: a
+      // client that makes accepts fail must not keep others from being accepted).
+      if (code == Code::kClosed) continue;
+      // Out of descriptors or memory: the listener stays readable, and accepting again at once
+      // would spin the poll group that serves clients. Pause this listener for a while.
+      LOG_WARNING("Accepting client connection: %s", r.status().message().c_str());
+      Pause();
+      return;
     }
   }
 
  private:
+  static constexpr int64_t kPauseMs = 100;
+
+  // The timer may outlive nothing: Stop() joins the loops before the listeners go.
+  void Pause() {
+    net::EventLoop& loop = server_.groups_[0]->loop();  // the listeners' loop (StartListeners)
+    loop.ModifyFd(fd_.get(), 0, this);
+    loop.AddTimer(kPauseMs, [this, &loop]() -> int64_t {
+      loop.ModifyFd(fd_.get(), net::EventLoop::kReadable, this);
+      return -1;
+    });
+  }
+
   Server& server_;
   net::Fd fd_;
   bool unix_;

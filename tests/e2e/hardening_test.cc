@@ -6,7 +6,12 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
 
 #include <algorithm>
 #include <random>
@@ -16,6 +21,9 @@
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
 #include "tests/support/wait.h"
+
+#include <chrono>
+#include <thread>
 
 namespace kv::test {
 namespace {
@@ -166,6 +174,49 @@ TEST(Hardening, UnauthenticatedClientThatNeverReadsIsClosed) {
   for (int i = 0; i < 2000; i++) {
     ASSERT_EQ(polite.Raw({"PING"}), "-NOAUTH Authentication required.\r\n");
   }
+}
+
+// CPU seconds (user + system) a process has used so far.
+double CpuSeconds(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && rest >> field; i++) {
+    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Out of file descriptors, accept fails while connections wait: the listener pauses instead of
+// spinning the poll group that serves the connected clients (which kept the CPU busy and the
+// log flooded), and accepts again once descriptors are free.
+TEST(Hardening, AcceptingPausesWhenOutOfDescriptors) {
+  rlimit saved;
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit low = saved;
+  low.rlim_cur = 64;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  auto s = std::make_unique<ServerProcess>(ServerProcess::Kind::kKvstore,
+                                           std::vector<std::string>{"--maxclients", "10000"});
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  RespClient first(s->port());
+  ASSERT_EQ(first.Raw({"PING"}), "+PONG\r\n");
+  std::vector<std::unique_ptr<RespClient>> flood;
+  for (int i = 0; i < 120; i++) flood.push_back(std::make_unique<RespClient>(s->port()));
+  ASSERT_TRUE(WaitFor([&] {
+    return s->LogText().find("Accepting client connection: accept: Too many open files") !=
+           std::string::npos;
+  }));
+  // While connections wait that cannot be accepted, the server idles and serves its clients.
+  double before = CpuSeconds(s->pid());
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_LT(CpuSeconds(s->pid()) - before, 0.5) << "the server spun on its listener";
+  EXPECT_EQ(first.Raw({"PING"}), "+PONG\r\n");
+  flood.clear();
+  RespClient later(s->port());
+  EXPECT_EQ(later.Raw({"PING"}), "+PONG\r\n");
 }
 
 }  // namespace
