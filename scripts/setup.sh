@@ -11,6 +11,7 @@ PACKAGES=(
   redis-server redis-tools                       # oracle, interop peer, benchmark baseline
   python3                                        # benchmark drivers under bench/
   python3-redis                                  # redis-py, driven by tests/clients/
+  valgrind                                       # the Lua lexer check (ScriptLexerValgrind)
   # The verbs suite (tests/softroce/): Debian's kernel booted under QEMU runs Soft-RoCE.
   qemu-system-x86 linux-image-amd64 busybox-static kmod iproute2 bc
   rdma-core ibverbs-providers libfabric-bin
