@@ -24,10 +24,13 @@ Status LoopDriver::Start() {
   }
   running_ = true;
   int period = timer_ms_ > 0 ? timer_ms_ : 1;
-  timer_ = loop_->AddTimer(period, [this, period]() -> int64_t {
-    if (!running_) return -1;
+  // Stop() during the timer's own run cannot cancel it (the loop re-arms it when it returns),
+  // so the timer checks again after its round, and that this driver still exists before it.
+  std::weak_ptr<bool> alive = alive_;
+  timer_ = loop_->AddTimer(period, [this, period, alive]() -> int64_t {
+    if (auto a = alive.lock(); !a || !*a || !running_) return -1;
     Round();
-    return period;
+    return running_ ? period : -1;
   });
   SchedulePost();
   return Status::Ok();
