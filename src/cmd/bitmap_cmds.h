@@ -14,8 +14,9 @@ namespace kv::cmd::bitmap {
 // field of `bits` bits). Answers the error when it is not one or out of range.
 bool ParseBitOffset(Context& c, std::string_view s, uint64_t* offset, bool hash, int bits);
 // Redis' lookupStringForBitCommand: the string at `key`, created or zero-grown so that bit
-// `maxbit` exists, made raw; null after answering WRONGTYPE. Sets *grew when it was created or
-// lengthened.
+// `maxbit` exists, made raw. Null after answering an error: WRONGTYPE, the bit offset error when
+// the string would outgrow store::Value::kMaxStrLen, or OOM when the memory cannot be had. Sets
+// *grew when it was created or lengthened.
 store::Entry* StringForBits(Context& c, std::string_view key, uint64_t maxbit, bool* grew);
 // The bytes of e's string, writable in place (the value made raw).
 uint8_t* Bytes(store::Entry* e);

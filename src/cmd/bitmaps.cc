@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cmd/bitmap_cmds.h"
@@ -48,19 +50,33 @@ bool ParseBitOffset(Context& c, std::string_view s, uint64_t* offset, bool hash,
 }
 
 // Redis' lookupStringForBitCommand: the string at `key`, created or zero-grown so that bit
-// `maxbit` exists, made raw. Sets *grew when it was created or lengthened.
+// `maxbit` exists, made raw. Sets *grew when it was created or lengthened. proto-max-bulk-len may
+// allow offsets past what a value holds: those are out of range here (Redis would try the
+// allocation and abort).
 Entry* StringForBits(Context& c, std::string_view key, uint64_t maxbit, bool* grew) {
-  size_t need = static_cast<size_t>(maxbit >> 3) + 1;
+  uint64_t need = (maxbit >> 3) + 1;
   bool wrongtype;
   Entry* e = LookupWriteString(c, key, &wrongtype);
   if (wrongtype) return nullptr;
+  if (need > Value::kMaxStrLen) {
+    c.Error(kBitOffsetError);
+    return nullptr;
+  }
   if (!e) {
+    std::optional<Value> zeroed = Value::ZeroedRaw(need);
+    if (!zeroed) {
+      c.Error(OpStatus::kNoMemory);
+      return nullptr;
+    }
     *grew = true;
-    return StoreKeepTtl(c, nullptr, key, Value::ZeroedRaw(need));
+    return StoreKeepTtl(c, nullptr, key, std::move(*zeroed));
   }
   size_t len = e->value.StrLen();
+  if (e->value.GrowRaw(std::max<size_t>(need, len)) == nullptr) {
+    c.Error(OpStatus::kNoMemory);
+    return nullptr;
+  }
   *grew = need > len;
-  e->value.GrowRaw(std::max(need, len));
   return e;
 }
 

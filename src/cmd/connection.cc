@@ -28,6 +28,10 @@ void Echo(Context& c) { c.out.Bulk(c.arg(1)); }
 void Select(Context& c) {
   int64_t id;
   if (!c.ParseInt(c.arg(1), &id, OpStatus::kNotInteger)) return;
+  if (id < INT32_MIN || id > INT32_MAX) {  // Redis reads the index as an int first
+    c.Error(CountOutOfRange(INT32_MIN, INT32_MAX));
+    return;
+  }
   if (id < 0 || id >= c.ks.num_dbs()) {
     c.Error(OpStatus::kDbIndex);
     return;

@@ -102,6 +102,13 @@ struct ExecStats {
   uint64_t keyspace_misses = 0;
 };
 
+// The most members SRANDMEMBER, HRANDFIELD and ZRANDMEMBER answer for a negative count, where
+// members repeat. Redis 7.0 has no bound there and sets out to build a reply of up to 2^63
+// members (it never finishes, and runs out of memory); kvstore answers
+// CountOutOfRange(-kMaxRandomRepeats, ...) for an existing key instead. A reply at the bound is
+// still about a gigabyte.
+inline constexpr int64_t kMaxRandomRepeats = int64_t{1} << 27;
+
 class Context {
  public:
   Context(std::span<const std::string_view> args, resp::ReplyWriter& out, store::Keyspace& ks,

@@ -3,8 +3,11 @@
 #include <algorithm>
 
 #include "common/strutil.h"
+#include "store/value.h"
 
 namespace kv::cmd {
+
+static_assert(store::Value::kMaxStrLen == 4294967295, "kStringOverMax's text names it");
 
 std::string_view ErrorText(OpStatus s) {
   switch (s) {
@@ -26,6 +29,8 @@ std::string_view ErrorText(OpStatus s) {
     case OpStatus::kNegativeTimeout: return "timeout is negative";
     case OpStatus::kBusyKey: return "-BUSYKEY Target key name already exists.";
     case OpStatus::kPositive: return "value is out of range, must be positive";
+    case OpStatus::kStringOverMax: return "string exceeds maximum allowed size (4294967295 bytes)";
+    case OpStatus::kNoMemory: return "-OOM out of memory for this command";
   }
   return "internal error";
 }
@@ -61,6 +66,11 @@ std::string UnknownSubcommand(std::string_view sub, std::string_view parent) {
 std::string SubcommandSyntax(std::string_view sub, std::string_view parent) {
   return "unknown subcommand or wrong number of arguments for '" +
          std::string(sub.substr(0, 128)) + "'. Try " + ToUpper(parent) + " HELP.";
+}
+
+std::string CountOutOfRange(int64_t min, int64_t max) {
+  return "value is out of range, value must between " + std::to_string(min) + " and " +
+         std::to_string(max);
 }
 
 std::string InvalidExpireTime(std::string_view cmd) {

@@ -2,6 +2,7 @@
 // OpStatus; the text is produced here and nowhere else.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <span>
 #include <string_view>
@@ -28,6 +29,10 @@ enum class OpStatus {
   kNegativeTimeout, // timeout is negative
   kBusyKey,         // BUSYKEY Target key name already exists.
   kPositive,        // value is out of range, must be positive
+  // kvstore's own, where Redis 7.0 has no answer (it aborts): a string grown past the most a
+  // value holds (store::Value::kMaxStrLen), and memory the allocator refused.
+  kStringOverMax,   // string exceeds maximum allowed size (4294967295 bytes)
+  kNoMemory,        // OOM out of memory for this command
 };
 
 // The text after the leading '-' ("ERR ..." is implied for plain messages).
@@ -40,5 +45,8 @@ std::string UnknownSubcommand(std::string_view sub, std::string_view parent);
 // Redis' addReplySubcommandSyntaxError: for a command that checks its own subcommands' counts.
 std::string SubcommandSyntax(std::string_view sub, std::string_view parent);
 std::string InvalidExpireTime(std::string_view cmd);
+// Redis' getRangeLongFromObjectOrReply: "value is out of range, value must between MIN and MAX"
+// (sic).
+std::string CountOutOfRange(int64_t min, int64_t max);
 
 }  // namespace kv::cmd

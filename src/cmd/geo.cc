@@ -55,7 +55,9 @@ bool ParseLonLat(Context& c, std::string_view lon, std::string_view lat, double*
     xy[k] = *v;
   }
   if (xy[0] < kLongMin || xy[0] > kLongMax || xy[1] < kLatMin || xy[1] > kLatMax) {
-    char msg[160];
+    // Room for two doubles in full (%f of 1e308 is 316 characters): Redis formats the message
+    // without a limit.
+    char msg[768];
     snprintf(msg, sizeof(msg), "-ERR invalid longitude,latitude pair %f,%f", xy[0], xy[1]);
     c.Error(msg);
     return false;

@@ -345,7 +345,8 @@ void ReplyUniqueRandom(Context& c, HashValue* h, uint64_t count, bool withvalues
 }
 
 // Redis' hrandfieldWithCountCommand. A negative count may repeat fields and answers exactly
-// -count of them; a positive one answers min(count, size) distinct fields.
+// -count of them (at most kMaxRandomRepeats); a positive one answers min(count, size) distinct
+// fields.
 void HRandFieldWithCount(Context& c, int64_t l, bool withvalues) {
   bool wrongtype;
   HashValue* h = LookupRead(c, c.arg(1), &wrongtype);
@@ -353,6 +354,10 @@ void HRandFieldWithCount(Context& c, int64_t l, bool withvalues) {
   uint64_t count = l >= 0 ? static_cast<uint64_t>(l) : static_cast<uint64_t>(-l);
   if (!h || count == 0) {
     c.out.EmptyArray();
+    return;
+  }
+  if (l < -kMaxRandomRepeats) {
+    c.Error(CountOutOfRange(-kMaxRandomRepeats, withvalues ? INT64_MAX / 2 : INT64_MAX));
     return;
   }
   uint64_t size = h->Size();
@@ -388,8 +393,7 @@ void HRandField(Context& c) {
     int64_t l;
     if (!c.ParseInt(c.arg(2), &l)) return;
     if (l == std::numeric_limits<int64_t>::min()) {
-      c.Error("value is out of range, value must between -9223372036854775807 and "
-              "9223372036854775807");
+      c.Error(CountOutOfRange(-INT64_MAX, INT64_MAX));
       return;
     }
     if (c.argc() > 4 || (c.argc() == 4 && !EqualsIgnoreCase(c.arg(3), "withvalues"))) {

@@ -44,32 +44,28 @@ std::string NewHll() {
 void InvalidateCache(std::string& s) { s[15] = static_cast<char>(s[15] | 0x80); }
 void InvalidateCache(uint8_t* hdr) { hdr[15] |= 0x80; }
 
-// Converts a sparse HLL to dense in place; false when the runs do not cover exactly the
-// registers (corrupt).
+SparseOp DecodeOp(const uint8_t* p, const uint8_t* end) {
+  if (IsZero(*p)) return {ZeroLen(*p), 0, 1, false};
+  if (IsVal(*p)) return {ValLen(*p), ValValue(*p), 1, false};
+  bool truncated = p + 1 >= end;
+  long len = (((p[0] & 0x3f) << 8) | (truncated ? 0 : p[1])) + 1;
+  return {len, 0, 2, truncated};
+}
+
+// Converts a sparse HLL to dense in place; false, and `s` unchanged, when the runs do not cover
+// exactly the registers (corrupt).
 bool SparseToDense(std::string& s) {
   if (static_cast<uint8_t>(s[4]) == kDense) return true;
   std::string dense(kDenseSize, '\0');
   memcpy(dense.data(), s.data(), kHeader);  // the magic and the cached cardinality
   dense[4] = static_cast<char>(kDense);
   uint8_t* regs = Bytes(dense) + kHeader;
-  const uint8_t* p = reinterpret_cast<const uint8_t*>(s.data()) + kHeader;
-  const uint8_t* end = reinterpret_cast<const uint8_t*>(s.data()) + s.size();
-  long idx = 0;
-  while (p < end) {
-    if (IsZero(*p)) {
-      idx += ZeroLen(*p);
-      p++;
-    } else if (IsXZero(*p)) {
-      idx += XZeroLen(p);
-      p += 2;
-    } else {
-      int runlen = ValLen(*p), value = ValValue(*p);
-      if (runlen + idx > kRegisters) break;
-      while (runlen--) DenseSet(regs, idx++, static_cast<uint8_t>(value));
-      p++;
-    }
-  }
-  if (idx != kRegisters) return false;
+  const uint8_t* p = Bytes(s);
+  bool ok = ForEachSparseRun(p + kHeader, p + s.size(), [&](long first, long len, int value) {
+    if (value == 0) return;  // the dense registers start at zero
+    for (long i = first; i < first + len; i++) DenseSet(regs, i, static_cast<uint8_t>(value));
+  });
+  if (!ok) return false;
   s.swap(dense);
   return true;
 }
@@ -86,28 +82,20 @@ int SparseSet(std::string& s, long index, uint8_t count, int64_t sparse_max_byte
   if (count > kSparseValMax) return promote();
   size_t pos = kHeader, prev = std::string::npos;
   size_t end = s.size();
-  long first = 0, span = 0;
+  long first = 0;
   auto at = [&](size_t i) { return static_cast<uint8_t>(s[i]); };
+  SparseOp run{0, 0, 0, false};
   while (pos < end) {
-    size_t oplen = 1;
-    if (IsZero(at(pos))) {
-      span = ZeroLen(at(pos));
-    } else if (IsVal(at(pos))) {
-      span = ValLen(at(pos));
-    } else {
-      if (pos + 1 >= end) return -1;
-      span = XZeroLen(Bytes(s) + pos);
-      oplen = 2;
-    }
-    if (index <= first + span - 1) break;
+    run = DecodeOp(Bytes(s) + pos, Bytes(s) + end);
+    if (index <= first + run.len - 1) break;
     prev = pos;
-    pos += oplen;
-    first += span;
+    pos += run.oplen;
+    first += run.len;
   }
-  if (span == 0 || pos >= end) return -1;
+  if (pos >= end) return -1;  // the runs end before the register
   uint8_t op = at(pos);
   bool is_zero = IsZero(op), is_xzero = IsXZero(op), is_val = !is_zero && !is_xzero;
-  long runlen = is_zero ? ZeroLen(op) : is_xzero ? XZeroLen(Bytes(s) + pos) : ValLen(op);
+  long runlen = run.len, span = run.len;
   bool done = false;
   if (is_val) {
     if (ValValue(op) >= count) return 0;
@@ -148,6 +136,9 @@ int SparseSet(std::string& s, long index, uint8_t count, int64_t sparse_max_byte
       return promote();
     }
     s.replace(pos, oldlen, reinterpret_cast<const char*>(seq), n);
+    // An XZERO cut short took its second byte from the terminator: Redis counts that byte in
+    // the old length, so the value ends one byte short of the new sequence.
+    if (run.truncated) s.pop_back();
     end = s.size();
   }
   // Merge adjacent VAL opcodes of the same value, scanning up to 5 opcodes from `prev`.
@@ -191,28 +182,7 @@ void DenseHisto(const uint8_t* r, int* histo) {
 }
 
 bool SparseHisto(const uint8_t* p, size_t len, int* histo) {
-  const uint8_t* end = p + len;
-  long idx = 0;
-  while (p < end) {
-    if (IsZero(*p)) {
-      int n = ZeroLen(*p);
-      idx += n;
-      histo[0] += n;
-      p++;
-    } else if (IsXZero(*p)) {
-      if (p + 1 >= end) return false;
-      int n = XZeroLen(p);
-      idx += n;
-      histo[0] += n;
-      p += 2;
-    } else {
-      int n = ValLen(*p);
-      idx += n;
-      histo[ValValue(*p)] += n;
-      p++;
-    }
-  }
-  return idx == kRegisters;
+  return ForEachSparseRun(p, p + len, [&](long, long n, int value) { histo[value] += n; });
 }
 
 double Sigma(double x) {
@@ -268,32 +238,15 @@ bool Count(std::string_view s, uint64_t* card) {
 
 // max[i] = MAX(max[i], register i of the HLL `s`); false when a sparse one is corrupt.
 bool Merge(uint8_t* max, std::string_view s) {
-  const auto* p = reinterpret_cast<const uint8_t*>(s.data()) + kHeader;
+  const auto* p = reinterpret_cast<const uint8_t*>(s.data());
   if (static_cast<uint8_t>(s[4]) == kDense) {
-    for (long i = 0; i < kRegisters; i++) max[i] = std::max(max[i], DenseGet(p, i));
+    for (long i = 0; i < kRegisters; i++) max[i] = std::max(max[i], DenseGet(p + kHeader, i));
     return true;
   }
-  const auto* end = reinterpret_cast<const uint8_t*>(s.data()) + s.size();
-  long i = 0;
-  while (p < end) {
-    if (IsZero(*p)) {
-      i += ZeroLen(*p);
-      p++;
-    } else if (IsXZero(*p)) {
-      if (p + 1 >= end) return false;
-      i += XZeroLen(p);
-      p += 2;
-    } else {
-      int runlen = ValLen(*p), value = ValValue(*p);
-      if (runlen + i > kRegisters) break;
-      while (runlen--) {
-        max[i] = std::max(max[i], static_cast<uint8_t>(value));
-        i++;
-      }
-      p++;
-    }
-  }
-  return i == kRegisters;
+  return ForEachSparseRun(p + kHeader, p + s.size(), [&](long first, long len, int value) {
+    auto v = static_cast<uint8_t>(value);
+    for (long i = first; i < first + len; i++) max[i] = std::max(max[i], v);
+  });
 }
 
 }  // namespace kv::cmd::hll

@@ -82,14 +82,41 @@ inline void XZero(uint8_t* p, int len) {
 
 inline uint8_t* Bytes(std::string& s) { return reinterpret_cast<uint8_t*>(s.data()); }
 
+// One opcode decoded: `len` registers of `value` (0 for ZERO and XZERO), `oplen` bytes long. An
+// XZERO cut short by the end of the value reads its missing second byte as 0, as Redis reads the
+// string's terminator there; `truncated` says so.
+struct SparseOp {
+  long len;
+  int value;
+  size_t oplen;
+  bool truncated;
+};
+SparseOp DecodeOp(const uint8_t* p, const uint8_t* end);
+
+// Calls f(first, len, value) for each run of the sparse registers at [p, end) in order. False
+// (corrupt) when the runs do not cover exactly the 16384 registers; a run that would reach past
+// the last register stops the walk before f sees it, so f never gets an index out of range.
+template <typename F>
+bool ForEachSparseRun(const uint8_t* p, const uint8_t* end, F&& f) {
+  long idx = 0;
+  while (p < end) {
+    SparseOp op = DecodeOp(p, end);
+    if (op.len > kRegisters - idx) return false;
+    f(idx, op.len, op.value);
+    idx += op.len;
+    p += op.oplen;
+  }
+  return idx == kRegisters;
+}
+
 // An empty HLL: sparse, all registers in XZERO runs.
 std::string NewHll();
 // Marks the cached cardinality stale (the top bit of the header's last byte), in the value or
 // in its header bytes.
 void InvalidateCache(std::string& s);
 void InvalidateCache(uint8_t* hdr);
-// Converts a sparse HLL to dense in place; false when the runs do not cover exactly the
-// registers (corrupt).
+// Converts a sparse HLL to dense in place; false, and `s` unchanged, when the runs do not cover
+// exactly the registers (corrupt).
 bool SparseToDense(std::string& s);
 // Redis' hllSparseSet: sets register `index` to `count` if larger, splitting the run that
 // covers it and merging equal neighbours; promotes to dense where sparse cannot hold it.

@@ -226,16 +226,13 @@ void PfDebug(Context& c) {
     std::string out;
     const auto* p = reinterpret_cast<const uint8_t*>(s.data()) + kHeader;
     const auto* end = reinterpret_cast<const uint8_t*>(s.data()) + s.size();
-    while (p < end) {
-      if (IsZero(*p)) {
-        out += "z:" + std::to_string(ZeroLen(*p)) + " ";
-        p++;
-      } else if (IsXZero(*p)) {
-        out += "Z:" + std::to_string(p + 1 < end ? XZeroLen(p) : (((p[0] & 0x3f) << 8) + 1)) + " ";
-        p += 2;
+    // Every opcode as it is, whether or not the runs add up.
+    for (; p < end; p += DecodeOp(p, end).oplen) {
+      SparseOp op = DecodeOp(p, end);
+      if (IsVal(*p)) {
+        out += "v:" + std::to_string(op.value) + "," + std::to_string(op.len) + " ";
       } else {
-        out += "v:" + std::to_string(ValValue(*p)) + "," + std::to_string(ValLen(*p)) + " ";
-        p++;
+        out += (IsZero(*p) ? "z:" : "Z:") + std::to_string(op.len) + " ";
       }
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();

@@ -129,5 +129,27 @@ TEST(KeySpecs, EvaluateAsRedis) {
   }
 }
 
+// Counts at the edges of int and int64 (CVE-2023-36824 class: redis-server 7.0.15 itself crashes
+// on COMMAND GETKEYS with numkeys 2147483647): never a key past the arguments, nor an overflow.
+TEST(KeySpecs, NumkeysAtTheEdgesFindNothingPastTheArguments) {
+  const KeySpec eval[] = {{kKeyRW, BeginIndex(2), KeyNum(0, 1, 1)}};  // EVAL script numkeys ...
+  using Refs = std::vector<KeyRef>;
+  for (const char* n : {"2147483647", "2147483648", "-2147483648", "-2147483647", "4294967295",
+                        "4294967296", "9223372036854775807", "-9223372036854775808", "-1", "3"}) {
+    std::vector<std::string_view> args = {"eval", "s", n, "a", "b"};
+    auto keys = KeysFromSpecs(eval, args);
+    EXPECT_EQ(keys, std::nullopt) << n;
+    EXPECT_EQ(Find(NumkeysAt1Keys, {"zunion", n, "a", "b"}), Keys{}) << n;
+    EXPECT_EQ(Find(NumkeysAt2Keys, {"blmpop", "0", n, "a", "left"}), Keys{}) << n;
+    EXPECT_EQ(Find(StoreNumkeysKeys, {"zunionstore", "d", n, "a"}), Keys{}) << n;
+  }
+  // Narrowed to int as Redis does: 2^32 + 2 is 2, -(2^32 - 1) is 1.
+  std::vector<std::string_view> args = {"eval", "s", "4294967298", "a", "b"};
+  EXPECT_EQ(KeysFromSpecs(eval, args), (Refs{{3, kKeyRW}, {4, kKeyRW}}));
+  args = {"eval", "s", "-4294967295", "a", "b"};
+  EXPECT_EQ(KeysFromSpecs(eval, args), std::nullopt);  // negative to string2ll: not a count
+  EXPECT_EQ(Find(NumkeysAt1Keys, {"zunion", "-4294967295", "a", "b"}), (Keys{2}));  // atoi: 1
+}
+
 }  // namespace
 }  // namespace kv::cmd

@@ -55,15 +55,16 @@ std::optional<std::vector<KeyRef>> KeysFromSpecs(std::span<const KeySpec> specs,
     int first = BeginOf(spec.begin, args);
     if (first < 0) return std::nullopt;
     if (first == 0) continue;  // keyword not present
-    int last = 0, step = 1;
+    int64_t last = 0;  // numkeys near INT_MAX must not overflow the sum (Redis crashes there)
+    int step = 1;
     if (spec.find.type == FindKeys::Type::kRange) {
       step = spec.find.b;
       if (spec.find.a >= 0) {
-        last = first + spec.find.a;
+        last = int64_t{first} + spec.find.a;
       } else if (spec.find.c == 0) {
-        last = argc + spec.find.a;
+        last = int64_t{argc} + spec.find.a;
       } else {
-        last = first + ((argc - first) / spec.find.c + spec.find.a);
+        last = int64_t{first} + ((argc - first) / spec.find.c + spec.find.a);
       }
     } else if (spec.find.type == FindKeys::Type::kKeyNum) {
       step = spec.find.c;
@@ -72,11 +73,12 @@ std::optional<std::vector<KeyRef>> KeysFromSpecs(std::span<const KeySpec> specs,
       if (!numkeys || *numkeys < 0) return std::nullopt;
       first += spec.find.b;
       // Redis narrows the count to int here, so 4294967297 counts as 1.
-      last = first + static_cast<int>(*numkeys) - 1;
+      last = int64_t{first} + static_cast<int>(*numkeys) - 1;
     } else {
       return std::nullopt;
     }
     if (last >= argc || last < first || first >= argc) return std::nullopt;
+    // last < argc here, so i stays in range.
     for (int i = first; i <= last; i += step > 0 ? step : 1) keys.push_back({i, spec.flags});
     if (spec.flags & kKeyIncomplete) return std::nullopt;
   }

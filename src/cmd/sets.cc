@@ -403,12 +403,9 @@ void SPop(Context& c) {
   if (s->Size() == 0) DeleteEmptied(c, key);
 }
 
-// Members SRANDMEMBER may repeat in one reply (negative counts). Redis has no bound and would
-// build a reply of up to 2^63 members; this bound keeps a reply within a few GB.
-constexpr int64_t kMaxRepeatedMembers = int64_t{1} << 27;
-
-// SRANDMEMBER key count: negative counts may repeat members (and come in random order);
-// positive ones are distinct, with Redis' strategies (SetValue::RandomDistinct). Array replies.
+// SRANDMEMBER key count: negative counts may repeat members (and come in random order), at most
+// kMaxRandomRepeats of them; positive ones are distinct, with Redis' strategies
+// (SetValue::RandomDistinct). Array replies.
 void SRandMemberCount(Context& c) {
   auto count = ParseInt64(c.arg(2));
   if (!count) {
@@ -416,20 +413,17 @@ void SRandMemberCount(Context& c) {
     return;
   }
   if (*count == INT64_MIN) {
-    c.Error(
-        "value is out of range, value must between -9223372036854775807 and "
-        "9223372036854775807");
-    return;
-  }
-  if (*count < -kMaxRepeatedMembers) {
-    c.Error("value is out of range, value must between -" + std::to_string(kMaxRepeatedMembers) +
-            " and 9223372036854775807");
+    c.Error(CountOutOfRange(-INT64_MAX, INT64_MAX));
     return;
   }
   SetValue* s;
   if (!LookupReadSet(c, c.arg(1), &s)) return;
   if (!s || *count == 0) {
     c.out.Array(0);
+    return;
+  }
+  if (*count < -kMaxRandomRepeats) {
+    c.Error(CountOutOfRange(-kMaxRandomRepeats, INT64_MAX));
     return;
   }
   if (*count < 0 || *count == 1) {

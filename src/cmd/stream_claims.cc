@@ -182,6 +182,13 @@ void XAutoClaim(Context& c) {
   StreamValue* s;
   StreamGroup* g = LookupGroup(c, &s);
   if (!g) return;
+  // Redis allocates room for COUNT deleted IDs (16 bytes each) up front and answers this when
+  // the allocation fails, as it does on x86-64 Linux from 2^42 IDs (64 TiB) on. kvstore keeps
+  // only the IDs it deletes, but answers alike there.
+  if (count >= int64_t{1} << 42) {
+    c.Error("Insufficient memory, failed allocating transient memory, COUNT too high.");
+    return;
+  }
   const int64_t now = c.now_ms;
   StreamConsumer* consumer = nullptr;  // found or created at the first claim, as in Redis 7.0
 

@@ -142,24 +142,30 @@ void ReplyLcsIdx(Context& c, const std::vector<LcsRange>& ranges, uint32_t len, 
 }  // namespace
 
 // LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]. Missing keys are empty strings.
-// The O(len1 * len2) table is refused when larger than proto-max-bulk-len, as Redis does.
+// The O(len1 * len2) table is refused when its size overflows or is larger than
+// proto-max-bulk-len, as Redis does (CVE-2021-32625).
 void Lcs(Context& c) {
   Entry* ea = c.LookupRead(c.arg(1));
-  std::string a = ea && ea->value.is_string() ? ea->value.ToString() : "";
   Entry* eb = c.LookupRead(c.arg(2));
   if ((ea && !ea->value.is_string()) || (eb && !eb->value.is_string())) {
     c.Error("The specified keys must contain string values");
     return;
   }
-  std::string b = eb ? eb->value.ToString() : "";
+  // Views, not copies: the strings may be gigabytes long, and the table is checked first. The
+  // lookups are done, so nothing moves or frees the values until the command ends.
+  char scratch_a[24], scratch_b[24];
+  std::string_view a = ea ? ea->value.Str(scratch_a) : "";
+  std::string_view b = eb ? eb->value.Str(scratch_b) : "";
   LcsOpts o;
   if (!ParseLcsOpts(c, &o)) return;
   if (a.size() >= UINT32_MAX - 1 || b.size() >= UINT32_MAX - 1) {
     c.Error("String too long for LCS");
     return;
   }
-  uint64_t bytes = (a.size() + 1) * (b.size() + 1) * sizeof(uint32_t);
-  if (bytes > static_cast<uint64_t>(c.hooks.MaxBulkLen())) {
+  uint64_t cells = (uint64_t{a.size()} + 1) * (uint64_t{b.size()} + 1);  // below 2^64
+  uint64_t bytes;
+  if (__builtin_mul_overflow(cells, sizeof(uint32_t), &bytes) ||
+      bytes > static_cast<uint64_t>(c.hooks.MaxBulkLen())) {
     c.Error("Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
     return;
   }

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cmd/context.h"
@@ -331,6 +332,10 @@ void Append(Context& c) {
   if (wrongtype) return;
   size_t total = tail.size();
   if (!e) {
+    if (total > Value::kMaxStrLen) {
+      c.Error(OpStatus::kStringOverMax);
+      return;
+    }
     StoreKeepTtl(c, nullptr, key, Value::String(tail));
   } else {
     size_t cur = e->value.StrLen();
@@ -339,7 +344,15 @@ void Append(Context& c) {
       c.Error(OpStatus::kStringTooLong);
       return;
     }
+    if (total > Value::kMaxStrLen) {
+      c.Error(OpStatus::kStringOverMax);
+      return;
+    }
     char* buf = e->value.GrowRaw(total);
+    if (buf == nullptr) {
+      c.Error(OpStatus::kNoMemory);
+      return;
+    }
     if (!tail.empty()) memcpy(buf + cur, tail.data(), tail.size());
   }
   c.Changed(key, kNotifyString, "append");
@@ -401,12 +414,29 @@ void SetRange(Context& c) {
     c.Error(OpStatus::kStringTooLong);
     return;
   }
-  // One allocation and one zero fill: a new key gets an exact zeroed buffer (Redis'
-  // sdsnewlen(NULL, n)); an existing one grows in place (sdsgrowzero).
+  // proto-max-bulk-len may allow more than a value holds: refused, never wrapped.
   size_t need = static_cast<size_t>(offset) + patch.size();
-  if (!e) e = StoreKeepTtl(c, nullptr, key, Value::ZeroedRaw(need));
+  if (need > Value::kMaxStrLen) {
+    c.Error(OpStatus::kStringOverMax);
+    return;
+  }
+  // One allocation and one zero fill: a new key gets an exact zeroed buffer (Redis'
+  // sdsnewlen(NULL, n)); an existing one grows in place (sdsgrowzero). Memory the allocator
+  // refuses is an error reply, and the key is left as it was.
+  if (!e) {
+    std::optional<Value> zeroed = Value::ZeroedRaw(need);
+    if (!zeroed) {
+      c.Error(OpStatus::kNoMemory);
+      return;
+    }
+    e = StoreKeepTtl(c, nullptr, key, std::move(*zeroed));
+  }
   Value& v = e->value;
   char* buf = v.GrowRaw(std::max(need, v.StrLen()));
+  if (buf == nullptr) {
+    c.Error(OpStatus::kNoMemory);
+    return;
+  }
   memcpy(buf + offset, patch.data(), patch.size());
   c.Changed(key, kNotifyString, "setrange");
   c.out.Int(static_cast<int64_t>(v.StrLen()));

@@ -2,7 +2,10 @@
 // embstr (44) and 1 MB (Redis' SDS_MAX_PREALLOC) sizes keep the exact bytes, length and encoding
 // Redis 7.0 gives, while the buffer underneath grows with spare room (Value::GrowRaw).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <string_view>
@@ -125,6 +128,58 @@ TEST_F(StringGrowthTest, GrowthKeepsTtlAndLimits) {
   EXPECT_EQ(r.Run({"setrange", "t", std::to_string(2 * kMb + 1), "z"}).substr(0, 4), "-ERR");
   EXPECT_EQ(r.Run({"strlen", "t"}), Int(2 * kMb + 1));
 }
+
+// With proto-max-bulk-len at 2^63-1 (Redis accepts it, and then aborts on the allocation), the
+// most a value holds (4294967295 bytes) still bounds every command that grows a string to a
+// length the client chose; the value is left as it was (SETBIT 2^63-1 used to write far past
+// a 1-byte buffer whose 32-bit length had wrapped).
+TEST_F(StringGrowthTest, GrowthPastTheValueMaximumIsRefused) {
+  r.hooks.max_bulk_len = INT64_MAX;
+  const std::string kOffset = "-ERR bit offset is not an integer or out of range\r\n";
+  const std::string kTooLong = "-ERR string exceeds maximum allowed size (4294967295 bytes)\r\n";
+  r.Run({"set", "ex", "hello"});
+  for (const char* key : {"new", "ex"}) {
+    EXPECT_EQ(r.Run({"setbit", key, "9223372036854775807", "1"}), kOffset);
+    EXPECT_EQ(r.Run({"setbit", key, "34359738360", "1"}), kOffset);  // byte 4294967295
+    EXPECT_EQ(r.Run({"bitfield", key, "set", "u8", "9223372036854775807", "1"}), kOffset);
+    EXPECT_EQ(r.Run({"bitfield", key, "incrby", "i64", "34359738304", "1"}), kOffset);
+    EXPECT_EQ(r.Run({"setrange", key, "4294967295", "x"}), kTooLong);
+    EXPECT_EQ(r.Run({"setrange", key, "9223372036854775000", "x"}), kTooLong);
+    // offset + length past 2^63 - 1: Redis' own check answers first.
+    EXPECT_EQ(r.Run({"setrange", key, "9223372036854775807", "x"}),
+              "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n");
+  }
+  EXPECT_EQ(r.Run({"exists", "new"}), Int(0));
+  EXPECT_EQ(r.Run({"get", "ex"}), Bulk("hello"));
+  EXPECT_EQ(r.Run({"getbit", "ex", "9223372036854775807"}), Int(0));  // reads need no room
+  EXPECT_EQ(r.Run({"setrange", "ex", "9223372036854775807", ""}), Int(5));
+}
+
+// Memory the allocator refuses is an error reply, and the key is left as it was: checked in a
+// child process whose address space is capped at 1 GiB, so that 2 GB cannot be had. (Not under
+// AddressSanitizer, whose shadow memory needs the address space.)
+#if !defined(__SANITIZE_ADDRESS__)
+// The child's side: true when each growth the capped allocator cannot serve is refused.
+bool GrowWithoutMemory() {
+  CommandRunner c;
+  c.hooks.max_bulk_len = INT64_MAX;
+  c.Run({"set", "ex", "hello"});
+  rlimit cap{size_t{1} << 30, size_t{1} << 30};
+  if (setrlimit(RLIMIT_AS, &cap) != 0) return false;
+  const std::string kOom = "-OOM out of memory for this command\r\n";
+  return c.Run({"setrange", "new", "2147483000", "x"}) == kOom &&
+         c.Run({"setrange", "ex", "2147483000", "x"}) == kOom &&
+         c.Run({"setbit", "new", "17179860000", "1"}) == kOom &&
+         c.Run({"bitfield", "ex", "set", "u8", "17179860000", "1"}) == kOom &&
+         c.Run({"exists", "new"}) == Int(0) && c.Run({"get", "ex"}) == Bulk("hello") &&
+         c.Run({"append", "ex", "!"}) == Int(6);
+}
+
+TEST(StringGrowthDeathTest, MemoryTheAllocatorRefusesIsAnErrorReply) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(std::exit(GrowWithoutMemory() ? 0 : 1), ::testing::ExitedWithCode(0), "");
+}
+#endif
 
 // Random APPENDs and SETRANGEs against a std::string model, growing the string past 2 MB.
 TEST_F(StringGrowthTest, RandomAppendsAndSetRangesMatchAModel) {

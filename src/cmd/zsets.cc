@@ -67,8 +67,7 @@ bool ParseRangeLong(Context& c, std::string_view s, int64_t min, int64_t max, in
   else if (!r)
     c.Error(OpStatus::kNotInteger);
   else
-    c.Error("value is out of range, value must between " + Int64ToString(min) + " and " +
-            Int64ToString(max));
+    c.Error(CountOutOfRange(min, max));
   return false;
 }
 
@@ -285,13 +284,18 @@ void Zrevrank(Context& c) { ZrankGeneric(c, true); }
 // ---- ZRANDMEMBER ZSCAN --------------------------------------------------------------------------
 
 // ZRANDMEMBER key count [WITHSCORES] (Redis' zrandmemberWithCountCommand): a negative count
-// samples with repetition; a count covering the set answers all of it (from the top rank down,
-// as Redis' iterator walks); otherwise `count` distinct members in random order.
+// samples with repetition (at most kMaxRandomRepeats members); a count covering the set answers
+// all of it (from the top rank down, as Redis' iterator walks); otherwise `count` distinct
+// members in random order.
 void ZrandmemberWithCount(Context& c, int64_t l, bool withscores) {
   ZSetValue* z;
   if (!LookupReadZset(c, c.arg(1), &z)) return;
   if (!z || l == 0) {
     c.out.EmptyArray();
+    return;
+  }
+  if (l < -kMaxRandomRepeats) {
+    c.Error(CountOutOfRange(-kMaxRandomRepeats, withscores ? INT64_MAX / 2 : INT64_MAX));
     return;
   }
   size_t size = z->Size();

@@ -55,15 +55,17 @@ Value Value::MakeString(std::string_view s, StrEnc enc) {
   return r;
 }
 
-Value Value::ZeroedRaw(size_t len) {
+std::optional<Value> Value::ZeroedRaw(size_t len) {
+  if (len > kMaxStrLen) return std::nullopt;
   Value r;
-  r.enc_ = StrEnc::kRaw;
-  r.len_ = static_cast<uint32_t>(len);
   if (len <= kInlineMax) {
     memset(r.u_.inline_str, 0, sizeof(r.u_.inline_str));
   } else {
     r.u_.heap_str = static_cast<char*>(calloc(len, 1));
+    if (r.u_.heap_str == nullptr) return std::nullopt;  // r is still the empty embstr
   }
+  r.enc_ = StrEnc::kRaw;
+  r.len_ = static_cast<uint32_t>(len);
   return r;
 }
 
@@ -125,7 +127,8 @@ size_t Value::StrLen() const {
 }
 
 char* Value::GrowRaw(size_t new_len) {
-  assert(is_string() && new_len <= UINT32_MAX);
+  assert(is_string());
+  if (new_len > kMaxStrLen) return nullptr;
   if (enc_ == StrEnc::kInt) {
     char scratch[24];
     std::string_view text = Str(scratch);
@@ -138,6 +141,7 @@ char* Value::GrowRaw(size_t new_len) {
     memset(u_.inline_str + len, 0, new_len - len);
   } else if (len <= kInlineMax) {  // moves from inline to the heap
     char* buf = static_cast<char*>(malloc(GrownStringCapacity(new_len)));
+    if (buf == nullptr) return nullptr;
     memcpy(buf, u_.inline_str, len);
     memset(buf + len, 0, new_len - len);
     u_.heap_str = buf;
@@ -145,7 +149,9 @@ char* Value::GrowRaw(size_t new_len) {
     // realloc keeps the bytes; glibc moves a large (mmapped) block by remapping its pages, so
     // even the rare growth of a huge string copies nothing.
     if (malloc_usable_size(u_.heap_str) < new_len) {
-      u_.heap_str = static_cast<char*>(realloc(u_.heap_str, GrownStringCapacity(new_len)));
+      void* buf = realloc(u_.heap_str, GrownStringCapacity(new_len));
+      if (buf == nullptr) return nullptr;  // the old buffer is still ours
+      u_.heap_str = static_cast<char*>(buf);
     }
     memset(u_.heap_str + len, 0, new_len - len);
   }

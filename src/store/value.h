@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -62,6 +63,10 @@ class Value {
  public:
   static constexpr size_t kInlineMax = 8;     // strings up to this size live in the Value itself
   static constexpr size_t kEmbstrMax = 44;    // Redis' OBJ_ENCODING_EMBSTR_SIZE_LIMIT
+  // The longest string a Value holds (its length is 32 bits). Commands that grow a string to a
+  // length a client chose (SETRANGE, APPEND, SETBIT, BITFIELD) refuse to go past it whatever
+  // proto-max-bulk-len allows.
+  static constexpr size_t kMaxStrLen = UINT32_MAX;
 
   Value() : type_(ObjType::kString), enc_(StrEnc::kEmbstr), len_(0) { u_.ival = 0; }
   ~Value() { Release(); }
@@ -85,7 +90,8 @@ class Value {
   static Value Int(int64_t v);
   // A raw string of `len` zero bytes, sized exactly (Redis' sdsnewlen(NULL, len) for SETRANGE on
   // a new key): one allocation, zeroed by calloc, so fresh pages are never written twice.
-  static Value ZeroedRaw(size_t len);
+  // Nothing when `len` is over kMaxStrLen or the memory cannot be had.
+  static std::optional<Value> ZeroedRaw(size_t len);
   static Value Object(ObjType type, std::unique_ptr<Collection> obj);
   Value Clone() const;
 
@@ -100,10 +106,11 @@ class Value {
   int64_t IntValue() const { return u_.ival; }
   size_t StrLen() const;
   // Makes this string raw (an integer becomes its decimal text), as Redis' dbUnshareStringValue
-  // does before APPEND and SETRANGE, and at least `new_len` bytes long (at most UINT32_MAX);
-  // added bytes are zero. When the buffer must grow it is given GrownStringCapacity(new_len),
-  // so StrLen() stays the length while the spare room is reused by later growth. Returns the
-  // bytes, writable up to StrLen() until the value next changes.
+  // does before APPEND and SETRANGE, and at least `new_len` bytes long; added bytes are zero.
+  // When the buffer must grow it is given GrownStringCapacity(new_len), so StrLen() stays the
+  // length while the spare room is reused by later growth. Returns the bytes, writable up to
+  // StrLen() until the value next changes; null, the string's bytes and length unchanged, when
+  // `new_len` is over kMaxStrLen or the memory cannot be had.
   char* GrowRaw(size_t new_len);
   // Bytes the string's buffer holds without reallocating: at least StrLen(). MemoryUsage counts
   // them all, as Redis' MEMORY USAGE counts an sds' free space.

@@ -83,12 +83,27 @@ TEST(StringGrowth, GrowingZeroPadsAndMakesTheStringRaw) {
 
 TEST(StringGrowth, ZeroedRawIsExactAndZero) {
   for (size_t len : {size_t{0}, size_t{1}, size_t{8}, size_t{9}, kMb, kMb + 1}) {
-    Value v = Value::ZeroedRaw(len);
+    Value v = *Value::ZeroedRaw(len);
     EXPECT_EQ(v.StrLen(), len);
     EXPECT_EQ(v.ToString(), std::string(len, '\0'));
     EXPECT_EQ(v.str_encoding(), StrEnc::kRaw);
     EXPECT_LE(v.StrCapacity(), std::max<size_t>(len, Value::kInlineMax) + 4096);
   }
+}
+
+// A length past what a Value holds is refused before anything is allocated, and the string is
+// left as it was (the commands answer an error instead of wrapping the 32-bit length).
+TEST(StringGrowth, PastTheMaximumLengthIsRefused) {
+  EXPECT_FALSE(Value::ZeroedRaw(Value::kMaxStrLen + 1).has_value());
+  EXPECT_FALSE(Value::ZeroedRaw(SIZE_MAX).has_value());
+  Value s = Value::String("hello", /*raw=*/true);
+  EXPECT_EQ(s.GrowRaw(Value::kMaxStrLen + 1), nullptr);
+  EXPECT_EQ(s.GrowRaw(SIZE_MAX), nullptr);
+  EXPECT_EQ(s.ToString(), "hello");
+  Value i = Value::Int(12);
+  EXPECT_EQ(i.GrowRaw(size_t{1} << 60), nullptr);
+  EXPECT_TRUE(i.is_int());
+  EXPECT_EQ(i.ToString(), "12");
 }
 
 }  // namespace
