@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "persist/value_reader.h"
 #include "persist/blob_encodings.h"
 #include "persist/crc64.h"
 #include "persist/listpack.h"
@@ -228,6 +229,35 @@ TEST(Zipmap, ReadsPairs) {
   EXPECT_FALSE(ForEachZipmapPair(zm.substr(0, 6), [](std::string_view, std::string_view) {
                  return Status::Ok();
                }).ok());
+}
+
+}  // namespace
+}  // namespace kv::persist
+
+namespace kv::persist {
+namespace {
+
+// A string longer than a value holds (4294967295 bytes) is refused by its length, before any
+// byte of it is read, instead of being stored cut short.
+TEST(ValueReaderLimits, StringsPastTheLongestValueAreRefused) {
+  store::EncodingLimits limits;
+  std::string scratch;
+  // RDB_64BITLEN (0x81) and 2^32, big-endian.
+  std::string over("\x81\x00\x00\x00\x01\x00\x00\x00\x00", 9);
+  MemorySource src(over);
+  ValueReader reader(src, limits);
+  auto r = reader.ReadString(scratch);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("longer than the longest value kvstore holds"),
+            std::string::npos)
+      << r.status().message();
+  // At the limit the length is accepted (and the short input ends the read).
+  std::string at("\x81\x00\x00\x00\x00\xff\xff\xff\xff", 9);
+  MemorySource src2(at);
+  ValueReader reader2(src2, limits);
+  auto r2 = reader2.ReadString(scratch);
+  ASSERT_FALSE(r2.ok());
+  EXPECT_EQ(r2.status().message().find("longer than the longest value"), std::string::npos);
 }
 
 }  // namespace

@@ -86,10 +86,23 @@ Result<std::pair<uint64_t, uint64_t>> ValueReader::ReadLzfLengths() {
   return std::pair{clen, ulen};
 }
 
+namespace {
+// A string longer than a value holds (a file from a server whose proto-max-bulk-len allowed
+// it): refused whole, never stored cut short.
+Status TooLong(uint64_t len) {
+  return Status::Corruption("a string of " + std::to_string(len) +
+                            " bytes, longer than the longest value kvstore holds (" +
+                            std::to_string(store::Value::kMaxStrLen) + " bytes)");
+}
+}  // namespace
+
 Result<std::string_view> ValueReader::ReadString(std::string& scratch) {
   bool encoded = false;
   KV_TRY_ASSIGN(len, ReadLen(&encoded));
-  if (!encoded) return src_.Read(len);
+  if (!encoded) {
+    if (len > store::Value::kMaxStrLen) return TooLong(len);
+    return src_.Read(len);
+  }
   if (len == kEncInt8 || len == kEncInt16 || len == kEncInt32) {
     int n = len == kEncInt8 ? 1 : len == kEncInt16 ? 2 : 4;
     KV_TRY_ASSIGN(v, src_.Read(n));
@@ -99,6 +112,7 @@ Result<std::string_view> ValueReader::ReadString(std::string& scratch) {
   if (len != kEncLzf) return Status::Corruption("unknown string encoding " + std::to_string(len));
   KV_TRY_ASSIGN(lens, ReadLzfLengths());
   auto [clen, ulen] = lens;
+  if (ulen > store::Value::kMaxStrLen) return TooLong(ulen);
   KV_TRY_ASSIGN(c, src_.Read(clen));
   scratch.resize(ulen);
   if (!LzfDecompress(c.data(), c.size(), scratch.data(), ulen)) {

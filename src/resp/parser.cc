@@ -105,7 +105,7 @@ RequestParser::Result RequestParser::Parse(const char* buf, size_t len,
         return Fail(std::string("Protocol error: expected '$', got '") + start[0] + "'");
       }
       auto n = ParseLength(std::string_view(start + 1, hdr - 1));
-      if (!n || *n < 0 || *n > limits.max_bulk_len)
+      if (!n || *n < 0 || *n > limits.max_bulk_len || *n > kMaxBulkLen)
         return Fail("Protocol error: invalid bulk length");
       if (!limits.authenticated && *n > 16384)
         return Fail("Protocol error: unauthenticated bulk length");

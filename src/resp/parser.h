@@ -28,6 +28,9 @@ class RequestParser {
   enum Result { kComplete, kIncomplete, kError };
 
   static constexpr size_t kInlineMax = 64 * 1024;  // PROTO_INLINE_MAX_SIZE
+  // The longest argument, whatever proto-max-bulk-len allows: the longest string a value holds
+  // (store's Value::kMaxStrLen), so no argument is ever cut short where it is stored.
+  static constexpr int64_t kMaxBulkLen = 4294967295;
 
   // Parses the request starting at buf[0]. `len` is all the bytes available so far.
   Result Parse(const char* buf, size_t len, const ParserLimits& limits);

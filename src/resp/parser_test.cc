@@ -137,6 +137,20 @@ TEST(RequestParser, UnauthenticatedLimits) {
   EXPECT_EQ(p.error(), "Protocol error: unauthenticated bulk length");
 }
 
+// proto-max-bulk-len may be set past what a value can hold (2^63-1 is accepted, as in Redis):
+// an argument longer than 4294967295 bytes is still refused, never stored cut short.
+TEST(RequestParser, NoArgumentPastTheLongestValue) {
+  RequestParser p;
+  ParserLimits l;
+  l.max_bulk_len = INT64_MAX;
+  std::string over = "*1\r\n$4294967296\r\n";
+  EXPECT_EQ(p.Parse(over.data(), over.size(), l), RequestParser::kError);
+  EXPECT_EQ(p.error(), "Protocol error: invalid bulk length");
+  RequestParser q;
+  std::string at = "*1\r\n$4294967295\r\n";
+  EXPECT_EQ(q.Parse(at.data(), at.size(), l), RequestParser::kIncomplete);
+}
+
 TEST(RequestParser, ConfiguredMaxBulkLen) {
   RequestParser p;
   ParserLimits l;
