@@ -210,6 +210,10 @@ TEST(HardeningLua, FunctionsAreHardenedAlike) {
       "  local f, e = loadstring(string.dump(function() return 1 end))\n"
       "  return {tostring(f), e}\n"
       "end)\n"
+      "redis.register_function('tohex', function() return bit.tohex(65535, -2147483648) end)\n"
+      "redis.register_function('json', function()\n"
+      "  return cjson.encode({cjson.decode('[1,\\\"\\\\u00e9\\\",{}]'), string.rep('x', 3)})\n"
+      "end)\n"
       "redis.register_function('meta', function()\n"
       "  return setmetatable({}, {__index = function() error('boom') end})\n"
       "end)\n";
@@ -220,6 +224,8 @@ TEST(HardeningLua, FunctionsAreHardenedAlike) {
                   {"FCALL", "unpack", "0"},
                   {"FCALL", "dump", "0"},
                   {"FCALL", "meta", "0"},
+                  {"FCALL", "tohex", "0"},
+                  {"FCALL", "json", "0"},
                   {"FUNCTION", "LOAD",
                    "#!lua name=bad\nerror(setmetatable({}, {__index = function() error('x') "
                    "end}))"},
