@@ -207,7 +207,17 @@ struct ReplyBudget {
   size_t start;
   size_t max_bytes;
   size_t max_elements;
+  const char* stack_base;  // an address in WriteReply's frame
   size_t elements = 0;
+
+  // The C stack the conversion has used. A level takes under 200 bytes in a release build, so
+  // the Lua stack's limit (about 8,000 levels, as in Redis) comes first; in a build whose frames
+  // are larger (sanitizers) this stops the recursion before the thread's stack runs out.
+  bool StackExhausted() const {
+    char here;
+    return static_cast<size_t>(stack_base - &here) > kMaxStackBytes;
+  }
+  static constexpr size_t kMaxStackBytes = 4u << 20;
 
   void CountElement(lua_State* L) {
     if (++elements > max_elements) Fail(L, "elements");
@@ -251,8 +261,9 @@ void PushReply(lua_State* L, std::string_view reply) {
 
 void WriteReply(lua_State* L, resp::ReplyWriter& w, int script_resp) {
   size_t heap = static_cast<size_t>(lua_gc(L, LUA_GCCOUNT, 0)) * 1024;
+  char base;
   ReplyBudget budget{&w, w.buffer()->size(), std::max<size_t>(size_t{512} << 20, 4 * heap),
-                     heap / 16 + 1000000};
+                     heap / 16 + 1000000, &base};
   WriteValue(L, w, script_resp, budget);
 }
 
@@ -263,7 +274,7 @@ namespace {
 // lua stack limit" in place of its contents. Uses no C++ object that needs destruction across
 // a Lua call (a Lua error longjmps through here).
 void WriteValue(lua_State* L, resp::ReplyWriter& w, int script_resp, ReplyBudget& budget) {
-  if (!lua_checkstack(L, 4)) {
+  if (!lua_checkstack(L, 4) || budget.StackExhausted()) {
     w.Error("reached lua stack limit");
     lua_pop(L, 1);
     return;
