@@ -38,8 +38,8 @@ std::string Repeat(const std::string& s, size_t n) {
 
 int main() {
   // Random short inputs over a small alphabet, so stars, sets, ranges and escapes meet often.
-  const char alphabet[] = {'a', 'b', 'A', 'B', '*', '?', '[', ']', '^', '-', '\\', 'z',
-                           '\x80', '\xff', '\0'};
+  const char alphabet[] = {'a', 'b', 'A',  'B', '*',    '?',    '[', ']',
+                           '^', '-', '\\', 'z', '\x80', '\xff', '\0'};
   std::mt19937 rng(20221201);
   const int kRandom = 300000;
   for (int i = 0; i < kRandom; i++) {
@@ -65,10 +65,10 @@ int main() {
   for (const auto& [pattern, str] : hard) {
     auto start = std::chrono::steady_clock::now();
     bool got = kv::GlobMatch(pattern, str);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count();
-    printf("glob: pattern of %zu bytes, string of %zu: %s in %.2f ms\n", pattern.size(),
-           str.size(), got ? "match" : "no match", ms);
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    printf("glob: pattern of %zu bytes, string of %zu: %s in %.2f ms\n", pattern.size(), str.size(),
+           got ? "match" : "no match", ms);
     if (got || ms > 2000) failed++;
   }
   return failed ? 1 : 0;

@@ -104,7 +104,8 @@ inline bool Match(std::string_view pattern, std::string_view str, bool nocase) {
       if (t[k].star) {
         ok[k][j] = ok[k + 1][j] || (j < n && ok[k][j + 1]);
       } else {
-        ok[k][j] = j < n && t[k].accepts.test(static_cast<unsigned char>(str[j])) && ok[k + 1][j + 1];
+        ok[k][j] =
+            j < n && t[k].accepts.test(static_cast<unsigned char>(str[j])) && ok[k + 1][j + 1];
       }
     }
   }

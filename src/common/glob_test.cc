@@ -24,10 +24,10 @@ TEST(Glob, RedisQuirks) {
   EXPECT_FALSE(GlobMatch("", "a"));
   EXPECT_TRUE(GlobMatch("a*", "a"));
   EXPECT_TRUE(GlobMatch("a***", "a"));
-  EXPECT_FALSE(GlobMatch("[", "["));    // an open set with nothing in it matches nothing
-  EXPECT_TRUE(GlobMatch("[^", "x"));    // ... and its negation everything
-  EXPECT_TRUE(GlobMatch("[abc", "c"));  // an open set runs to the pattern's end
-  EXPECT_TRUE(GlobMatch("[a-]", "_"));  // "a-]" is the range ']'..'a', left open
+  EXPECT_FALSE(GlobMatch("[", "["));     // an open set with nothing in it matches nothing
+  EXPECT_TRUE(GlobMatch("[^", "x"));     // ... and its negation everything
+  EXPECT_TRUE(GlobMatch("[abc", "c"));   // an open set runs to the pattern's end
+  EXPECT_TRUE(GlobMatch("[a-]", "_"));   // "a-]" is the range ']'..'a', left open
   EXPECT_TRUE(GlobMatch("[z-a]", "m"));  // reversed ranges are swapped
   EXPECT_TRUE(GlobMatch("\\", "\\"));    // a trailing backslash is itself
   EXPECT_TRUE(GlobMatch("[\\]]", "]"));
@@ -82,9 +82,9 @@ TEST(Glob, AgreesWithTheReferenceOnEverySmallInput) {
 // grows exponentially with their stars (48 stars against 75 bytes is beyond any lifetime).
 TEST(Glob, AdversarialPatternsFinish) {
   std::string s(75, 'a');
-  for (const std::string& p : {Repeat("a*", 48) + "b", Repeat("[a]*", 48) + "b",
-                               Repeat("\\a*", 48) + "b", Repeat("?*", 48) + "b",
-                               Repeat("a*", 500000) + "b"}) {
+  for (const std::string& p :
+       {Repeat("a*", 48) + "b", Repeat("[a]*", 48) + "b", Repeat("\\a*", 48) + "b",
+        Repeat("?*", 48) + "b", Repeat("a*", 500000) + "b"}) {
     auto start = std::chrono::steady_clock::now();
     EXPECT_FALSE(GlobMatch(p, s));
     EXPECT_TRUE(GlobMatch(p.substr(0, p.size() - 1), s) || p.size() > 2000);

@@ -5,11 +5,10 @@
 // from an exact-size heap copy, so a read past it or past the lexer's buffer is a heap error.
 // ctest runs it under valgrind (ScriptLexerValgrind), which reports any such read; without
 // valgrind it only shows that no source crashes the parser. Exits 0 when all were loaded.
-#include <lua5.1/lua.hpp>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <lua5.1/lua.hpp>
 #include <random>
 #include <string>
 #include <vector>
@@ -32,12 +31,42 @@ void Load(lua_State* L, const std::string& src, const char* name) {
 int main() {
   lua_State* L = luaL_newstate();
   const std::vector<std::string> edges = {
-      "[==", "x = [==[abc]=]", "x = [=", "x=[==x", "\"\\", "'\\9999'", "x = 0x", "x = 1e",
-      "x=1..2", "x = '", "x = \"abc\n", "[[\n", "x = [[", "--[[", "return [=[ ]==]", "a.",
-      "local", "x = 1e+", "x = 3..", "\x1b", "x = '\\", std::string("x = [\0=[", 8),
-      "return [==========", "x=[=====\n", "--[==[ ]=]", "x = \"\\\r\\\n\"", "x = [[\r\n]]",
-      "return \"\\1234\"", "f(", "x = {", "return ~", "x = #", "::a::", "goto",
-      "x = " + std::string(300, '['), "x = [" + std::string(5000, '=') + "[",
+      "[==",
+      "x = [==[abc]=]",
+      "x = [=",
+      "x=[==x",
+      "\"\\",
+      "'\\9999'",
+      "x = 0x",
+      "x = 1e",
+      "x=1..2",
+      "x = '",
+      "x = \"abc\n",
+      "[[\n",
+      "x = [[",
+      "--[[",
+      "return [=[ ]==]",
+      "a.",
+      "local",
+      "x = 1e+",
+      "x = 3..",
+      "\x1b",
+      "x = '\\",
+      std::string("x = [\0=[", 8),
+      "return [==========",
+      "x=[=====\n",
+      "--[==[ ]=]",
+      "x = \"\\\r\\\n\"",
+      "x = [[\r\n]]",
+      "return \"\\1234\"",
+      "f(",
+      "x = {",
+      "return ~",
+      "x = #",
+      "::a::",
+      "goto",
+      "x = " + std::string(300, '['),
+      "x = [" + std::string(5000, '=') + "[",
       "--[" + std::string(5000, '=') + "[ x ]" + std::string(4999, '=') + "]"};
   for (const std::string& e : edges) {
     // Every prefix of a short source; of a long one, every 97th and the last few.

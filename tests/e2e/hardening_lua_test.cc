@@ -32,10 +32,10 @@ TEST(HardeningLua, UnpackRangesMatchRedis) {
        Eval("return {unpack({1,2,3}, -2147483648, 2147483647)}"),
        Eval("return {unpack({1,2,3}, 0, 9000)}"),
        Eval("return {unpack({1,2,3}, 2147483640, 2147483647)}"),
-       Eval("return {unpack({1,2,3}, 2147483647, -2147483648)}"),
-       Eval("return {unpack({1,2,3})}"), Eval("return {unpack({1,2,3}, 2)}"),
-       Eval("return {unpack({1,2,3}, 2, 3)}"), Eval("return select('#', unpack({}, 1, 7990))"),
-       Eval("return {pcall(unpack, {}, 1, 1e10)}"), Eval("return unpack('x')")},
+       Eval("return {unpack({1,2,3}, 2147483647, -2147483648)}"), Eval("return {unpack({1,2,3})}"),
+       Eval("return {unpack({1,2,3}, 2)}"), Eval("return {unpack({1,2,3}, 2, 3)}"),
+       Eval("return select('#', unpack({}, 1, 7990))"), Eval("return {pcall(unpack, {}, 1, 1e10)}"),
+       Eval("return unpack('x')")},
       false);
   ExpectAlive(s.ours);
 }
@@ -58,8 +58,7 @@ TEST(HardeningLua, BinaryChunksAreRefusedAsRedisRefusesThem) {
        Eval("local f, e = load(function() return {} end) return {tostring(f), e}"),
        Eval("local p = {'return ', '4', '2'} local i = 0 "
             "return load(function() i = i + 1 return p[i] end, '=chunk')()"),
-       Eval("return loadstring('return 1 +', 'x')"),
-       Eval("return {loadstring('return 6 * 7')()}"),
+       Eval("return loadstring('return 1 +', 'x')"), Eval("return {loadstring('return 6 * 7')()}"),
        Eval("local f, e = loadstring('return +') return e")},
       false);
   ExpectAlive(s.ours);
@@ -78,12 +77,12 @@ TEST(HardeningLua, ReturnedTablesAreReadRaw) {
        Eval("return setmetatable({}, {__index = {1, 2, 3}})"), Eval("return {_G, string}")},
       false);
   // RESP3 forms read their fields raw too.
-  lua_diff::Compare(s,
-                    {Eval("redis.setresp(3) return {map = " + raising + "}"),
-                     Eval("return {double = " + raising + "}"),
-                     Eval("return {verbatim_string = " + raising + "}"),
-                     Eval("return {set = {a = true}}")},
-                    true);
+  lua_diff::Compare(
+      s,
+      {Eval("redis.setresp(3) return {map = " + raising + "}"),
+       Eval("return {double = " + raising + "}"),
+       Eval("return {verbatim_string = " + raising + "}"), Eval("return {set = {a = true}}")},
+      true);
   ExpectAlive(s.ours);
 }
 
@@ -164,11 +163,13 @@ TEST(HardeningLua, RepliesThatExplodeStopAtTheirBudget) {
   Reply r = c.Call(Eval("local t = {'x'} for i = 1, 64 do t = {t, t} end return t"));
   ASSERT_TRUE(r.is_error()) << r.Debug().substr(0, 200);
   EXPECT_NE(r.str.find("more elements than its values hold"), std::string::npos) << r.str;
-  r = c.Call(Eval("redis.setresp(3) local t = {'x'} for i = 1, 64 do t = {map = {a = t, b = t}} "
+  r =
+      c.Call(Eval("redis.setresp(3) local t = {'x'} for i = 1, 64 do t = {map = {a = t, b = t}} "
                   "end return t"));
   ASSERT_TRUE(r.is_error());
   // One long string in many slots: 100 slots of 16 MiB would be a reply of 1.6 GiB.
-  r = c.Call(Eval("local s = string.rep('x', 16 * 1024 * 1024) local t = {} "
+  r =
+      c.Call(Eval("local s = string.rep('x', 16 * 1024 * 1024) local t = {} "
                   "for i = 1, 100 do t[i] = s end return t"));
   ASSERT_TRUE(r.is_error()) << r.Debug().substr(0, 200);
   EXPECT_NE(r.str.find("more bytes than its values hold"), std::string::npos) << r.str;

@@ -2,28 +2,25 @@
 // CVE-2024-31228 through every command that matches patterns, the glob rules compared with
 // redis-server's, and an unauthenticated client that never reads its replies (CVE-2025-21605).
 // Each attack costs only the attacker's connection; everyone else keeps being served.
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <memory>
-#include <sstream>
-
-#include <algorithm>
 #include <random>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
 #include "tests/support/wait.h"
-
-#include <chrono>
-#include <thread>
 
 namespace kv::test {
 namespace {
@@ -38,8 +35,8 @@ std::string Repeat(const std::string& s, size_t n) {
 // The patterns whose cost grows exponentially with their stars in a backtracking matcher,
 // against a key of 75 'a's: none matches.
 std::vector<std::string> AdversarialPatterns() {
-  return {Repeat("a*", 48) + "b", Repeat("[a-z]*", 48) + "b", Repeat("[^b]*", 48) + "b",
-          Repeat("\\a*", 48) + "b", Repeat("?*", 48) + "b", Repeat("a*", 500000) + "b"};
+  return {Repeat("a*", 48) + "b",   Repeat("[a-z]*", 48) + "b", Repeat("[^b]*", 48) + "b",
+          Repeat("\\a*", 48) + "b", Repeat("?*", 48) + "b",     Repeat("a*", 500000) + "b"};
 }
 
 // Another client is answered while (and after) the attacker's command runs: its PING gets
@@ -105,9 +102,9 @@ TEST(Hardening, GlobRulesMatchRedis) {
   ServerProcess redis(ServerProcess::Kind::kRedis);
   ServerProcess ours(ServerProcess::Kind::kKvstore);
   RespClient r(redis.port()), k(ours.port());
-  const std::vector<std::string> keys = {"",   "a",    "b",   "ab",  "ba",   "aab", "A",
-                                         "]",  "[",    "^",   "-",   "\\",   "*",   "?",
-                                         "a]", "[a",   "a-b", "\xff", "\x80", "a\xff", "AbA"};
+  const std::vector<std::string> keys = {"",   "a",  "b",   "ab",   "ba",   "aab",   "A",
+                                         "]",  "[",  "^",   "-",    "\\",   "*",     "?",
+                                         "a]", "[a", "a-b", "\xff", "\x80", "a\xff", "AbA"};
   for (const std::string& key : keys) {
     ASSERT_EQ(r.Raw({"SET", key, "v"}), "+OK\r\n");
     ASSERT_EQ(k.Raw({"SET", key, "v"}), "+OK\r\n");
@@ -159,8 +156,9 @@ TEST(Hardening, UnauthenticatedClientThatNeverReadsIsClosed) {
   }
   EXPECT_TRUE(closed || attacker.WaitClosed(10000)) << "sent " << sent << " bytes";
   EXPECT_TRUE(WaitFor([&] {
-    return s.LogText().find("scheduled to be closed ASAP for overcoming of output buffer "
-                            "limits") != std::string::npos;
+    return s.LogText().find(
+               "scheduled to be closed ASAP for overcoming of output buffer "
+               "limits") != std::string::npos;
   }));
   RespClient c(s.port());
   EXPECT_EQ(c.Raw({"AUTH", "secret"}), "+OK\r\n");
