@@ -17,16 +17,6 @@
 namespace kv::test {
 namespace {
 
-// Resident memory of a process in KiB.
-int64_t RssKb(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
-  }
-  return -1;
-}
-
 class BadInput : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -19,16 +19,6 @@ namespace {
 
 constexpr int64_t kKeys = 1000000;
 
-// The process' resident set in KiB (VmRSS of /proc/<pid>/status), or -1.
-int64_t RssKb(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
-  }
-  return -1;
-}
-
 TEST(FlushMemory, FlushReturnsTheKeysMemoryToTheOs) {
   ServerProcess s(ServerProcess::Kind::kKvstore);
   RespClient c(s.port(), 60000);

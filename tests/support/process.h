@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,9 @@ namespace kv::test {
 
 // A file's whole contents ("" when it cannot be read).
 std::string ReadFile(const std::string& path);
+
+// A process' resident set in KiB (VmRSS of /proc/<pid>/status), or -1.
+int64_t RssKb(pid_t pid);
 
 // A port that was free a moment ago.
 int FreePort();
