@@ -12,6 +12,12 @@ namespace kv::test::lua_diff {
 
 inline Cmd Eval(const std::string& body) { return {"EVAL", body, "0"}; }
 
+// pcall(f, ...) as a reply: {"true"|"false", the result as a string ("table" for a table)}.
+inline Cmd Pcall(const std::string& call) {
+  return Eval("local ok, r = pcall(" + call +
+              ") return {tostring(ok), type(r) == 'table' and 'table' or tostring(r)}");
+}
+
 // FLUSHALL and SCRIPT FLUSH, then `cmds`, on both servers (script_diff.h).
 using Servers = DiffServers;
 inline void Compare(Servers& s, const std::vector<Cmd>& cmds, bool resp3) {
