@@ -87,8 +87,8 @@ class HashValue final : public Collection {
   bool Delete(std::string_view field);
   void ConvertToHashtable();
 
-  // A random field and its value; the hash must not be empty. Uniform for the listpack; for the
-  // hashtable a random bucket's random entry, as IntrusiveTable::Random.
+  // A random field and its value, every field equally likely (IntrusiveTable::Random for the
+  // hashtable); the hash must not be empty.
   Pair RandomEntry();
   // Every (field, value), in ForEach order.
   std::vector<Pair> Entries() const;

@@ -29,6 +29,15 @@ namespace kv::store {
 namespace table_detail {
 inline constexpr size_t kInitialSize = 4;
 inline constexpr size_t kForceResizeRatio = 5;  // grow even while paused past this load factor
+// Random()'s least bound on chain lengths: longer chains are rare at a load factor of at most 1
+// (about one bucket in 270), and Random() raises its bound when it meets one.
+inline constexpr uint32_t kMinChainBound = 4;
+
+// Uniform in [0, n) as RandomBelow, by a multiplication instead of a division (Random() draws
+// twice an attempt, and divisions would be most of its cost on a table in the cache).
+inline uint64_t FastBelow(uint64_t n) {
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(RandomU64()) * n) >> 64);
+}
 
 inline uint64_t Rev(uint64_t v) {
   v = ((v >> 1) & 0x5555555555555555ULL) | ((v & 0x5555555555555555ULL) << 1);
@@ -83,7 +92,9 @@ class IntrusiveTable {
     if (const Node* n = t.b[HashOf(key) & t.mask]) __builtin_prefetch(n);
   }
 
-  // A uniformly chosen bucket's random entry, or nullptr if empty.
+  // A random entry, every entry equally likely, or nullptr if empty. Expected cost: about
+  // bucket_count() * max(longest chain, 4) / size() bucket probes, some 4 to 20 at a load factor
+  // between 1/2 and 1 (see the body for how it stays fair).
   Node* Random();
   // Up to n entries from consecutive buckets from a random start, as Redis' dictGetSomeKeys
   // (eviction's sampling): far cheaper than n Random() calls on a sparse table, which pay a
@@ -116,10 +127,16 @@ class IntrusiveTable {
   static uint64_t HashOf(std::string_view key);
   void StartResize(size_t min_size);
   void ExpandIfNeeded();
+  // The head of a bucket drawn uniformly among those that can hold entries (nullptr for an
+  // empty one).
+  Node* RandomBucket() const;
 
   Table t_[2];
   int64_t rehash_idx_ = -1;  // next bucket of t_[0] to move; -1 when not rehashing
   bool resize_allowed_ = true;
+  // Random()'s bound on chain lengths: the longest chain it has met since the last resize
+  // finished, and at least kMinChainBound (see Random()).
+  uint32_t chain_bound_ = table_detail::kMinChainBound;
 };
 
 template <typename Node>
@@ -134,9 +151,11 @@ IntrusiveTable<Node>& IntrusiveTable<Node>::operator=(IntrusiveTable&& o) noexce
   t_[0] = std::move(o.t_[0]);
   t_[1] = std::move(o.t_[1]);
   rehash_idx_ = o.rehash_idx_;
+  chain_bound_ = o.chain_bound_;
   o.t_[0] = Table();
   o.t_[1] = Table();
   o.rehash_idx_ = -1;
+  o.chain_bound_ = table_detail::kMinChainBound;
   return *this;
 }
 
@@ -204,6 +223,7 @@ bool IntrusiveTable<Node>::RehashSteps(int n) {
     t_[0] = std::move(t_[1]);
     t_[1] = Table();
     rehash_idx_ = -1;
+    chain_bound_ = table_detail::kMinChainBound;  // the chains are new: learn them anew
     return false;
   }
   return true;
@@ -308,30 +328,42 @@ void IntrusiveTable<Node>::Clear() {
     t = Table();
   }
   rehash_idx_ = -1;
+  chain_bound_ = table_detail::kMinChainBound;
 }
 
+template <typename Node>
+Node* IntrusiveTable<Node>::RandomBucket() const {
+  if (!rehashing()) return t_[0].b[RandomU64() & t_[0].mask];
+  // Buckets of t_[0] below rehash_idx_ are empty (moved); draw among the others of both.
+  size_t s0 = t_[0].size(), s1 = t_[1].size();
+  size_t h = rehash_idx_ + table_detail::FastBelow(s0 + s1 - rehash_idx_);
+  return h >= s0 ? t_[1].b[h - s0] : t_[0].b[h];
+}
+
+// Rejection sampling: an attempt draws a bucket uniformly and a slot uniformly in
+// [0, chain_bound_), and returns the entry at that position of the bucket's chain if the chain
+// is that long, else tries again. While chain_bound_ is at least every chain's length, each
+// entry has the same chance per attempt, 1 / (buckets * chain_bound_), so the pick is uniform.
+// (A random entry of a random non-empty bucket, Redis' dictGetRandomKey, is not: an entry alone
+// in its bucket comes up twice as often as one that shares it.) The bound is learnt: an attempt
+// that meets a chain longer than the bound raises it first, so an entry of a long chain is
+// under-represented only until its bucket is first drawn, and after a resize the bound starts
+// again from kMinChainBound (the chains are new).
 template <typename Node>
 Node* IntrusiveTable<Node>::Random() {
   if (size() == 0) return nullptr;
   if (rehashing()) RehashSteps(1);
-  Node* head = nullptr;
-  if (rehashing()) {
-    // Buckets of t_[0] below rehash_idx_ are empty; skip them.
-    size_t s0 = t_[0].size(), s1 = t_[1].size();
-    do {
-      size_t h = rehash_idx_ + RandomBelow(s0 + s1 - rehash_idx_);
-      head = h >= s0 ? t_[1].b[h - s0] : t_[0].b[h];
-    } while (!head);
-  } else {
-    do {
-      head = t_[0].b[RandomBelow(t_[0].size())];
-    } while (!head);
+  for (;;) {
+    Node* head = RandomBucket();
+    if (head == nullptr) continue;
+    uint32_t len = 0;
+    for (Node* e = head; e; e = e->next) len++;
+    chain_bound_ = std::max(chain_bound_, len);
+    uint32_t slot = static_cast<uint32_t>(table_detail::FastBelow(chain_bound_));
+    if (slot >= len) continue;
+    while (slot--) head = head->next;
+    return head;
   }
-  size_t len = 0;
-  for (Node* e = head; e; e = e->next) len++;
-  size_t pick = RandomBelow(len);
-  while (pick--) head = head->next;
-  return head;
 }
 
 template <typename Node>

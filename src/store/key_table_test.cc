@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
 #include <string>
 
@@ -127,6 +129,64 @@ TEST(KeyTable, RandomCoversTheTable) {
   EXPECT_EQ(seen.size(), 50u);
   KeyTable empty;
   EXPECT_EQ(empty.Random(), nullptr);
+}
+
+// Pearson's statistic of how often Random() picked each key against equal frequencies; keys
+// never picked count too (`keys` of them in all).
+double ChiSquare(const std::map<std::string, int>& picked, size_t keys) {
+  double draws = 0;
+  for (const auto& [k, n] : picked) draws += n;
+  const double expected = draws / keys;
+  double chi = (keys - picked.size()) * expected;
+  for (const auto& [k, n] : picked) chi += (n - expected) * (n - expected) / expected;
+  return chi;
+}
+
+// The statistic's bound: ten standard deviations above its mean for `keys` - 1 degrees of
+// freedom, which a uniform pick never reaches while one that favours some chains does.
+double Bound(size_t keys) { return (keys - 1) + 10 * std::sqrt(2.0 * (keys - 1)); }
+
+// Chains far longer than Random()'s least bound (a table that may not grow: 20 keys in 4
+// buckets) do not favour the keys of the shorter ones.
+TEST(KeyTable, RandomIsUniformOverLongChains) {
+  KeyTable t;
+  t.set_resize_allowed(false);
+  for (int i = 0; i < 20; i++) t.Insert(Entry::Create(K(i), Value::Int(i)));
+  ASSERT_EQ(t.bucket_count(), 4u);
+  std::map<std::string, int> picked;
+  for (int i = 0; i < 100000; i++) picked[std::string(t.Random()->key())]++;
+  EXPECT_EQ(picked.size(), 20u);
+  EXPECT_LT(ChiSquare(picked, 20), Bound(20));
+}
+
+// Mid-rehash, keys still in the old array and keys already moved come up equally often: each
+// table has just started growing from 1024 to 2048 buckets, and each Random() moves one bucket.
+TEST(KeyTable, RandomIsUniformWhileRehashing) {
+  std::map<std::string, int> picked;
+  for (int round = 0; round < 250; round++) {
+    KeyTable t;
+    for (int i = 0; i < 1025; i++) t.Insert(Entry::Create(K(i), Value::Int(i)));
+    ASSERT_TRUE(t.rehashing());
+    for (int i = 0; i < 400; i++) picked[std::string(t.Random()->key())]++;
+    ASSERT_TRUE(t.rehashing());
+  }
+  EXPECT_EQ(picked.size(), 1025u);
+  EXPECT_LT(ChiSquare(picked, 1025), Bound(1025));
+}
+
+// A sparse table (most keys deleted, not shrunk yet) still picks each key equally often.
+TEST(KeyTable, RandomIsUniformOnASparseTable) {
+  KeyTable t;
+  for (int i = 0; i < 3000; i++) t.Insert(Entry::Create(K(i), Value::Int(i)));
+  while (t.rehashing()) t.RehashSteps(100);
+  for (int i = 0; i < 3000; i++) {
+    if (i % 100 != 0) Entry::Destroy(t.Unlink(K(i)));
+  }
+  ASSERT_EQ(t.bucket_count(), 4096u);
+  std::map<std::string, int> picked;
+  for (int i = 0; i < 15000; i++) picked[std::string(t.Random()->key())]++;
+  EXPECT_EQ(picked.size(), 30u);
+  EXPECT_LT(ChiSquare(picked, 30), Bound(30));
 }
 
 // Eviction's sampling: between one and n distinct entries of the table, in every state (sparse,

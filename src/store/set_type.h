@@ -91,8 +91,8 @@ class SetValue : public Collection {
   bool Contains(std::string_view member);
   void ForEachMember(const MemberFn& fn) const;
 
-  // One uniformly random member (a random bucket's random entry for hashtables, as Redis'
-  // dictGetRandomKey); the set must not be empty.
+  // One random member, every member equally likely (IntrusiveTable::Random for hashtables); the
+  // set must not be empty.
   std::string RandomMember();
   // SRANDMEMBER key count with Redis 7.0's strategies (count > 0): the whole set when count >=
   // size, else `count` distinct members, by removing random members from a copy when count is

@@ -132,7 +132,8 @@ class ZSetValue : public Collection {
   // Removes ranks [start, end).
   void RemoveRange(size_t start, size_t end);
 
-  // A random element (uniform over members for listpack, Redis-like bucket sampling otherwise).
+  // A random element, every member equally likely (IntrusiveTable::Random for the skiplist's
+  // index); the zset must not be empty.
   ZEntry Random() const;
   // Visits a share of the members: everything at once for listpack (returns 0), else the table
   // buckets at `cursor` (Redis' reverse-binary cursor); returns the next cursor.
