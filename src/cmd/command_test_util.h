@@ -23,8 +23,10 @@ class RecordingHooks : public ServerHooks {
     events.emplace_back(std::string(event), std::string(key));
   }
   int64_t MaxBulkLen() const override { return max_bulk_len; }
+  void DbReplaced(int db, int replaced_with) override { replaced.emplace_back(db, replaced_with); }
 
   std::vector<std::pair<int, std::string>> modified;
+  std::vector<std::pair<int, int>> replaced;  // DbReplaced calls, in order
   std::vector<std::pair<std::string, std::string>> events;
   int64_t max_bulk_len = 512LL * 1024 * 1024;
 };

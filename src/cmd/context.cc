@@ -3,12 +3,14 @@
 #include <cmath>
 #include <cstdint>
 
+#include "cmd/command.h"
 #include "common/strutil.h"
 
 namespace kv::cmd {
 
 store::Entry* Context::LookupRead(std::string_view key) {
-  store::Entry* e = ks.Lookup(session.db, key, now_ms);
+  store::Entry* e = ks.Lookup(session.db, key, now_ms,
+                              session.obey ? store::Looker::kPrimary : store::Looker::kClient);
   if (e) {
     stats.keyspace_hits++;
     ks.Touch(e);
@@ -20,7 +22,16 @@ store::Entry* Context::LookupRead(std::string_view key) {
 }
 
 store::Entry* Context::LookupWrite(std::string_view key) {
-  store::Entry* e = ks.Lookup(session.db, key, now_ms);
+  // A write command of a writable replica's own client removes the expired key it finds (as
+  // Redis' LOOKUP_WRITE); a read command that looks up for writing (PFCOUNT's cache) hides it.
+  store::Looker who = store::Looker::kClient;
+  if (session.obey) {
+    who = store::Looker::kPrimary;
+  } else if (spec != nullptr &&
+             ((spec->flags | (spec->parent ? spec->parent->flags : 0)) & kWrite)) {
+    who = store::Looker::kClientWrite;
+  }
+  store::Entry* e = ks.Lookup(session.db, key, now_ms, who);
   if (e) ks.Touch(e);
   return e;
 }

@@ -70,6 +70,9 @@ class ServerHooks {
   virtual ~ServerHooks() = default;
   // A key's value changed (WATCH invalidation, client-side caching).
   virtual void KeyModified(int db, std::string_view key) = 0;
+  // Database `db` is about to be emptied (FLUSHDB, FLUSHALL: replaced_with < 0) or to take
+  // database replaced_with's keys (SWAPDB): its watched keys and blocked clients learn of it.
+  virtual void DbReplaced(int db, int replaced_with) {}
   // Fires a keyspace notification if notify-keyspace-events enables its class.
   virtual void Notify(int klass, std::string_view event, std::string_view key, int db) = 0;
   // proto-max-bulk-len, for commands that grow strings.

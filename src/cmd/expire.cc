@@ -81,7 +81,7 @@ void ExpireGeneric(Context& c, int64_t basetime, bool seconds) {
     c.out.Int(0);
     return;
   }
-  if (when <= c.now_ms && !c.ks.loading()) {
+  if (when <= c.now_ms && c.ks.PastTtlDeletes()) {
     c.db().Delete(key);
     c.rewrite = std::vector<std::string>{"DEL", std::string(key)};
     c.Changed(key, kNotifyGeneric, "del");

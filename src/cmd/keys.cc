@@ -71,16 +71,6 @@ bool ParseDbIndex(Context& c, std::string_view s, int* db) {
   return true;
 }
 
-// Marks every key of `keys_of` as modified in databases a and b. Redis' signalFlushedDb and
-// SWAPDB touch the watched keys that exist in the affected databases; ServerHooks has no
-// per-database hook, so this walks the keys (O(n), like the flush itself).
-void TouchAllKeys(Context& c, store::Db& keys_of, int a, int b) {
-  keys_of.table().ForEach([&](store::Entry* e) {
-    c.hooks.KeyModified(a, e->key());
-    if (b != a) c.hooks.KeyModified(b, e->key());
-  });
-}
-
 // ---- DEL UNLINK EXISTS TYPE TOUCH --------------------------------------------------------
 
 // DEL and UNLINK: deletion is synchronous for both (no lazy-free thread).
@@ -357,9 +347,10 @@ void SwapDb(Context& c) {
     c.Error(OpStatus::kDbIndex);
     return;
   }
-  // Watchers of either db see their keys change: the keys of both dbs, in both dbs.
-  TouchAllKeys(c, c.ks.db(a), a, b);
-  TouchAllKeys(c, c.ks.db(b), a, b);
+  // Watchers of either db see their keys change, and clients blocked in one may find their
+  // keys in the other.
+  c.hooks.DbReplaced(a, b);
+  if (b != a) c.hooks.DbReplaced(b, a);
   c.ks.SwapDb(a, b);
   c.dirty++;
   c.out.Ok();
@@ -390,7 +381,7 @@ void FlushDb(Context& c) {
   auto async = ParseFlushArgs(c);
   if (!async) return;
   store::Db& db = c.db();
-  TouchAllKeys(c, db, c.session.db, c.session.db);
+  c.hooks.DbReplaced(c.session.db, -1);
   size_t freed = db.size();
   c.dirty += freed;
   c.ks.FlushDb(c.session.db, *async);
@@ -405,7 +396,7 @@ void FlushAll(Context& c) {
   if (!async) return;
   size_t freed = 0;
   for (int i = 0; i < c.ks.num_dbs(); i++) {
-    TouchAllKeys(c, c.ks.db(i), i, i);
+    c.hooks.DbReplaced(i, -1);
     freed += c.ks.db(i).size();
   }
   c.dirty += freed;

@@ -268,7 +268,7 @@ void GetEx(Context& c) {
   int64_t when = 0;
   if (a.expire && !ExpireToAbsMs(c, *a.expire, a.flags, &when)) return;
   ReplyValue(c, e->value);
-  if ((a.flags & (kExAt | kPxAt)) && when <= c.now_ms && !c.ks.loading()) {
+  if ((a.flags & (kExAt | kPxAt)) && when <= c.now_ms && c.ks.PastTtlDeletes()) {
     c.ks.Delete(c.session.db, key);
     c.rewrite = Argv({"DEL", key});
     c.Changed(key, kNotifyGeneric, "del");

@@ -4,6 +4,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -41,27 +42,59 @@ void SetLogLevel(LogLevel level) { g_level = static_cast<int>(level); }
 LogLevel GetLogLevel() { return static_cast<LogLevel>(g_level.load()); }
 void SetLogRole(char role) { g_role = role; }
 
-void Log(LogLevel level, const char* fmt, ...) {
+namespace {
+// "pid:R dd Mon yyyy hh:mm:ss.mmm * message\n" into buf (truncated to n).
+int FormatLine(char* buf, size_t n, LogLevel level, const char* msg) {
   static const char kMarks[] = ".-*#";
-  char msg[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
-
   timeval tv;
   gettimeofday(&tv, nullptr);
   tm tm_now;
   localtime_r(&tv.tv_sec, &tm_now);
   char ts[64];
-  size_t n = strftime(ts, sizeof(ts), "%d %b %Y %H:%M:%S.", &tm_now);
-  snprintf(ts + n, sizeof(ts) - n, "%03d", static_cast<int>(tv.tv_usec / 1000));
+  size_t len = strftime(ts, sizeof(ts), "%d %b %Y %H:%M:%S.", &tm_now);
+  snprintf(ts + len, sizeof(ts) - len, "%03d", static_cast<int>(tv.tv_usec / 1000));
+  int w = snprintf(buf, n, "%d:%c %s %c %s\n", static_cast<int>(getpid()), g_role.load(), ts,
+                   kMarks[static_cast<int>(level)], msg);
+  return std::min(w, static_cast<int>(n) - 1);
+}
+}  // namespace
 
+void Log(LogLevel level, const char* fmt, ...) {
+  char msg[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  char line[4096 + 128];
+  int n = FormatLine(line, sizeof(line), level, msg);
   std::lock_guard lock(g_mu);
   FILE* out = g_out ? g_out : stdout;
-  fprintf(out, "%d:%c %s %c %s\n", static_cast<int>(getpid()), g_role.load(), ts,
-          kMarks[static_cast<int>(level)], msg);
+  fwrite(line, 1, static_cast<size_t>(n), out);
   fflush(out);
+}
+
+void LogFromHandler(const char* fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  char line[1024 + 128];
+  int n = FormatLine(line, sizeof(line), LogLevel::kWarning, msg);
+  int fd = LogFdForCrash();
+  if (write(fd, line, static_cast<size_t>(n)) < 0) return;
+}
+
+void LogRaw(const std::string& text) {
+  std::lock_guard lock(g_mu);
+  FILE* out = g_out ? g_out : stdout;
+  fwrite(text.data(), 1, text.size(), out);
+  fflush(out);
+}
+
+int LogFdForCrash() {
+  FILE* out = g_out ? g_out : stdout;  // every line is flushed once written
+  return fileno(out);
 }
 
 std::string Status::ToString() const {

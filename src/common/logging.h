@@ -17,6 +17,14 @@ LogLevel GetLogLevel();
 void SetLogRole(char role);
 
 void Log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+// Writes text to the sink as it is, without the line prefix (the start-up logo, a crash
+// report's markers).
+void LogRaw(const std::string& text);
+// The sink's file descriptor for a crash report written from a signal handler (which must not
+// wait for the lock a crashed thread may hold).
+int LogFdForCrash();
+// A warning line written straight to that descriptor, without the lock.
+void LogFromHandler(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
 }  // namespace kv
 

@@ -29,6 +29,7 @@ void ReplyWriter::Error(std::string_view msg) {
   if (!msg.empty() && msg[0] == '-') code = msg.substr(1, msg.find(' ') - 1);
   code_len_ = std::min(code.size(), sizeof(code_));
   memcpy(code_, code.data(), code_len_);
+  error_at_ = out_->size();
   if (msg.empty() || msg[0] != '-') out_->append("-ERR ");
   // Newlines would break the framing; Redis replaces them with spaces.
   size_t start = out_->size();
@@ -36,6 +37,7 @@ void ReplyWriter::Error(std::string_view msg) {
   for (size_t i = start; i < out_->size(); i++) {
     if ((*out_)[i] == '\r' || (*out_)[i] == '\n') (*out_)[i] = ' ';
   }
+  error_len_ = out_->size() - error_at_;
   out_->append("\r\n");
 }
 

@@ -19,6 +19,11 @@ class ReplyWriter {
   uint64_t errors() const { return errors_; }
   // The code of the last error written ("ERR", "WRONGTYPE", ...), for INFO errorstats.
   std::string_view last_error_code() const { return {code_, code_len_}; }
+  // The last error's text as written ("-ERR ..." without the CRLF), while the buffer holds it.
+  std::string_view last_error() const {
+    if (errors_ == 0 || error_at_ + error_len_ > out_->size()) return {};
+    return std::string_view(*out_).substr(error_at_, error_len_);
+  }
 
   void Ok() { Raw("+OK\r\n"); }
   void Simple(std::string_view s);
@@ -48,6 +53,7 @@ class ReplyWriter {
   uint64_t errors_ = 0;
   char code_[32];
   size_t code_len_ = 0;
+  size_t error_at_ = 0, error_len_ = 0;
 };
 
 }  // namespace kv::resp

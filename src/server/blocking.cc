@@ -1,6 +1,7 @@
 // Blocking commands: a command that finds nothing to pop parks its client on the keys it named;
 // a later change to one of them runs the command again for the clients waiting there, first come
-// first served, and the deadline answers the timeout reply. The client's further input waits.
+// first served, and the deadline (or CLIENT UNBLOCK) answers the timeout reply. The client's
+// further input waits.
 //
 // Clients may live on other poll groups than the command that wakes them: the reply goes
 // through Deliver (Client::Push) and the client's loop resumes its input.
@@ -24,7 +25,6 @@ void Server::BlockClient(Client& c, std::span<const std::string_view> args,
   b.keys = std::move(req.keys);
   b.key_argv = std::move(req.key_retry_args);
   b.unblock_on_delete = req.unblock_on_delete;
-  b.null_array = req.null_array;
   b.type = req.type;
   for (const auto& k : b.keys) {
     auto& q = blocked_[std::make_pair(b.db, k)];
@@ -61,14 +61,33 @@ void Server::UnblockClient(Client& c) {
   b.key_argv.clear();
   c.set_blocked(false);
   blocked_count_--;
+  c.EndReplyCommand();  // a CLIENT REPLY SKIP that silenced the blocked command is used up
 }
 
 bool Server::TimeOutClient(Client& c, uint64_t generation) {
   if (!c.blocked() || c.block_state().generation != generation) return false;  // served
-  resp::ReplyWriter w(&c.out(), c.session().resp);  // the timer runs on the client's thread
-  if (c.block_state().null_array) w.NullArray();
-  else w.Null();
+  if (!c.replies_silenced()) {  // CLIENT REPLY OFF or SKIP: the timeout is not answered either
+    // A null array whatever the command (BLMOVE too), as Redis' replyToBlockedClientTimedOut.
+    resp::ReplyWriter(&c.out(), c.session().resp).NullArray();  // on the client's own thread
+  }
   UnblockClient(c);
+  return true;
+}
+
+bool Server::UnblockByCommand(Client& c, bool error) {
+  if (!c.blocked()) return false;
+  std::string reply;
+  resp::ReplyWriter w(&reply, c.session().resp);
+  std::optional<int64_t> acked = primary_->CancelWait(&c);  // WAIT's own list of waiters
+  if (error) {
+    w.Error("-UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    CountErrors(w);
+  } else if (acked) {
+    w.Int(*acked);  // what WAIT answers at its timeout
+  } else {
+    w.NullArray();  // what any other blocking command answers at its timeout
+  }
+  CompleteBlocked(c, reply);
   return true;
 }
 
@@ -97,8 +116,9 @@ bool Server::TryServe(Client& c, const std::string& key) {
 }
 
 void Server::CompleteBlocked(Client& c, const std::string& reply) {
+  bool silenced = c.replies_silenced() || c.is_master();  // as the command's reply would be
   UnblockClient(c);
-  c.Push(reply);  // no output limit: this is the reply it waited for
+  if (!silenced) c.Push(reply);  // no output limit: this is the reply it waited for
   PollGroup* g = &c.group();
   uint64_t id = c.id();
   g->loop().Post([g, id] {

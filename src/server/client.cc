@@ -1,12 +1,12 @@
 #include "server/client.h"
 
-#include <algorithm>
-
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "common/clock.h"
 #include "common/logging.h"
@@ -93,7 +93,8 @@ void Client::OnEvents(uint32_t events) {
 }
 
 void Client::ServeWhileBusy() {
-  if (closed_ || blocked() || (flags_ & (kReplica | kMaster))) return;
+  // Clients CLIENT PAUSE holds, or released and waiting for their turn, wait for the script.
+  if (closed_ || blocked() || paused() || resuming() || (flags_ & (kReplica | kMaster))) return;
   for (;;) {
     char* tail = in_.WritableTail(kReadChunk);
     if (!tail) return;
@@ -235,7 +236,7 @@ void Client::ProcessInput() {
   std::unique_lock<std::mutex> lock(server_.mu(), std::defer_lock);
   resp::ParserLimits limits;
   limits.max_bulk_len = server_.max_bulk_len();
-  while (!in_.empty() && !session_.close_after_reply && !blocked()) {
+  while (!in_.empty() && !session_.close_after_reply && !blocked() && !paused()) {
     bool protocol_error = false;
     size_t n = ParseBatch(limits, &protocol_error);
     if (protocol_error) {
@@ -249,8 +250,9 @@ void Client::ProcessInput() {
     if (n == 0) break;  // incomplete
     if (!lock.owns_lock() && server_.script_busy()) {
       // The script holds the lock: answer without it. A replica's or the primary's stream
-      // waits for the script instead (a reply would land inside it).
-      if (flags_ & (kReplica | kMaster)) break;
+      // waits for the script instead (a reply would land inside it), and so does a client
+      // released from CLIENT PAUSE (what it held runs in its turn, as Redis runs it after).
+      if ((flags_ & (kReplica | kMaster)) || resuming()) break;
       for (size_t i = 0; i < n; i++) {
         const Pending& req = batch_[i];
         if (req.argc > 0 &&
@@ -284,6 +286,7 @@ void Client::ProcessInput() {
         bool replica = flags_ & kReplica;
         size_t replied = out_.size();
         server_.Execute(*this, args);
+        if (paused()) break;  // held by CLIENT PAUSE: the request stays in in_ for its rerun
         // A replica that blocked would get its reply later, inside the stream.
         if (replica && (out_.size() != replied || blocked()) && !IsDataLinkResume(args)) {
           DropReplicaThatGotAReply(args, replied);
@@ -307,7 +310,21 @@ void Client::ProcessInput() {
       break;
     }
   }
+  // A client released from CLIENT PAUSE has run what it held (or was held again): the next
+  // held client's turn, so that they run in the order they were held.
+  if (resuming()) {
+    if (!lock.owns_lock() && server_.script_busy()) {
+      RetryAfterScript();  // the lock is the script's (maybe this very thread's)
+    } else {
+      if (!lock.owns_lock()) {
+        lock.lock();
+        server_.primary().HoldDataLinkBytes();
+      }
+      server_.ResumedClientDone(*this);
+    }
+  }
   if (lock.owns_lock()) {
+    server_.InputDone(*this);
     server_.primary().ReleaseDataLinkBytes(&round_kicks.links);
     lock.unlock();
     KickDataLinksAfterRound();
@@ -332,8 +349,7 @@ void Client::DropReplicaThatGotAReply(std::span<const std::string_view> args, si
   out_.resize(reply_at);
   std::string error;
   const cmd::CommandSpec* spec = cmd::ResolveCommand(server_.commands(), args, &error);
-  std::string name = !spec ? "<unknown>" : spec->parent ? spec->parent->name + "|" + spec->name
-                                                         : spec->name;
+  std::string name = spec ? spec->name : "<unknown>";  // a subcommand's is "parent|sub"
   LOG_WARNING("Replica generated a reply to command '%s', disconnecting it: %s", name.c_str(),
               Describe(MonoMs()).c_str());
   session_.close_after_reply = true;  // runs nothing more of its input
@@ -473,11 +489,49 @@ void Client::InjectInput(std::string_view data) {
   in_.Commit(data.size());
 }
 
+void Client::RetryAfterScript() {
+  if (retry_armed_) return;
+  retry_armed_ = true;
+  PollGroup* g = &group_;
+  uint64_t cid = id();
+  group_.loop().AddTimer(10, [g, cid] {
+    if (Client* c = g->Find(cid)) {
+      c->retry_armed_ = false;
+      c->ResumeInput();
+    }
+    return int64_t{-1};
+  });
+}
+
 void Client::ResumeInput() {
   if (closed_ || blocked()) return;
   ProcessInput();
   if (closed_) return;
   if (Flush()) UpdateInterest();
+}
+
+bool Client::replies_silenced() const {
+  return reply_skip_ || session_.reply_mode == cmd::ReplyMode::kOff;
+}
+
+void Client::CheckpointReplies() {
+  if (flags_ & kMaster) {
+    out_.resize(reply_mark_);  // the primary gets no replies, pushes included
+  } else if (replies_silenced() && out_.size() > reply_mark_) {
+    size_t end = reply_mark_;
+    for (auto [at, len] : push_spans_) {
+      if (at < end || at + len > out_.size()) continue;   // not where it was written: dropped
+      memmove(out_.data() + end, out_.data() + at, len);  // at >= end: moves left
+      end += len;
+    }
+    out_.resize(end);
+  }
+  StartReplies();
+}
+
+void Client::AppendPush(std::string_view frame) {
+  push_spans_.emplace_back(out_.size(), frame.size());
+  out_.append(frame);
 }
 
 void Client::DrainPushed() {
@@ -513,7 +567,7 @@ std::string Client::Describe(int64_t now_mono_ms) const {
   if (flags_ & kMonitor) flags += 'O';
   if (flags_ & kPubSub) flags += 'P';
   if (flags_ & kMulti) flags += 'x';
-  if (blocked()) flags += 'b';
+  if (blocked() || paused()) flags += 'b';
   if (session_.close_after_reply) flags += 'c';
   if (close_requested_) flags += 'A';
   if (unix_socket_) flags += 'U';

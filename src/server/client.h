@@ -132,14 +132,25 @@ class Client final : public net::FdHandler, public repl::ClientConn {
     std::vector<std::string> keys;
     std::vector<std::vector<std::string>> key_argv;  // per key, when that key wakes it
     bool unblock_on_delete = false;                  // see cmd::BlockRequest
-    bool null_array = true;
     store::ObjType type = store::ObjType::kList;  // what a ready key must hold to wake it
   };
   Blocked& block_state() { return block_; }
   bool blocked() const { return blocked_.load(std::memory_order_acquire); }
   void set_blocked(bool b) { blocked_.store(b, std::memory_order_release); }
+  // Held by CLIENT PAUSE (pause.cc): the request that was held stays unread in the input and
+  // runs when the server releases the client; nothing after it runs before. The flags are
+  // changed under the keyspace lock; the client's loop reads paused() between requests.
+  bool paused() const { return paused_.load(std::memory_order_acquire); }
+  void set_paused(bool p) { paused_.store(p, std::memory_order_release); }
+  // Released from the pause and not yet through the input it held: the next held client's
+  // turn comes when this one is done (Server::ResumedClientDone).
+  bool resuming() const { return resuming_.load(std::memory_order_acquire); }
+  void set_resuming(bool r) { resuming_.store(r, std::memory_order_release); }
   // Continues with input that waited while the client was blocked. Loop thread.
   void ResumeInput();
+  // ResumeInput again in a while: a client released from CLIENT PAUSE while a busy script
+  // holds the lock runs what it held once the script is over. Loop thread.
+  void RetryAfterScript();
   // While a script of this poll group is busy: reads what arrived and answers it (-BUSY, or
   // SCRIPT KILL's reply) without the keyspace lock. Closing waits for the loop. Loop thread.
   void ServeWhileBusy();
@@ -153,6 +164,33 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   // Input that arrived before the client existed (the replication stream read past the
   // snapshot). Before Start, loop thread.
   void InjectInput(std::string_view data);
+
+  // CLIENT REPLY, as Redis' CLIENT_REPLY_OFF / SKIP / SKIP_NEXT flags. Replies are written to
+  // out() as usual; at each checkpoint (the end of a command, and CLIENT REPLY ON or OFF before
+  // it changes the mode) what was written since the last one is dropped if the client was
+  // silenced meanwhile, except push frames (pub/sub confirmations and messages), which Redis
+  // sends whatever the mode. The primary's link gets nothing at all. Keyspace lock held; all
+  // but replies_silenced() and EndReplyCommand() (a blocked client's reply) on the loop thread.
+  bool replies_silenced() const;
+  void StartReplies() {
+    reply_mark_ = out_.size();
+    push_spans_.clear();
+  }
+  void CheckpointReplies();
+  // Appends a push frame to the running command's replies; it survives the silencing.
+  void AppendPush(std::string_view frame);
+  // CLIENT REPLY SKIP: the command after this one is not answered.
+  void SkipNextReply() { reply_skip_next_ = true; }
+  // CLIENT REPLY ON: answers again, this command included.
+  void ClearReplySkip() { reply_skip_ = false; }
+  // The end of a command (or of its blocking): SKIP moves on to the next command.
+  void EndReplyCommand() {
+    reply_skip_ = reply_skip_next_;
+    reply_skip_next_ = false;
+  }
+  // Between StartReplies and the end of the command (Server::Execute).
+  bool in_execute() const { return in_execute_; }
+  void set_in_execute(bool on) { in_execute_ = on; }
 
   // Pub/sub subscriptions. Keyspace lock held.
   std::set<std::string>& channels() { return channels_; }
@@ -229,11 +267,17 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   Transaction tx_;                        // keyspace lock
   Blocked block_;                         // keyspace lock
   std::atomic<bool> blocked_{false};
+  std::atomic<bool> paused_{false}, resuming_{false};
+  // CLIENT REPLY state (keyspace lock, own thread): see replies_silenced().
+  bool reply_skip_ = false, reply_skip_next_ = false, in_execute_ = false;
+  size_t reply_mark_ = 0;
+  std::vector<std::pair<size_t, size_t>> push_spans_;  // (offset, length) in out_ since the mark
   std::set<std::string> channels_, patterns_;  // keyspace lock
   const std::string* last_cmd_ = nullptr; // keyspace lock
   int64_t woff_ = 0;                      // keyspace lock
   std::atomic<uint64_t> aof_offset_{0};
   bool aof_held_ = false;  // replies wait in round_aof for the AOF's write (loop thread)
+  bool retry_armed_ = false;  // RetryAfterScript's timer is set (loop thread)
 
   std::mutex push_mu_;
   std::string pushed_;          // guarded by push_mu_

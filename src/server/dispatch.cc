@@ -5,10 +5,12 @@
 #include <cstdlib>
 
 #include "common/clock.h"
+#include "common/logging.h"
 #include "common/strutil.h"
 #include "repl/primary/primary.h"
 #include "repl/replica/replica.h"
 #include "server/client.h"
+#include "server/crash.h"
 #include "server/evict.h"
 #include "server/persistence/aof.h"
 #include "server/persistence/persistence.h"
@@ -18,25 +20,35 @@ namespace kv::server {
 
 void Server::Execute(Client& c, std::span<const std::string_view> args) {
   cmd::Session& session = c.session();
-  std::string& out = c.out();
-  size_t out_mark = out.size();
   current_client_ = &c;
   stats_.total_commands++;
-  // CLIENT REPLY SKIP silences the command after it; this is that command.
-  bool skip_reply = session.reply_mode == cmd::ReplyMode::kSkip;
-  if (skip_reply) session.reply_mode = cmd::ReplyMode::kOn;
-  resp::ReplyWriter w(&out, session.resp);
+  c.StartReplies();
+  c.set_in_execute(true);
+  resp::ReplyWriter w(&c.out(), session.resp);
   auto block = Run(c, args, w);
+  c.set_in_execute(false);
+  if (c.paused()) {  // held by CLIENT PAUSE: it runs (and counts) when the pause ends
+    stats_.total_commands--;
+    current_client_ = nullptr;
+    return;
+  }
+  if (!local_writes_.empty()) TrackLocalWrites();  // a writable replica's keys with a TTL
+  if (w.errors() > 0 && (c.flags() & (Client::kMaster | Client::kReplica))) {
+    bool to_primary = c.flags() & Client::kMaster;
+    std::string unused;
+    const cmd::CommandSpec* spec = cmd::ResolveCommand(commands_, args, &unused);
+    UnexpectedErrorReply(to_primary ? "replica" : "master", to_primary ? "master" : "replica",
+                         w.last_error(), spec ? std::string_view(spec->name) : "<unknown>");
+  }
   // WAIT waits for the stream to reach the end of this client's last write.
   if (EndReplicationUnit()) c.set_write_offset(primary_->feed().offset());
   // Its replies wait for the AOF to hold every write made so far (its own and those it saw).
   if (primary_->feed().aof_on()) c.set_aof_offset(aof_->appended());
   if (block) BlockClient(c, args, std::move(*block));
-  // CLIENT REPLY OFF (as in force after the command, so "CLIENT REPLY ON" itself is answered)
-  // and SKIP drop whatever the command wrote, errors included. The primary gets no replies.
-  if (skip_reply || session.reply_mode == cmd::ReplyMode::kOff || (c.flags() & Client::kMaster)) {
-    out.resize(out_mark);
-  }
+  // CLIENT REPLY OFF and SKIP drop whatever the command wrote, errors included, but pushes.
+  c.CheckpointReplies();
+  // A blocked command's SKIP lasts until its reply (UnblockClient), as in Redis.
+  if (!c.blocked()) c.EndReplyCommand();
   // Clients blocked on keys this command changed get their turn now, in order.
   if (!ready_keys_.empty()) ServeReadyKeys();
   // Work outside commands (the cron's expiries) must not mistake anyone for the caller.
@@ -175,6 +187,13 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
       return std::nullopt;
     }
   }
+  // CLIENT PAUSE holds the command (pause.cc) after the checks that answer at once, as Redis'
+  // processCommand does; the commands of an EXEC that passed, and blocked commands run again
+  // because a key changed, are not held.
+  if (!running_queued_ && !session.woken && HoldForPause(c, *spec, args, flags)) {
+    c.set_last_command(&spec->name);  // CLIENT LIST shows the held command
+    return std::nullopt;
+  }
   if (QueueInTransaction(c, spec, args, w)) {
     if (w.errors()) CountErrors(w);
     return std::nullopt;
@@ -191,19 +210,21 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   // Writes from our own primary go to sub-replicas verbatim instead (OnMasterCommand), and to
   // the AOF from here, as any write.
   repl::Feed& feed = primary_->feed();
-  bool from_primary = c.flags() & Client::kMaster;
+  // A replica's sub-replicas follow its primary's stream alone: a writable replica's own writes
+  // reach its AOF but not its replication stream, whose offsets are its primary's (as Redis).
+  bool to_replicas = !(c.flags() & Client::kMaster) && !replica_->is_replica();
   if (ctx.dirty > 0 && !(flags & cmd::kNoPropagate) &&
-      ((feed.active() && !from_primary) || feed.aof_on())) {
+      ((feed.active() && to_replicas) || feed.aof_on())) {
     if (!ctx.propagate.empty()) {
       for (const auto& argv : ctx.propagate) {
-        feed.Add(db, std::span<const std::string>(argv), !from_primary);
+        feed.Add(db, std::span<const std::string>(argv), to_replicas);
       }
     } else if (ctx.prevent_propagation) {
       // nothing: what changed reaches replicas through what the command propagated, if any
     } else if (ctx.rewrite) {
-      feed.Add(db, std::span<const std::string>(*ctx.rewrite), !from_primary);
+      feed.Add(db, std::span<const std::string>(*ctx.rewrite), to_replicas);
     } else {
-      feed.Add(db, args, !from_primary);
+      feed.Add(db, args, to_replicas);
     }
   }
   int64_t dur_us = std::max<int64_t>(0, WallUs() - start_us);
@@ -261,6 +282,31 @@ std::string_view Server::FirstKey(std::span<const std::string_view> args) const 
 
 void Server::PrefetchKeys(int db, std::span<const std::string_view> keys) {
   keyspace_->db(db).table().Prefetch(keys);
+}
+
+void Server::UnexpectedErrorReply(std::string_view from, std::string_view to,
+                                  std::string_view error, std::string_view command) {
+  // As Redis logs it: a plain error without its "ERR " code, one with a code as written.
+  if (error.rfind("-ERR ", 0) == 0) error.remove_prefix(5);
+  error = error.substr(0, 4096);
+  LOG_WARNING(
+      "== CRITICAL == This %.*s is sending an error to its %.*s: '%.*s' after processing "
+      "the command '%.*s'",
+      static_cast<int>(from.size()), from.data(), static_cast<int>(to.size()), to.data(),
+      static_cast<int>(error.size()), error.data(), static_cast<int>(command.size()),
+      command.data());
+  stats_.unexpected_error_replies++;
+  const std::string& behavior = config_->GetString("propagation-error-behavior");
+  bool panic = false;
+  if (to == "master") {
+    panic = behavior != "ignore" && config_->GetBool("replica-read-only");
+  } else if (to == "AOF-loading-client") {
+    panic = behavior == "panic";
+  }
+  if (panic) {
+    KV_PANIC("This " + std::string(from) + " panicked sending an error to its " + std::string(to) +
+             " after processing the command '" + std::string(command) + "'");
+  }
 }
 
 void Server::CountErrors(const resp::ReplyWriter& w) {

@@ -169,6 +169,8 @@ bool Evictor::Pick(int* db, std::string* key) {
 
 Evictor::Outcome Evictor::Perform() {
   if (maxmemory_ == 0) return Outcome::kOk;
+  // CLIENT PAUSE keeps the data set still: nothing is evicted, and nothing refused for memory.
+  if (server_.clients_paused()) return Outcome::kOk;
   // A replica leaves eviction to its primary (whose DELs it applies): replica-ignore-maxmemory.
   if (ignore_on_replica_ && server_.replica().is_replica()) {
     return Outcome::kOk;

@@ -5,7 +5,8 @@
 // calls; the random policies pick a random key, one database after the other. Each eviction
 // removes the key as DEL does: WATCH sees it, the "evicted" keyspace event fires, and a DEL goes
 // to the replicas. A pass that runs longer than maxmemory-eviction-tenacity allows stops and is
-// resumed from the cron's event loop, so one command does not stall everyone.
+// resumed from the cron's event loop, so one command does not stall everyone. Nothing is
+// evicted while CLIENT PAUSE is in force (the data set stands still).
 // Under the keyspace lock, like the keyspace itself.
 #pragma once
 

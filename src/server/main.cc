@@ -1,15 +1,16 @@
 // kvstore-server [config-file] [--name value ...]
 #include <malloc.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <unistd.h>
 
 #include "common/config_parser.h"
 #include "common/logging.h"
 #include "server/config/config.h"
+#include "server/crash.h"
 #include "server/daemon.h"
 #include "server/proc_title.h"
 #include "server/server.h"
@@ -105,7 +106,9 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  LOG_NOTICE("kvstore %s (Redis %s compatible) starting, pid=%d", "0.1.0", kVersion,
+  kv::server::SetCrashLogEnabled(config->GetBool("crash-log-enabled"));
+  kv::server::SetUseExitOnPanic(config->GetBool("use-exit-on-panic"));
+  LOG_NOTICE("kvstore %s (Redis %s compatible) starting, pid=%d", kv::kKvstoreVersion, kVersion,
              static_cast<int>(getpid()));
   kv::server::Server server(std::move(config));
   s = server.Start();

@@ -5,7 +5,9 @@
 #include <algorithm>
 
 #include "cmd/context.h"
+#include "common/clock.h"
 #include "common/strutil.h"
+#include "repl/replica/replica.h"
 #include "server/client.h"
 #include "server/server.h"
 
@@ -38,14 +40,85 @@ void Server::FlagTransactionError(Client& c) {
 }
 
 void Server::KeyModified(int db, std::string_view key) {
-  if (!blocked_.empty()) {
-    auto k = std::make_pair(db, std::string(key));
-    if (blocked_.count(k)) ready_keys_.push_back(std::move(k));
+  WakeBlockedOn(db, key);
+  if (current_client_ != nullptr && !current_client_->is_master() && replica_->is_replica()) {
+    local_writes_.emplace_back(db, key);
   }
+  if (watchers_.empty()) return;
+  TouchWatchedKey(db, key, keyspace_->db(db).Find(key) != nullptr);
+}
+
+void Server::WakeBlockedOn(int db, std::string_view key) {
+  if (blocked_.empty()) return;
+  auto k = std::make_pair(db, std::string(key));
+  if (blocked_.count(k)) ready_keys_.push_back(std::move(k));
+}
+
+void Server::TrackLocalWrites() {
+  for (const auto& [db, key] : local_writes_) keyspace_->TrackLocalExpire(db, key);
+  local_writes_.clear();
+}
+
+// A key that had already expired when it was watched and is now gone (deleted, expired,
+// flushed) did not change logically: EXEC still runs, and the key counts as watched afresh.
+void Server::TouchWatchedKey(int db, std::string_view key, bool exists) {
   if (watchers_.empty()) return;
   auto it = watchers_.find(std::make_pair(db, std::string(key)));
   if (it == watchers_.end()) return;
-  for (Client* c : it->second) c->tx().dirty = true;
+  for (Client* c : it->second) {
+    for (auto& wk : c->tx().watched) {
+      if (wk.db != db || wk.key != key) continue;
+      if (wk.expired_when_watched && !exists) {
+        wk.expired_when_watched = false;
+      } else {
+        c->tx().dirty = true;
+      }
+      break;
+    }
+  }
+}
+
+// Redis' touchAllWatchedKeysInDb, run before the flush or the swap: a watched key changes if
+// it exists in `emptied` or in `replaced_with`, except that an expired key replaced by nothing
+// or by another expired key, and nothing replaced by an expired key, are no change.
+void Server::DbReplaced(int emptied, int replaced_with) {
+  int64_t now = WallMs();
+  store::Db& from = keyspace_->db(emptied);
+  store::Db* to = replaced_with >= 0 ? &keyspace_->db(replaced_with) : nullptr;
+  // Clients blocked on a key that goes (XREADGROUP ends its wait then) or that the other db
+  // brings (SWAPDB) get their turn once the command is done.
+  for (auto it = blocked_.lower_bound({emptied, std::string()});
+       it != blocked_.end() && it->first.first == emptied; ++it) {
+    const std::string& key = it->first.second;
+    if (from.Find(key) != nullptr || (to != nullptr && to->Find(key) != nullptr)) {
+      ready_keys_.push_back(it->first);
+    }
+  }
+  for (auto it = watchers_.lower_bound({emptied, std::string()});
+       it != watchers_.end() && it->first.first == emptied; ++it) {
+    const std::string& key = it->first.second;
+    bool in_emptied = from.Find(key) != nullptr;
+    store::Entry* in_replacement = to ? to->Find(key) : nullptr;
+    if (!in_emptied && in_replacement == nullptr) continue;
+    bool replacement_expired = in_replacement && to->IsExpired(in_replacement, now);
+    for (Client* c : it->second) {
+      for (auto& wk : c->tx().watched) {
+        if (wk.db != emptied || wk.key != key) continue;
+        if (wk.expired_when_watched) {
+          if (in_replacement == nullptr) {
+            wk.expired_when_watched = false;
+            break;
+          }
+          if (replacement_expired) break;
+        } else if (!in_emptied && replacement_expired) {
+          wk.expired_when_watched = true;
+          break;
+        }
+        c->tx().dirty = true;
+        break;
+      }
+    }
+  }
 }
 
 void Server::Unwatch(Client& c) {

@@ -38,8 +38,10 @@ void Erase(std::map<std::string, std::vector<Client*>>& m, const std::string& na
 }  // namespace
 
 void Server::Deliver(Client* target, const std::string& frame) {
-  if (target == current_client_) {
-    target->out().append(frame);  // before the publisher's own reply, as Redis orders it
+  // A client publishing to itself gets the message before its own reply, as Redis orders it
+  // (a woken blocked client, whose reply goes through Push, gets it through Push too).
+  if (target == current_client_ && target->in_execute()) {
+    target->AppendPush(frame);
     return;
   }
   target->Push(frame, pubsub_limits_.hard, pubsub_limits_.soft, pubsub_limits_.seconds);
@@ -95,6 +97,8 @@ namespace {
 using cmd::Context;
 
 // SUBSCRIBE / PSUBSCRIBE: one confirmation per name, with the client's subscription count.
+// Confirmations are pushes in both protocols: CLIENT REPLY OFF or SKIP does not drop them (as
+// Redis sets CLIENT_PUSHING while it writes them). They go to the running command's replies.
 void SubscribeTo(Context& c, bool pattern) {
   Server& s = ServerOf(c);
   Client& me = s.current_client();
@@ -104,7 +108,7 @@ void SubscribeTo(Context& c, bool pattern) {
     std::string name(c.arg(i));
     if (mine.insert(name).second) all[name].push_back(&me);
     int64_t count = static_cast<int64_t>(me.subscriptions());
-    c.out.Raw(Frame(c.session.resp, {pattern ? "psubscribe" : "subscribe", name}, &count));
+    me.AppendPush(Frame(c.session.resp, {pattern ? "psubscribe" : "subscribe", name}, &count));
   }
   me.set_flag(Client::kPubSub, me.subscriptions() > 0);
   me.session().subscriptions = me.subscriptions();
@@ -124,7 +128,7 @@ void UnsubscribeFrom(Context& c, bool pattern) {
   }
   if (names.empty()) {  // nothing to leave: one reply with a null name
     int64_t count = static_cast<int64_t>(me.subscriptions());
-    c.out.Raw(Frame(c.session.resp, {kind, ""}, &count, /*null_channel=*/true));
+    me.AppendPush(Frame(c.session.resp, {kind, ""}, &count, /*null_channel=*/true));
   }
   for (const auto& name : names) {
     if (mine.erase(name)) {
@@ -135,7 +139,7 @@ void UnsubscribeFrom(Context& c, bool pattern) {
       }
     }
     int64_t count = static_cast<int64_t>(me.subscriptions());
-    c.out.Raw(Frame(c.session.resp, {kind, name}, &count));
+    me.AppendPush(Frame(c.session.resp, {kind, name}, &count));
   }
   me.set_flag(Client::kPubSub, me.subscriptions() > 0);
   me.session().subscriptions = me.subscriptions();

@@ -17,6 +17,7 @@
 #include "script/function_libraries.h"
 #include "script/lua_engine.h"
 #include "server/client.h"
+#include "server/crash.h"
 #include "server/evict.h"
 #include "server/persistence/aof.h"
 #include "server/persistence/persistence.h"
@@ -158,6 +159,14 @@ void Server::WireConfig() {
   int_field("latency-monitor-threshold", &latency_threshold_ms_);
   int_field("min-replicas-to-write", &min_replicas_to_write_);
   int_field("busy-reply-threshold", &busy_reply_threshold_ms_);
+  c.OnApply("crash-log-enabled", [](const std::string& v) {
+    SetCrashLogEnabled(v == "yes");
+    return Status::Ok();
+  });
+  c.OnApply("use-exit-on-panic", [](const std::string& v) {
+    SetUseExitOnPanic(v == "yes");
+    return Status::Ok();
+  });
   c.OnApply("requirepass", [this](const std::string& v) {
     auth_required_ = !v.empty();
     return Status::Ok();
@@ -383,11 +392,19 @@ Status Server::Start() {
     // start-up in the middle of a handshake (on a primary: on a poll group's thread, holding
     // the keyspace lock). At normal priority: a link set up meanwhile waits for this thread
     // to finish (libfabric initializes under its own lock).
-    fabric_loader_ = std::thread([] { transport::PrepareFabric(); });
+    fabric_loader_ = std::thread([] {
+      transport::PrepareFabric();
+      // Its providers may put their own crash handlers over ours (which call theirs).
+      if (CrashLogEnabled()) SetCrashLogEnabled(true);
+    });
   }
   groups_[0]->loop().Post([this] {
     groups_[0]->loop().AddTimer(1000 / hz_, [this] { return Cron(); });
   });
+  // Redis shows its logo when asked to, or when it logs to a terminal.
+  ShowStartupBanner(config_->GetBool("always-show-logo") ||
+                        (config_->GetString("logfile").empty() && isatty(STDOUT_FILENO)),
+                    port_);
   LOG_NOTICE("Server initialized: %zu poll group(s), %d databases", groups_.size(),
              keyspace_->num_dbs());
   if (port_ != 0) LOG_NOTICE("Ready to accept connections tcp on port %d", port_);
@@ -482,6 +499,7 @@ void Server::UnregisterClient(Client* c) {
   UnsubscribeAll(*c);
   EndTransaction(*c);
   UnblockClient(*c);
+  ForgetHeld(*c);  // CLIENT PAUSE: the next held client's turn if it was this one's
   std::erase(monitors_, c);
   if (current_client_ == c) current_client_ = nullptr;
   primary_->OnClientClosed(c);
@@ -503,8 +521,15 @@ int64_t Server::Cron() {
   int64_t period_ms = 1000 / hz_;
   int64_t now = WallMs();
   keyspace_->TickClock(now);
-  // A replica leaves expiry to its primary (keys are hidden, not deleted, when their TTL passes).
-  if (active_expire_ && !replica_->is_replica()) keyspace_->ActiveExpireCycle(period_ms * 1000 / 4, now);  // 25% of CPU
+  EndPauseIfDue();  // CLIENT PAUSE's timer ends it; this catches a wall clock that jumped
+  // A replica leaves expiry to its primary (keys are hidden, not deleted, when their TTL
+  // passes), except for the keys its own clients wrote with a TTL (a writable replica).
+  if (active_expire_ && !replica_->is_replica()) {
+    keyspace_->ActiveExpireCycle(period_ms * 1000 / 4, now);  // 25% of CPU
+  } else if (active_expire_) {
+    TrackLocalWrites();
+    keyspace_->ExpireLocalKeys(now, kLocalExpireVisits);
+  }
   // Expired streams end their XREADGROUP waiters' waits (-UNBLOCKED), as after a command.
   if (!ready_keys_.empty()) ServeReadyKeys();
   if (config_->GetBool("activerehashing")) keyspace_->Cron(1000);
@@ -548,7 +573,8 @@ bool Server::EndReplicationUnit() { return primary_->feed().EndUnit(); }
 void Server::OnMasterCommand(Client&, std::string_view raw) { replica_->OnMasterCommand(raw); }
 
 void Server::OnKeyExpired(int db, std::string_view key) {
-  KeyModified(db, key);
+  TouchWatchedKey(db, key, /*exists=*/false);  // the key goes right after this
+  WakeBlockedOn(db, key);
   Notify(cmd::kNotifyExpired, "expired", key, db);
   PropagateDeletion(db, key);
 }
@@ -566,8 +592,10 @@ void Server::PropagateDeletion(int db, std::string_view key, bool lazy) {
   // Replicas neither expire nor evict keys themselves: they get a DEL (UNLINK when freed
   // lazily, as Redis sends). Outside a command (the cron's active expiry, the eviction timer)
   // each is a unit of its own, as in Redis.
+  // A replica's own deletions (a writable replica's expired keys) reach its AOF only, as in
+  // Redis: its sub-replicas follow its primary's stream.
   std::string_view del[] = {lazy ? "UNLINK" : "DEL", key};
-  primary_->feed().Add(db, del);
+  primary_->feed().Add(db, del, /*to_replicas=*/!replica_->is_replica());
   if (!current_client_) EndReplicationUnit();
 }
 

@@ -212,7 +212,33 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void UnblockClient(Client& c);
   // Answers a blocked client with `reply`, unblocks it and resumes its input. Keyspace lock held.
   void CompleteBlocked(Client& c, const std::string& reply);
-  size_t blocked_clients() const { return blocked_count_; }
+  // Clients blocked in a blocking command or held by CLIENT PAUSE (INFO blocked_clients, which
+  // counts both in Redis 7.0).
+  size_t blocked_clients() const { return blocked_count_ + held_.size(); }
+  // CLIENT UNBLOCK: answers `c`'s blocking command as its timeout would (or with -UNBLOCKED
+  // when `error`) and resumes it; false if it is not blocked (a client held by CLIENT PAUSE
+  // is not). Keyspace lock held.
+  bool UnblockByCommand(Client& c, bool error);
+
+  // CLIENT PAUSE (pause.cc). Keyspace lock held. Types in order of strictness.
+  enum class PauseType { kOff, kWrite, kAll };
+  // Pauses clients until `end_ms` (wall clock; in the past: no pause). A pause in force keeps
+  // the later end and the stricter type. `loop` (the caller's) times the end.
+  void PauseClients(int64_t end_ms, PauseType type, net::EventLoop& loop);
+  void UnpauseClients();
+  // Whether clients are paused now (a pause past its end is ended first).
+  bool clients_paused();
+  // Whether `c`'s command must wait: held clients run again, in the order they were held,
+  // once the pause ends (or no longer covers their command). Marks `c` paused if so.
+  bool HoldForPause(Client& c, const cmd::CommandSpec& spec, std::span<const std::string_view> args,
+                    uint32_t flags);
+  // A client released from the pause has gone through its input: the next one's turn.
+  void ResumedClientDone(Client& c);
+  // A client went through the input it had (its lock is released next): the exemption of
+  // the client whose CLIENT UNPAUSE released the others ends with it.
+  void InputDone(Client& c) {
+    if (unpauser_ == &c) unpauser_ = nullptr;
+  }
 
   // Pub/sub (pubsub.cc). Keyspace lock held.
   int64_t Publish(std::string_view channel, std::string_view message);
@@ -250,6 +276,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
 
   // ServerHooks.
   void KeyModified(int db, std::string_view key) override;  // multi.cc
+  void DbReplaced(int db, int replaced_with) override;      // multi.cc
   void Notify(int klass, std::string_view event, std::string_view key, int db) override;
   int64_t MaxBulkLen() const override { return max_bulk_len(); }
   int64_t HllSparseMaxBytes() const override {
@@ -288,6 +315,17 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // Answers the timeout reply if `c` is still in the blocking episode `generation`.
   bool TimeOutClient(Client& c, uint64_t generation);
   void CountErrors(const resp::ReplyWriter& w);
+
+ public:
+  // Redis' afterErrorReply for the peers that expect no errors: an error answered to our
+  // primary's link ("replica" to "master"), to a replica ("master" to "replica") or to the AOF
+  // loader ("server" to "AOF-loading-client") is logged as CRITICAL and counted in
+  // unexpected_error_replies; under propagation-error-behavior panic (panic-on-replicas: the
+  // primary's link only, on a read-only replica) the server panics.
+  void UnexpectedErrorReply(std::string_view from, std::string_view to, std::string_view error,
+                            std::string_view command);
+
+ private:
   // Hands a pub/sub frame to a subscriber (directly into the running client's replies).
   void Deliver(Client* target, const std::string& frame);
   void FeedMonitors(const Client& c, std::span<const std::string_view> args, int64_t now_us);
@@ -341,10 +379,40 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::mutex busy_mu_;      // guards busy_script_ (read by every thread while busy)
   BusyScript busy_script_;  // set while script_busy_
   std::map<std::pair<int, std::string>, std::vector<Client*>> watchers_;
+  // Redis' touchWatchedKey: `exists` is whether the key is still there after the change.
+  void TouchWatchedKey(int db, std::string_view key, bool exists);
+  void WakeBlockedOn(int db, std::string_view key);
+  // Keys a writable replica's own clients changed, handed to the keyspace's local expiry
+  // (those with a TTL) once their command is done.
+  std::vector<std::pair<int, std::string>> local_writes_;
+  void TrackLocalWrites();
+  static constexpr size_t kLocalExpireVisits = 200;  // keys checked per cron tick
   // Clients blocked on each key, in arrival order (served first come, first served).
   std::map<std::pair<int, std::string>, std::deque<Client*>> blocked_;
   std::vector<std::pair<int, std::string>> ready_keys_;
   size_t blocked_count_ = 0;
+  // CLIENT PAUSE (pause.cc).
+  enum class HoldKind { kWrite, kAny, kOrder };  // see pause.cc
+  struct Held {
+    Client* client;
+    HoldKind kind;
+  };
+  PauseType pause_type_ = PauseType::kOff;
+  int64_t pause_end_ms_ = 0;
+  std::deque<Held> held_;             // in the order they were held
+  size_t held_kinds_[3] = {0, 0, 0};  // held_ by HoldKind
+  Client* resuming_ = nullptr;        // the released client whose turn it is
+  Client* unpauser_ = nullptr;        // the client whose CLIENT UNPAUSE started the turns
+  bool pause_timer_armed_ = false;    // a loop times the pause's end
+  void EndPauseIfDue();
+  void SetPauseType(PauseType type);
+  bool Releasable(HoldKind kind) const;
+  size_t ReleasableCount() const;
+  void ReleaseNextHeld();
+  void ForgetHeld(Client& c);  // a closed client
+  bool MayReplicate(Client& c, const cmd::CommandSpec& spec, std::span<const std::string_view> args,
+                    uint32_t flags);
+  bool ExecMayReplicate(Client& c);
   uint64_t block_generation_ = 0;
   Subscribers channels_, patterns_;
   net::OutputLimit pubsub_limits_, replica_limits_;

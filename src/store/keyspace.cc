@@ -19,15 +19,62 @@ void Keyspace::TickClock(int64_t now_ms) { clock_s_ = static_cast<uint32_t>(now_
 
 uint32_t Keyspace::NowMinutes16() const { return (clock_s_ / 60) & 0xFFFF; }
 
-Entry* Keyspace::Lookup(int dbi, std::string_view key, int64_t now_ms) {
+Entry* Keyspace::Lookup(int dbi, std::string_view key, int64_t now_ms, Looker who) {
   Db& d = dbs_[dbi];
   Entry* e = d.Find(key);
   if (!e || loading_ || !d.IsExpired(e, now_ms)) return e;
-  if (!expire_deletes_) return nullptr;
-  if (observer_) observer_->OnKeyExpired(dbi, key);
-  expired_keys_++;
-  d.Delete(key);
+  if (!expire_deletes_) {
+    if (who == Looker::kPrimary) return e;
+    if (who == Looker::kClient) return nullptr;
+  }
+  if (expire_paused_) return nullptr;
+  RemoveExpired(dbi, key);
   return nullptr;
+}
+
+void Keyspace::RemoveExpired(int dbi, std::string_view key) {
+  std::string k(key);  // the view may point into the entry that goes
+  if (observer_) observer_->OnKeyExpired(dbi, k);
+  expired_keys_++;
+  dbs_[dbi].Delete(k);
+}
+
+void Keyspace::TrackLocalExpire(int dbi, std::string_view key) {
+  if (expire_deletes_ || dbi >= 64) return;
+  Entry* e = dbs_[dbi].Find(key);
+  if (e == nullptr || !e->has_expire()) return;
+  auto it = local_expires_.find(key);
+  if (it == local_expires_.end()) it = local_expires_.emplace(std::string(key), 0).first;
+  it->second |= uint64_t{1} << dbi;
+}
+
+size_t Keyspace::ExpireLocalKeys(int64_t now_ms, size_t max_visits) {
+  if (expire_deletes_ || expire_paused_ || local_expires_.empty()) return 0;
+  size_t removed = 0;
+  auto it = local_expires_.upper_bound(local_expires_cursor_);
+  for (size_t n = 0; n < max_visits && !local_expires_.empty(); n++) {
+    if (it == local_expires_.end()) it = local_expires_.begin();
+    uint64_t dbs = it->second;
+    for (int dbi = 0; dbi < num_dbs() && dbi < 64; dbi++) {
+      if (!(dbs & (uint64_t{1} << dbi))) continue;
+      Entry* e = dbs_[dbi].Find(it->first);
+      if (e != nullptr && dbs_[dbi].IsExpired(e, now_ms)) {
+        RemoveExpired(dbi, it->first);
+        removed++;
+        e = nullptr;
+      }
+      // Forgotten once gone or without a TTL; a key still to expire stays.
+      if (e == nullptr || !e->has_expire()) dbs &= ~(uint64_t{1} << dbi);
+    }
+    local_expires_cursor_ = it->first;
+    if (dbs == 0) {
+      it = local_expires_.erase(it);
+    } else {
+      it->second = dbs;
+      ++it;
+    }
+  }
+  return removed;
 }
 
 Entry* Keyspace::Set(int dbi, std::string_view key, Value value, bool keep_ttl) {
@@ -57,6 +104,7 @@ LazyFreer& Keyspace::lazy_freer() {
 }
 
 void Keyspace::FlushAll(bool async) {
+  local_expires_.clear();
   if (!async) {
     for (auto& d : dbs_) d.Clear();
     return;
@@ -86,7 +134,7 @@ size_t Keyspace::TotalKeys() const {
 
 ExpireCycleStats Keyspace::ActiveExpireCycle(int64_t budget_us, int64_t now_ms) {
   ExpireCycleStats st;
-  if (!expire_deletes_) return st;
+  if (!expire_deletes_ || expire_paused_) return st;
   int64_t start = MonoUs();
   for (size_t n = 0; n < dbs_.size(); n++) {
     int dbi = static_cast<int>(expire_db_cursor_++ % dbs_.size());

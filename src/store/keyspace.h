@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -48,6 +50,12 @@ struct ExpireCycleStats {
   bool timed_out = false;
 };
 
+// Who looks a key up, which decides what a passed TTL means on a replica (expire_deletes()
+// false), as Redis' expireIfNeeded: the primary's own commands see the key as it is (its DEL
+// will remove it), a write command of the replica's own client removes it (a writable
+// replica), anything else only hides it. A primary removes an expired key whoever looks.
+enum class Looker { kClient, kClientWrite, kPrimary };
+
 class Keyspace {
  public:
   explicit Keyspace(int num_dbs);
@@ -56,8 +64,8 @@ class Keyspace {
   Db& db(int i) { return dbs_[i]; }
 
   // Looks a key up, honouring its TTL. An expired key is removed (and reported to the observer)
-  // unless expiry is owned elsewhere (a replica: the key is only hidden).
-  Entry* Lookup(int db, std::string_view key, int64_t now_ms);
+  // unless expiry is owned elsewhere (a replica: see Looker) or paused (CLIENT PAUSE).
+  Entry* Lookup(int db, std::string_view key, int64_t now_ms, Looker who = Looker::kClient);
   // Adds or replaces a key's value. The TTL is dropped unless keep_ttl.
   Entry* Set(int db, std::string_view key, Value value, bool keep_ttl = false);
   // Removes a key. `lazy` (UNLINK, the lazyfree-* settings) hands a big value to the
@@ -109,7 +117,27 @@ class Keyspace {
 
   void set_observer(KeyspaceObserver* o) { observer_ = o; }
   // When false (a replica) expired keys are hidden by Lookup but not removed.
-  void set_expire_deletes(bool on) { expire_deletes_ = on; }
+  void set_expire_deletes(bool on) {
+    expire_deletes_ = on;
+    if (on) local_expires_.clear();
+  }
+  bool expire_deletes() const { return expire_deletes_; }
+  // Whether a command that sets a TTL already past removes the key at once (Redis'
+  // checkAlreadyExpired): not while loading, and not on a replica, which stores the key and
+  // leaves it to the primary's DEL.
+  bool PastTtlDeletes() const { return !loading_ && expire_deletes_; }
+  // While paused (CLIENT PAUSE) expired keys are hidden but neither lazily nor actively removed.
+  void set_expire_paused(bool on) { expire_paused_ = on; }
+  bool expire_paused() const { return expire_paused_; }
+
+  // A writable replica's own keys with a TTL (Redis' slaveKeysWithExpire): the replica's
+  // clients wrote them, so no DEL from the primary will come, and the replica expires them
+  // itself. TrackLocalExpire remembers a key a client of the replica changed (kept only while
+  // it has a TTL); ExpireLocalKeys removes those whose time passed, visiting at most
+  // `max_visits` of them per call (a rotating cursor), and returns the number removed.
+  void TrackLocalExpire(int db, std::string_view key);
+  size_t ExpireLocalKeys(int64_t now_ms, size_t max_visits);
+  size_t local_expires() const { return local_expires_.size(); }
   // While an AOF is replayed nothing expires, as in Redis: a key whose TTL passed since it was
   // written is still there for the commands that follow it in the file (and an expire time in
   // the past is set, not applied), and expires once the server runs.
@@ -127,6 +155,11 @@ class Keyspace {
   LazyFreeSettings lazy_settings_;
   KeyspaceObserver* observer_ = nullptr;
   bool expire_deletes_ = true;
+  bool expire_paused_ = false;
+  std::map<std::string, uint64_t, std::less<>> local_expires_;  // key -> bitmap of dbs
+  std::string local_expires_cursor_;
+  // Removes an expired key as expiry does: the observer first, the count, then the key.
+  void RemoveExpired(int dbi, std::string_view key);
   bool loading_ = false;
   uint64_t expired_keys_ = 0;
   size_t expire_db_cursor_ = 0;

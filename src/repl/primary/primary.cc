@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -436,6 +437,15 @@ void Primary::Wait(cmd::Context& c, ClientConn& client) {
   // Ask every replica where it is now (the request travels in the stream, as in Redis).
   std::string_view getack[] = {"REPLCONF", "GETACK", "*"};
   feed_.EmitRaw(getack);
+}
+
+std::optional<int64_t> Primary::CancelWait(ClientConn* client) {
+  auto it = std::find_if(waiters_.begin(), waiters_.end(),
+                         [&](const Waiter& w) { return w.client == client; });
+  if (it == waiters_.end()) return std::nullopt;
+  int64_t acked = CountAcked(it->offset);
+  waiters_.erase(it);
+  return acked;
 }
 
 void Primary::ServeWaiters(int64_t now_ms) {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,6 +85,9 @@ class Primary {
   void ReplicaNewline(ClientConn& client);
   // WAIT numreplicas timeout.
   void Wait(cmd::Context& c, ClientConn& client);
+  // CLIENT UNBLOCK of a client blocked in WAIT: forgets its wait and returns how many replicas
+  // acknowledged its offset (its timeout's answer); nullopt if it was not waiting.
+  std::optional<int64_t> CancelWait(ClientConn* client);
   // min-replicas-to-write: false when too few replicas are connected with a small enough lag.
   bool EnoughGoodReplicas(int64_t now_ms) const;
   // PSYNC replid offset, and SYNC.

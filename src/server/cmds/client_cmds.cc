@@ -1,5 +1,6 @@
 // CLIENT and its subcommands.
 #include "cmd/context.h"
+#include "cmd/errors.h"
 #include "common/clock.h"
 #include "common/strutil.h"
 #include "server/client.h"
@@ -204,17 +205,87 @@ void ClientNoEvict(Context& c) {
   c.out.Ok();
 }
 
+// CLIENT REPLY ON|OFF|SKIP, as Redis: ON is answered (even right after SKIP, whose skip it
+// cancels), OFF and SKIP are not. What the client was sent before the mode changes is judged
+// by the mode it was written under (a checkpoint), which matters inside EXEC.
 void ClientReply(Context& c) {
+  Client& me = ServerOf(c).current_client();
   if (EqualsIgnoreCase(c.arg(2), "ON")) {
+    me.CheckpointReplies();
     c.session.reply_mode = cmd::ReplyMode::kOn;
+    me.ClearReplySkip();
     c.out.Ok();
   } else if (EqualsIgnoreCase(c.arg(2), "OFF")) {
+    me.CheckpointReplies();
     c.session.reply_mode = cmd::ReplyMode::kOff;
   } else if (EqualsIgnoreCase(c.arg(2), "SKIP")) {
-    if (c.session.reply_mode == cmd::ReplyMode::kOn) c.session.reply_mode = cmd::ReplyMode::kSkip;
+    if (c.session.reply_mode != cmd::ReplyMode::kOff) me.SkipNextReply();
   } else {
     c.Error(cmd::OpStatus::kSyntax);
   }
+}
+
+// CLIENT PAUSE timeout [WRITE|ALL]: the mode is checked before the timeout, as in Redis 7.0,
+// and a timeout so large that it wraps ends at once (Redis 7.0.15 adds it to the time as is).
+void ClientPause(Context& c) {
+  if (c.argc() > 4) {
+    c.Error(cmd::SubcommandSyntax(c.arg(1), "client"));
+    return;
+  }
+  Server::PauseType type = Server::PauseType::kAll;
+  if (c.argc() == 4) {
+    if (EqualsIgnoreCase(c.arg(3), "WRITE")) {
+      type = Server::PauseType::kWrite;
+    } else if (!EqualsIgnoreCase(c.arg(3), "ALL")) {
+      c.Error("CLIENT PAUSE mode must be WRITE or ALL");
+      return;
+    }
+  }
+  auto timeout = ParseInt64(c.arg(2));
+  if (!timeout) {
+    c.Error("timeout is not an integer or out of range");
+    return;
+  }
+  if (*timeout < 0) {
+    c.Error(cmd::OpStatus::kNegativeTimeout);
+    return;
+  }
+  int64_t end = 0;  // 0: already over
+  if (*timeout > 0) {
+    end = static_cast<int64_t>(static_cast<uint64_t>(*timeout) + static_cast<uint64_t>(WallMs()));
+  }
+  Server& s = ServerOf(c);
+  s.PauseClients(end, type, s.current_client().group().loop());
+  c.out.Ok();
+}
+
+void ClientUnpause(Context& c) {
+  ServerOf(c).UnpauseClients();
+  c.out.Ok();
+}
+
+// CLIENT UNBLOCK id [TIMEOUT|ERROR]: answers a client blocked in a blocking command (not one
+// held by CLIENT PAUSE) as its timeout would, or with -UNBLOCKED; 1 if there was one.
+void ClientUnblock(Context& c) {
+  if (c.argc() > 4) {
+    c.Error(cmd::SubcommandSyntax(c.arg(1), "client"));
+    return;
+  }
+  bool error = false;
+  if (c.argc() == 4) {
+    if (EqualsIgnoreCase(c.arg(3), "ERROR")) {
+      error = true;
+    } else if (!EqualsIgnoreCase(c.arg(3), "TIMEOUT")) {
+      c.Error("CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+      return;
+    }
+  }
+  int64_t id;
+  if (!c.ParseInt(c.arg(2), &id)) return;
+  Server& s = ServerOf(c);
+  auto it = s.clients().find(static_cast<uint64_t>(id));
+  bool unblocked = it != s.clients().end() && s.UnblockByCommand(*it->second, error);
+  c.out.Int(unblocked ? 1 : 0);
 }
 
 void ClientHelp(Context& c) {
@@ -247,14 +318,20 @@ void ClientHelp(Context& c) {
       "      Return clients of specified type.",
       "    * ID <client-id> [<client-id> ...]",
       "      Return clients of specified IDs only.",
-      "NO-EVICT (ON|OFF)",
-      "    Protect current client connection from eviction.",
+      "UNPAUSE",
+      "    Stop the current client pause, resuming traffic.",
+      "PAUSE <timeout> [WRITE|ALL]",
+      "    Suspend all, or just write, clients for <timeout> milliseconds.",
       "REPLY (ON|OFF|SKIP)",
       "    Control the replies sent to the current connection.",
       "SETNAME <name>",
       "    Assign the name <name> to the current connection.",
       "SETINFO <option> <value>",
       "    Set client meta attributes: LIB-NAME or LIB-VER.",
+      "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+      "    Unblock the specified blocked client.",
+      "NO-EVICT (ON|OFF)",
+      "    Protect current client connection from eviction.",
   };
   c.ReplyHelp(kLines);
 }
@@ -292,6 +369,12 @@ void RegisterClientCommands(cmd::CommandTable& t) {
       "Set client eviction mode for the current connection", "7.0.0");
   sub("reply", 3, kNoScript, ClientReply, "Instruct the server whether to reply to commands",
       "3.2.0");
+  sub("pause", -3, kAdmin | kNoScript, ClientPause,
+      "Stop processing commands from clients for some time", "2.9.50");
+  sub("unpause", 2, kAdmin | kNoScript, ClientUnpause,
+      "Resume processing of clients that were paused", "6.2.0");
+  sub("unblock", -3, kAdmin | kNoScript, ClientUnblock,
+      "Unblock a client blocked in a blocking command from a different connection", "5.0.0");
   sub("help", 2, 0, ClientHelp, "Show helpful text about the different subcommands", "5.0.0");
 }
 

@@ -4,12 +4,15 @@
 //
 // Every handler runs on a poll-group thread with the keyspace lock held (see server.h). That is
 // what makes DEBUG SLEEP stop the whole server, as it does in Redis.
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <thread>
 
@@ -20,6 +23,7 @@
 #include "repl/primary/primary.h"
 #include "repl/replica/replica.h"
 #include "server/client.h"
+#include "server/crash.h"
 #include "server/persistence/persistence.h"
 #include "server/server.h"
 #include "store/digest.h"
@@ -106,6 +110,29 @@ void DebugSleep(Context& c) {
 // Redis parses the flag with atoi: anything that is not a non-zero number turns expiry off.
 void DebugSetActiveExpire(Context& c) {
   ServerOf(c).set_active_expire(atoi(std::string(c.arg(2)).c_str()) != 0);
+  c.out.Ok();
+}
+
+// DEBUG SEGFAULT, PANIC and ASSERT: the three ways a server dies, with the crash report each
+// leaves in the log (crash.h).
+void DebugSegfault(Context&) {
+  // A write to a read-only page: a real fault, which the compiler cannot see coming.
+  void* page = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  *static_cast<volatile char*>(page) = 'x';
+}
+
+void DebugPanic(Context&) {
+  KV_PANIC("DEBUG PANIC called at Unix time " + std::to_string(time(nullptr)));
+}
+
+void DebugAssert(Context&) { KV_ASSERT_FAILED("1 == 2"); }
+
+// DEBUG REPLICATE <command> [arg ...]: sends the command to the replicas (not to the AOF) as
+// if it had run here; tests use it to make a replica apply what it refuses.
+void DebugReplicate(Context& c) {
+  std::vector<std::string_view> argv(c.args.begin() + 2, c.args.end());
+  ServerOf(c).primary().feed().Add(c.session.db, std::span<const std::string_view>(argv),
+                                   /*to_replicas=*/true, /*to_aof=*/false);
   c.out.Ok();
 }
 
@@ -239,12 +266,16 @@ void DebugFailSnapshot(Context& c) {
 
 void DebugHelp(Context& c) {
   static constexpr std::string_view kLines[] = {
+      "ASSERT",
+      "    Crash by assertion failed.",
       "DIGEST",
       "    Output a hex signature representing the current DB content.",
       "DIGEST-VALUE <key> [<key> ...]",
       "    Output a hex signature of the values of all the specified keys.",
       "OBJECT <key>",
       "    Show low level info about `key` and associated value.",
+      "PANIC",
+      "    Crash the server simulating a panic.",
       "POPULATE <count> [<prefix>] [<size>]",
       "    Create <count> string keys named key:<num>. If <prefix> is specified then",
       "    it is used instead of the 'key' prefix. These are not propagated to",
@@ -255,6 +286,10 @@ void DebugHelp(Context& c) {
       "    * MERGE: conflicting keys will be loaded from RDB.",
       "    * NOFLUSH: Do not empty the current database before loading.",
       "    * NOSAVE: the database will be loaded from an existing RDB file.",
+      "REPLICATE <string>",
+      "    Replicates the provided string to replicas, allowing data divergence.",
+      "SEGFAULT",
+      "    Crash the server with sigsegv.",
       "SET-ACTIVE-EXPIRE <0|1>",
       "    Setting it to 0 disables expiring keys in background when they are not",
       "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -278,6 +313,10 @@ constexpr DebugAction kDebugActions[] = {
     {"help", 2, 2, DebugHelp},
     {"sleep", 3, 3, DebugSleep},
     {"set-active-expire", 3, 3, DebugSetActiveExpire},
+    {"replicate", 3, SIZE_MAX, DebugReplicate},
+    {"segfault", 2, 2, DebugSegfault},
+    {"panic", 2, 2, DebugPanic},
+    {"assert", 2, 2, DebugAssert},
     {"digest", 2, 2, DebugDigest},
     {"digest-value", 2, SIZE_MAX, DebugDigestValue},
     {"object", 3, 3, DebugObject},

@@ -141,7 +141,7 @@ void Restore(Context& c) {
   }
   bool deleted = existing && c.db().Delete(key);
   if (ttl > 0 && !o.absttl) ttl += c.now_ms;
-  if (ttl > 0 && ttl <= c.now_ms) {
+  if (ttl > 0 && ttl <= c.now_ms && c.ks.PastTtlDeletes()) {
     // Already expired: the key is gone (replicated as a DEL when one was replaced).
     if (deleted) {
       c.rewrite = std::vector<std::string>{"DEL", std::string(key)};

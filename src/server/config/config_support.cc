@@ -77,7 +77,6 @@ const std::map<std::string, std::string>& Refused() {
       {"syslog-enabled", "kvstore logs to its logfile or standard output, not to syslog"},
       {"syslog-ident", "kvstore logs to its logfile or standard output, not to syslog"},
       {"syslog-facility", "kvstore logs to its logfile or standard output, not to syslog"},
-      {"crash-log-enabled", "kvstore always logs a crash's stack trace"},
       {"crash-memcheck-enabled", "kvstore has no memory check after a crash"},
       {"aclfile", "ACLs are not implemented yet (requirepass is)"},
       {"acllog-max-len", "ACLs are not implemented yet (requirepass is)"},
@@ -100,7 +99,6 @@ const std::map<std::string, std::string>& Refused() {
       {"aof_rewrite_cpulist", "kvstore does not pin its threads to CPUs"},
       {"bio_cpulist", "kvstore does not pin its threads to CPUs"},
       {"server_cpulist", "kvstore does not pin its threads to CPUs"},
-      {"propagation-error-behavior", "kvstore applies replicated commands whatever they answer"},
       {"replica-ignore-disk-write-errors", "a replica's save errors are handled as a primary's"},
       {"shutdown-on-sigint", "SIGINT shuts down as SHUTDOWN does, saving if save points are set"},
       {"shutdown-on-sigterm", "SIGTERM shuts down as SHUTDOWN does, saving if save points are set"},
@@ -115,7 +113,6 @@ const std::map<std::string, std::string>& Refused() {
 const std::map<std::string, std::string>& Inert() {
   static const std::map<std::string, std::string> m = {
       {"io-threads-do-reads", "kvstore's IO threads always read and parse their requests"},
-      {"always-show-logo", "kvstore prints no logo"},
       {"dynamic-hz", "kvstore's cron runs at hz whatever the number of clients"},
       {"enable-module-command", "kvstore has no modules: MODULE is an unknown command"},
       {"jemalloc-bg-thread", "kvstore uses glibc's allocator, which has no background thread"},

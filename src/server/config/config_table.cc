@@ -122,6 +122,8 @@ std::vector<ParamSpec> TableParams() {
       E("supervised", "no", {"upstart", "systemd", "auto", "no"}),
       B("crash-log-enabled", true),
       B("crash-memcheck-enabled", true),
+      // A panic exits with status 1 instead of aborting; a testing knob, hidden as in Redis.
+      Hidden(B("use-exit-on-panic", false)),
       E("enable-debug-command", "no", {"no", "yes", "local"}),
       E("enable-protected-configs", "no", {"no", "yes", "local"}),
       E("enable-module-command", "no", {"no", "yes", "local"}),

@@ -211,6 +211,9 @@ class AofLoader {
     cmd::Context ctx(argv, w, server_.keyspace(), fake.session(), server_, stats_, now_ms);
     ctx.spec = spec;
     spec->handler(ctx);
+    if (w.errors() > 0) {
+      server_.UnexpectedErrorReply("server", "AOF-loading-client", w.last_error(), spec->name);
+    }
   }
 
   LoadResult TornTail(const std::string& name, const std::string& path, uint64_t valid_up_to,
