@@ -260,7 +260,11 @@ Status Replica::Handshake(int fd, const Target& t, std::string* reply) {
   if (!pass.empty()) {
     KV_TRY(io.WriteAll(user.empty() ? repl::ReplCommand({"AUTH", pass})
                                     : repl::ReplCommand({"AUTH", user, pass})));
-    KV_TRY(expect_ok("AUTH", false));
+    KV_TRY_ASSIGN(line, io.ReadLine());
+    if (!line.empty() && line[0] == '-') {
+      LOG_WARNING("Unable to AUTH to MASTER: %s", line.c_str());  // Redis' words
+      return Status::Invalid("AUTH: " + line);
+    }
   }
   // The address the primary lists us under (INFO, ROLE, and so Sentinel): replica-announce-port
   // and replica-announce-ip where set (port forwarding, NAT), else our port and the address our
