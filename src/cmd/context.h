@@ -73,6 +73,8 @@ class ServerHooks {
   // Database `db` is about to be emptied (FLUSHDB, FLUSHALL: replaced_with < 0) or to take
   // database replaced_with's keys (SWAPDB): its watched keys and blocked clients learn of it.
   virtual void DbReplaced(int db, int replaced_with) {}
+  // FLUSHALL emptied every database (the server resets its snapshot, as Redis does).
+  virtual void FlushedAll() {}
   // Fires a keyspace notification if notify-keyspace-events enables its class.
   virtual void Notify(int klass, std::string_view event, std::string_view key, int db) = 0;
   // proto-max-bulk-len, for commands that grow strings.

@@ -403,6 +403,7 @@ void FlushAll(Context& c) {
   c.ks.FlushAll(*async);
   ReleaseFreedMemory(freed, *async);
   c.dirty++;  // Redis counts the flush itself as one more change
+  c.hooks.FlushedAll();
   c.out.Ok();
 }
 

@@ -192,10 +192,15 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   bool in_execute() const { return in_execute_; }
   void set_in_execute(bool on) { in_execute_ = on; }
 
-  // Pub/sub subscriptions. Keyspace lock held.
+  // Pub/sub subscriptions. Keyspace lock held. Shard channels (SSUBSCRIBE) are a namespace of
+  // their own; any subscription puts a RESP2 client in subscribed context, but SUBSCRIBE's
+  // confirmations count channels and patterns only (Redis' clientSubscriptionsCount) and
+  // SSUBSCRIBE's shard channels only.
   std::set<std::string>& channels() { return channels_; }
   std::set<std::string>& patterns() { return patterns_; }
-  size_t subscriptions() const { return channels_.size() + patterns_.size(); }
+  std::set<std::string>& shard_channels() { return shard_channels_; }
+  size_t channel_and_pattern_count() const { return channels_.size() + patterns_.size(); }
+  size_t subscriptions() const { return channel_and_pattern_count() + shard_channels_.size(); }
 
  private:
   // Whether unsent replies pass client-output-buffer-limit normal (client.cc).
@@ -272,7 +277,7 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   bool reply_skip_ = false, reply_skip_next_ = false, in_execute_ = false;
   size_t reply_mark_ = 0;
   std::vector<std::pair<size_t, size_t>> push_spans_;  // (offset, length) in out_ since the mark
-  std::set<std::string> channels_, patterns_;  // keyspace lock
+  std::set<std::string> channels_, patterns_, shard_channels_;  // keyspace lock
   const std::string* last_cmd_ = nullptr; // keyspace lock
   int64_t woff_ = 0;                      // keyspace lock
   std::atomic<uint64_t> aof_offset_{0};

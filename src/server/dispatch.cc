@@ -236,6 +236,10 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     CountErrors(w);
   }
   stats_.dirty += ctx.dirty;
+  if (dirty_reset_) {
+    stats_.dirty = 0;
+    dirty_reset_ = false;
+  }
 
   std::span<const std::string_view> shown = args;
   std::vector<std::string_view> redacted;
@@ -308,6 +312,8 @@ void Server::UnexpectedErrorReply(std::string_view from, std::string_view to,
              " after processing the command '" + std::string(command) + "'");
   }
 }
+
+void Server::FlushedAll() { dirty_reset_ = persistence_->ResetAfterFlushAll(); }
 
 void Server::CountErrors(const resp::ReplyWriter& w) {
   stats_.total_error_replies += w.errors();

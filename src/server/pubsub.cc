@@ -1,9 +1,13 @@
-// Pub/sub: channel and pattern subscriptions, PUBLISH fan-out, keyspace notifications, and the
-// SUBSCRIBE family of commands. Messages to clients on other poll groups travel through
-// Client::Push, bounded by client-output-buffer-limit pubsub.
+// Pub/sub: channel, pattern and shard channel subscriptions, PUBLISH and SPUBLISH fan-out,
+// keyspace notifications, and the SUBSCRIBE family of commands. Shard channels (Redis 7.0's
+// SSUBSCRIBE/SPUBLISH) are a third namespace beside channels and patterns: standalone kvstore is
+// one shard, so they behave as channels that PUBLISH, patterns and notifications never reach.
+// Messages to clients on other poll groups travel through Client::Push, bounded by
+// client-output-buffer-limit pubsub.
 #include <algorithm>
 
 #include "cmd/context.h"
+#include "cmd/errors.h"
 #include "common/strutil.h"
 #include "server/client.h"
 #include "server/server.h"
@@ -71,11 +75,25 @@ int64_t Server::Publish(std::string_view channel, std::string_view message) {
   return receivers;
 }
 
+int64_t Server::PublishShard(std::string_view channel, std::string_view message) {
+  auto it = shard_channels_.find(std::string(channel));
+  if (it == shard_channels_.end()) return 0;
+  std::string frames[2];  // by protocol: RESP2, RESP3
+  for (Client* c : it->second) {
+    int p = c->session().resp >= 3 ? 1 : 0;
+    if (frames[p].empty()) frames[p] = Frame(p ? 3 : 2, {"smessage", channel, message});
+    Deliver(c, frames[p]);
+  }
+  return static_cast<int64_t>(it->second.size());
+}
+
 void Server::UnsubscribeAll(Client& c) {
   for (const auto& ch : c.channels()) Erase(channels_, ch, &c);
   for (const auto& p : c.patterns()) Erase(patterns_, p, &c);
+  for (const auto& ch : c.shard_channels()) Erase(shard_channels_, ch, &c);
   c.channels().clear();
   c.patterns().clear();
+  c.shard_channels().clear();
   c.set_flag(Client::kPubSub, false);
   c.session().subscriptions = 0;
 }
@@ -96,30 +114,71 @@ namespace {
 
 using cmd::Context;
 
-// SUBSCRIBE / PSUBSCRIBE: one confirmation per name, with the client's subscription count.
-// Confirmations are pushes in both protocols: CLIENT REPLY OFF or SKIP does not drop them (as
-// Redis sets CLIENT_PUSHING while it writes them). They go to the running command's replies.
-void SubscribeTo(Context& c, bool pattern) {
-  Server& s = ServerOf(c);
-  Client& me = s.current_client();
-  auto& mine = pattern ? me.patterns() : me.channels();
-  auto& all = pattern ? s.pattern_subscribers() : s.channel_subscribers();
-  for (size_t i = 1; i < c.argc(); i++) {
-    std::string name(c.arg(i));
-    if (mine.insert(name).second) all[name].push_back(&me);
-    int64_t count = static_cast<int64_t>(me.subscriptions());
-    me.AppendPush(Frame(c.session.resp, {pattern ? "psubscribe" : "subscribe", name}, &count));
+// The three subscription namespaces and what differs between them.
+enum class Kind { kChannel, kPattern, kShard };
+
+struct KindNames {
+  const char* subscribe;
+  const char* unsubscribe;
+};
+
+KindNames NamesOf(Kind k) {
+  switch (k) {
+    case Kind::kChannel:
+      return {"subscribe", "unsubscribe"};
+    case Kind::kPattern:
+      return {"psubscribe", "punsubscribe"};
+    case Kind::kShard:
+      return {"ssubscribe", "sunsubscribe"};
   }
+  return {};
+}
+
+std::set<std::string>& MineOf(Client& me, Kind k) {
+  if (k == Kind::kShard) return me.shard_channels();
+  return k == Kind::kPattern ? me.patterns() : me.channels();
+}
+
+Server::Subscribers& AllOf(Server& s, Kind k) {
+  if (k == Kind::kShard) return s.shard_channel_subscribers();
+  return k == Kind::kPattern ? s.pattern_subscribers() : s.channel_subscribers();
+}
+
+// The count a confirmation carries: shard channels for SSUBSCRIBE/SUNSUBSCRIBE, channels and
+// patterns together for the others (Redis 7.0 keeps the two counts apart).
+int64_t CountOf(Client& me, Kind k) {
+  return static_cast<int64_t>(k == Kind::kShard ? me.shard_channels().size()
+                                                : me.channel_and_pattern_count());
+}
+
+void SyncPubSubState(Client& me) {
   me.set_flag(Client::kPubSub, me.subscriptions() > 0);
   me.session().subscriptions = me.subscriptions();
 }
 
-void UnsubscribeFrom(Context& c, bool pattern) {
+// SUBSCRIBE / PSUBSCRIBE / SSUBSCRIBE: one confirmation per name, with the count of its kind.
+// Confirmations are pushes in both protocols: CLIENT REPLY OFF or SKIP does not drop them (as
+// Redis sets CLIENT_PUSHING while it writes them). They go to the running command's replies.
+void SubscribeTo(Context& c, Kind kind) {
   Server& s = ServerOf(c);
   Client& me = s.current_client();
-  auto& mine = pattern ? me.patterns() : me.channels();
-  auto& all = pattern ? s.pattern_subscribers() : s.channel_subscribers();
-  const char* kind = pattern ? "punsubscribe" : "unsubscribe";
+  auto& mine = MineOf(me, kind);
+  auto& all = AllOf(s, kind);
+  for (size_t i = 1; i < c.argc(); i++) {
+    std::string name(c.arg(i));
+    if (mine.insert(name).second) all[name].push_back(&me);
+    int64_t count = CountOf(me, kind);
+    me.AppendPush(Frame(c.session.resp, {NamesOf(kind).subscribe, name}, &count));
+  }
+  SyncPubSubState(me);
+}
+
+void UnsubscribeFrom(Context& c, Kind kind) {
+  Server& s = ServerOf(c);
+  Client& me = s.current_client();
+  auto& mine = MineOf(me, kind);
+  auto& all = AllOf(s, kind);
+  const char* verb = NamesOf(kind).unsubscribe;
   std::vector<std::string> names;
   if (c.argc() > 1) {
     for (size_t i = 1; i < c.argc(); i++) names.emplace_back(c.arg(i));
@@ -127,40 +186,52 @@ void UnsubscribeFrom(Context& c, bool pattern) {
     names.assign(mine.begin(), mine.end());
   }
   if (names.empty()) {  // nothing to leave: one reply with a null name
-    int64_t count = static_cast<int64_t>(me.subscriptions());
-    me.AppendPush(Frame(c.session.resp, {kind, ""}, &count, /*null_channel=*/true));
+    int64_t count = CountOf(me, kind);
+    me.AppendPush(Frame(c.session.resp, {verb, ""}, &count, /*null_channel=*/true));
   }
   for (const auto& name : names) {
-    if (mine.erase(name)) {
-      auto it = all.find(name);
-      if (it != all.end()) {
-        std::erase(it->second, &me);
-        if (it->second.empty()) all.erase(it);
-      }
-    }
-    int64_t count = static_cast<int64_t>(me.subscriptions());
-    me.AppendPush(Frame(c.session.resp, {kind, name}, &count));
+    if (mine.erase(name)) Erase(all, name, &me);
+    int64_t count = CountOf(me, kind);
+    me.AppendPush(Frame(c.session.resp, {verb, name}, &count));
   }
-  me.set_flag(Client::kPubSub, me.subscriptions() > 0);
-  me.session().subscriptions = me.subscriptions();
+  SyncPubSubState(me);
 }
 
-void Subscribe(Context& c) { SubscribeTo(c, false); }
-void PSubscribe(Context& c) { SubscribeTo(c, true); }
-void Unsubscribe(Context& c) { UnsubscribeFrom(c, false); }
-void PUnsubscribe(Context& c) { UnsubscribeFrom(c, true); }
+void Subscribe(Context& c) { SubscribeTo(c, Kind::kChannel); }
+void PSubscribe(Context& c) { SubscribeTo(c, Kind::kPattern); }
+void Unsubscribe(Context& c) { UnsubscribeFrom(c, Kind::kChannel); }
+void PUnsubscribe(Context& c) { UnsubscribeFrom(c, Kind::kPattern); }
+void SUnsubscribe(Context& c) { UnsubscribeFrom(c, Kind::kShard); }
+
+// Redis 7.0 refuses SSUBSCRIBE from a client that may not block (inside MULTI; scripts cannot
+// call it at all), though it lets SUBSCRIBE through in MULTI for compatibility.
+void SSubscribe(Context& c) {
+  if (c.session.deny_blocking) {
+    c.Error("SSUBSCRIBE isn't allowed for a DENY BLOCKING client");
+    return;
+  }
+  SubscribeTo(c, Kind::kShard);
+}
 
 void Publish(Context& c) { c.out.Int(ServerOf(c).Publish(c.arg(1), c.arg(2))); }
+void SPublish(Context& c) { c.out.Int(ServerOf(c).PublishShard(c.arg(1), c.arg(2))); }
 
-void PubsubChannels(Context& c) {
-  Server& s = ServerOf(c);
+// PUBSUB CHANNELS / SHARDCHANNELS [pattern]: the names with subscribers, matching the pattern.
+void ListChannels(Context& c, const Server::Subscribers& subs) {
+  if (c.argc() > 3) {  // the subcommand's arity is -2, but Redis takes one pattern at most
+    c.Error(cmd::SubcommandSyntax(c.arg(1), "pubsub"));
+    return;
+  }
   std::vector<std::string_view> names;
-  for (const auto& [name, subs] : s.channel_subscribers()) {
+  for (const auto& [name, clients] : subs) {
     if (c.argc() < 3 || GlobMatch(c.arg(2), name)) names.push_back(name);
   }
   c.out.Array(names.size());
   for (auto n : names) c.out.Bulk(n);
 }
+
+void PubsubChannels(Context& c) { ListChannels(c, ServerOf(c).channel_subscribers()); }
+void PubsubShardChannels(Context& c) { ListChannels(c, ServerOf(c).shard_channel_subscribers()); }
 
 void PubsubNumSub(Context& c) {
   Server& s = ServerOf(c);
@@ -169,6 +240,17 @@ void PubsubNumSub(Context& c) {
     auto it = s.channel_subscribers().find(std::string(c.arg(i)));
     c.out.Bulk(c.arg(i));
     c.out.Int(it == s.channel_subscribers().end() ? 0 : static_cast<int64_t>(it->second.size()));
+  }
+}
+
+// PUBSUB SHARDNUMSUB: name, count pairs as a flat array in both protocols, as Redis 7.0 sends.
+void PubsubShardNumSub(Context& c) {
+  const Server::Subscribers& subs = ServerOf(c).shard_channel_subscribers();
+  c.out.Array((c.argc() - 2) * 2);
+  for (size_t i = 2; i < c.argc(); i++) {
+    auto it = subs.find(std::string(c.arg(i)));
+    c.out.Bulk(c.arg(i));
+    c.out.Int(it == subs.end() ? 0 : static_cast<int64_t>(it->second.size()));
   }
 }
 
@@ -185,6 +267,10 @@ void PubsubHelp(Context& c) {
       "NUMSUB [<channel> ...]",
       "    Return the number of subscribers for the specified channels, excluding",
       "    pattern subscriptions(default: no channels).",
+      "SHARDCHANNELS [<pattern>]",
+      "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+      "SHARDNUMSUB [<shardchannel> ...]",
+      "    Return the number of subscribers for the specified shard level channel(s)",
   };
   c.ReplyHelp(kLines);
 }
@@ -211,6 +297,38 @@ void RegisterPubSubCommands(cmd::CommandTable& t) {
   t.Add({.name = "publish", .arity = 3, .flags = kPubSub | kLoading | kStale | kFast,
          .handler = Publish, .group = "pubsub", .summary = "Post a message to a channel",
          .since = "2.0.0"});
+  // Shard channels are declared as keys flagged not_key (command_meta.cc), as Redis 7.0 does
+  // for cluster routing: COMMAND INFO shows the range, COMMAND GETKEYS finds no keys.
+  t.Add({.name = "ssubscribe",
+         .arity = -2,
+         .flags = sub_flags,
+         .first_key = 1,
+         .last_key = -1,
+         .key_step = 1,
+         .handler = SSubscribe,
+         .group = "pubsub",
+         .summary = "Listen for messages published to the given shard channels",
+         .since = "7.0.0"});
+  t.Add({.name = "sunsubscribe",
+         .arity = -1,
+         .flags = sub_flags,
+         .first_key = 1,
+         .last_key = -1,
+         .key_step = 1,
+         .handler = SUnsubscribe,
+         .group = "pubsub",
+         .summary = "Stop listening for messages posted to the given shard channels",
+         .since = "7.0.0"});
+  t.Add({.name = "spublish",
+         .arity = 3,
+         .flags = kPubSub | kLoading | kStale | kFast,
+         .first_key = 1,
+         .last_key = 1,
+         .key_step = 1,
+         .handler = SPublish,
+         .group = "pubsub",
+         .summary = "Post a message to a shard channel",
+         .since = "7.0.0"});
   CommandSpec* pubsub = t.Add({.name = "pubsub", .arity = -2, .group = "pubsub",
                                .summary = "A container for Pub/Sub commands", .since = "2.8.0"});
   auto sub = [&](const char* name, int arity, uint32_t flags, Handler h, const char* summary,
@@ -222,6 +340,9 @@ void RegisterPubSubCommands(cmd::CommandTable& t) {
   sub("numsub", -2, kPubSub, PubsubNumSub, "Get the count of subscribers for channels", "2.8.0");
   sub("numpat", 2, kPubSub, PubsubNumPat, "Get the count of unique patterns pattern subscriptions",
       "2.8.0");
+  sub("shardchannels", -2, kPubSub, PubsubShardChannels, "List active shard channels", "7.0.0");
+  sub("shardnumsub", -2, kPubSub, PubsubShardNumSub,
+      "Get the count of subscribers for shard channels", "7.0.0");
   sub("help", 2, 0, PubsubHelp, "Show helpful text about the different subcommands", "6.2.0");
 }
 

@@ -242,10 +242,13 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
 
   // Pub/sub (pubsub.cc). Keyspace lock held.
   int64_t Publish(std::string_view channel, std::string_view message);
-  void UnsubscribeAll(Client& c);
+  // SPUBLISH: to the subscribers of the shard channel alone (no patterns); the receiver count.
+  int64_t PublishShard(std::string_view channel, std::string_view message);
+  void UnsubscribeAll(Client& c);  // channels, patterns and shard channels, without replies
   using Subscribers = std::map<std::string, std::vector<Client*>>;
   Subscribers& channel_subscribers() { return channels_; }
   Subscribers& pattern_subscribers() { return patterns_; }
+  Subscribers& shard_channel_subscribers() { return shard_channels_; }
 
   // Scripting (scripting.cc, functions.cc). Keyspace lock held.
   script::LuaEngine& lua();
@@ -277,6 +280,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // ServerHooks.
   void KeyModified(int db, std::string_view key) override;  // multi.cc
   void DbReplaced(int db, int replaced_with) override;      // multi.cc
+  void FlushedAll() override;                               // dispatch.cc
   void Notify(int klass, std::string_view event, std::string_view key, int db) override;
   int64_t MaxBulkLen() const override { return max_bulk_len(); }
   int64_t HllSparseMaxBytes() const override {
@@ -371,6 +375,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::map<uint64_t, Client*> clients_;
   Client* current_client_ = nullptr;
   bool running_queued_ = false;  // RunQueued
+  bool dirty_reset_ = false;     // FLUSHALL saved the dataset: its changes are not pending
   bool oom_before_command_ = false;
   std::atomic<bool> script_busy_{false}, script_kill_{false}, script_dirty_{false},
       script_obey_{false};
@@ -414,7 +419,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
                     uint32_t flags);
   bool ExecMayReplicate(Client& c);
   uint64_t block_generation_ = 0;
-  Subscribers channels_, patterns_;
+  Subscribers channels_, patterns_, shard_channels_;
   net::OutputLimit pubsub_limits_, replica_limits_;
   std::atomic<size_t> normal_hard_{0}, normal_soft_{0};
   std::atomic<int64_t> normal_seconds_{0};

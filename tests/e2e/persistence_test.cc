@@ -58,6 +58,34 @@ TEST_P(PersistenceInterop, BothDirectionsGiveIdenticalDatasets) {
 
 INSTANTIATE_TEST_SUITE_P(Compression, PersistenceInterop, ::testing::Values("yes", "no"));
 
+// FLUSHALL with save points set saves the empty dataset at once (Redis' flushAllDataAndResetRDB):
+// the file on disk is empty too, and no change is pending. Without save points nothing is saved.
+TEST(PersistenceFlushAll, SavesTheEmptyDatasetWhenSavePointsAreSet) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
+    for (bool save_points : {true, false}) {
+      ServerProcess s(kind, save_points ? Cmd{"--save", "3600 1"} : Cmd{});
+      RespClient c(s.port());
+      c.Call({"SET", "a", "1"});
+      c.Call({"SET", "b", "1"});
+      std::string rdb = s.dir() + "/dump.rdb";
+      std::filesystem::remove(rdb);
+      ASSERT_EQ(c.Call({"FLUSHALL"}).str, "OK");
+      std::string changes = InfoField(c, "persistence", "rdb_changes_since_last_save");
+      if (save_points) {
+        EXPECT_EQ(changes, "0") << (kind == Kind::kRedis ? "redis" : "kvstore");
+        EXPECT_TRUE(std::filesystem::exists(rdb));
+        ASSERT_EQ(c.Call({"SET", "c", "1"}).str, "OK");
+        ASSERT_EQ(c.Call({"DEBUG", "RELOAD", "NOSAVE"}).str, "OK");  // the file FLUSHALL wrote
+        EXPECT_EQ(c.Call({"DBSIZE"}).integer, 0);
+      } else {
+        EXPECT_NE(changes, "0");
+        EXPECT_FALSE(std::filesystem::exists(rdb));
+      }
+    }
+  }
+}
+
 TEST(PersistenceInteropDump, PayloadsMoveBothWays) {
   if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
   ServerProcess kv(Kind::kKvstore), redis(Kind::kRedis);

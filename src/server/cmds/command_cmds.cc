@@ -340,7 +340,12 @@ const CommandSpec* GetKeysCommand(Context& c) {
     c.Error("Invalid command specified");
     return nullptr;
   }
-  if (!spec->HasKeys()) {
+  // Shard channels are declared as keys flagged not_key; Redis finds no keys in those commands.
+  bool only_not_keys = !spec->key_specs.empty() && !spec->getkeys &&
+                       std::ranges::all_of(spec->key_specs, [](const cmd::KeySpec& ks) {
+                         return (ks.flags & cmd::kKeyNotKey) != 0;
+                       });
+  if (!spec->HasKeys() || only_not_keys) {
     c.Error("The command has no key arguments");
     return nullptr;
   }

@@ -12,6 +12,8 @@ void RegisterPersistCommands(cmd::CommandTable& t);           // persist_cmds.cc
 void RegisterReplCommands(cmd::CommandTable& t);              // repl_cmds.cc
 void RegisterScriptingCommands(cmd::CommandTable& t);         // scripting.cc
 void RegisterFunctionCommands(cmd::CommandTable& t);          // functions.cc
+void RegisterModuleCommands(cmd::CommandTable& t);            // module_cmds.cc
+void RegisterLolwutCommand(cmd::CommandTable& t);             // lolwut.cc
 
 void RegisterServerCommands(cmd::CommandTable& t) {
   RegisterConnectionServerCommands(t);
@@ -24,6 +26,8 @@ void RegisterServerCommands(cmd::CommandTable& t) {
   RegisterReplCommands(t);
   RegisterScriptingCommands(t);
   RegisterFunctionCommands(t);
+  RegisterModuleCommands(t);
+  RegisterLolwutCommand(t);
 }
 
 }  // namespace kv::server

@@ -285,9 +285,10 @@ void StatsSection(Server& s, std::string* out) {
           u(syncs.partial_err), u(s.keyspace().expired_keys()), u(s.evictor().evicted_keys()),
           u(s.evictor().ExceededMs(MonoUs(), true)), u(s.evictor().ExceededMs(MonoUs(), false)));
   Appendf(out,
-          "keyspace_hits:%llu\r\nkeyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"
-          "pubsubshard_channels:0\r\n",
-          u(st.exec.keyspace_hits), u(st.exec.keyspace_misses));
+          "keyspace_hits:%llu\r\nkeyspace_misses:%llu\r\npubsub_channels:%zu\r\n"
+          "pubsub_patterns:%zu\r\npubsubshard_channels:%zu\r\n",
+          u(st.exec.keyspace_hits), u(st.exec.keyspace_misses), s.channel_subscribers().size(),
+          s.pattern_subscribers().size(), s.shard_channel_subscribers().size());
   s.persistence().AppendForkStats(out);
   Appendf(out, "migrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\n");
   Appendf(out,

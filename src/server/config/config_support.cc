@@ -114,7 +114,6 @@ const std::map<std::string, std::string>& Inert() {
   static const std::map<std::string, std::string> m = {
       {"io-threads-do-reads", "kvstore's IO threads always read and parse their requests"},
       {"dynamic-hz", "kvstore's cron runs at hz whatever the number of clients"},
-      {"enable-module-command", "kvstore has no modules: MODULE is an unknown command"},
       {"jemalloc-bg-thread", "kvstore uses glibc's allocator, which has no background thread"},
       {"ignore-warnings", "kvstore has no startup warnings to silence"},
   };

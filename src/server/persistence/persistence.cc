@@ -274,6 +274,12 @@ void Persistence::ReapChild(int status) {
   if (!server_.AnyChild()) server_.keyspace().SetResizeAllowed(true);
 }
 
+bool Persistence::ResetAfterFlushAll() {
+  KillChild();
+  if (SavePoints().empty()) return false;
+  return SaveNow().ok();  // a failure is logged, and seen in INFO
+}
+
 void Persistence::KillChild() {
   if (!child_running()) return;
   kill(child_pid_, SIGUSR1);

@@ -33,6 +33,11 @@ class Persistence {
 
   // SAVE: writes the snapshot now, blocking everyone (as Redis does).
   Status SaveNow();
+  // After FLUSHALL, as Redis' flushAllDataAndResetRDB: a background save in progress is
+  // killed (it would write the old data), and with save points set the empty dataset is saved
+  // at once, so the file on disk and rdb_changes_since_last_save agree with memory. True when
+  // it saved.
+  bool ResetAfterFlushAll();
   // BGSAVE: forks a child that writes the snapshot. Fails if a child already runs.
   Status StartBackgroundSave();
   bool child_running() const { return child_pid_ > 0; }
