@@ -47,7 +47,7 @@ fi
 
 # The Node.js client libraries of tests/clients/package.json, into tests/clients/node_modules.
 CLIENTS="$(cd "$(dirname "$0")/.." && pwd)/tests/clients"
-if [ ! -d "$CLIENTS/node_modules/ioredis" ]; then
+if [ ! -d "$CLIENTS/node_modules/ioredis" ] || [ ! -d "$CLIENTS/node_modules/redis" ]; then
   echo "setup: installing the Node.js client libraries (npm) into $CLIENTS"
   (cd "$CLIENTS" && npm install --no-audit --no-fund --loglevel=error)
 fi

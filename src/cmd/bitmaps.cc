@@ -389,7 +389,7 @@ void BitOp(Context& c) {
   std::string_view dest = c.arg(2);
   if (maxlen == 0) {
     // Every source empty or missing: the destination goes.
-    if (c.ks.Delete(c.session.db, dest)) c.Changed(dest, kNotifyGeneric, "del");
+    if (c.ks.ServerDelete(c.session.db, dest)) c.Changed(dest, kNotifyGeneric, "del");
     c.out.Int(0);
     return;
   }

@@ -183,6 +183,10 @@ const std::vector<CommandMeta>& Rows() {
       {.name = "lastsave", .tips = "nondeterministic_output", .acl_categories = "admin dangerous"},
       {.name = "latency|doctor",
        .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"},
+      {.name = "latency|graph",
+       .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"},
+      {.name = "latency|histogram",
+       .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"},
       {.name = "latency|history",
        .tips = "nondeterministic_output request_policy:all_nodes response_policy:special"},
       {.name = "latency|latest",
@@ -217,6 +221,15 @@ const std::vector<CommandMeta>& Rows() {
       {.name = "mget",
        .tips = "request_policy:multi_shard",
        .key_specs = {{kKeyRO | kKeyAccess, BeginIndex(1), Range(-1, 1, 0)}}},
+      {.name = "migrate",
+       .tips = "nondeterministic_output",
+       .key_specs = {{kKeyRW | kKeyAccess | kKeyDelete, BeginIndex(3), Range(0, 1, 0)},
+                     {kKeyRW | kKeyAccess | kKeyDelete | kKeyIncomplete, BeginKeyword("KEYS", -2),
+                      Range(-1, 1, 0)}},
+       // Redis' migrateGetKeys gives every key these flags.
+       .key_flags = [](std::span<const std::string_view>, int) -> uint32_t {
+         return kKeyRW | kKeyAccess | kKeyDelete;
+       }},
       {.name = "module|list", .tips = "nondeterministic_output_order"},
       {.name = "move",
        .key_specs = {{kKeyRW | kKeyAccess | kKeyUpdate, BeginIndex(1), Range(0, 1, 0)}}},

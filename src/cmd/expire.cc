@@ -82,8 +82,10 @@ void ExpireGeneric(Context& c, int64_t basetime, bool seconds) {
     return;
   }
   if (when <= c.now_ms && c.ks.PastTtlDeletes()) {
-    c.db().Delete(key);
-    c.rewrite = std::vector<std::string>{"DEL", std::string(key)};
+    // Under lazyfree-lazy-expire freed in the background and propagated as UNLINK, as in Redis.
+    bool lazy = c.ks.lazy_free_settings().expire;
+    c.ks.Delete(c.session.db, key, lazy);
+    c.rewrite = std::vector<std::string>{lazy ? "UNLINK" : "DEL", std::string(key)};
     c.Changed(key, kNotifyGeneric, "del");
     c.out.Int(1);
     return;

@@ -106,7 +106,7 @@ void ReplyNothing(Context& c, std::string_view dst) {
     c.out.Array(0);
     return;
   }
-  if (c.ks.Delete(c.session.db, dst)) c.Changed(dst, kNotifyGeneric, "del");
+  if (c.ks.ServerDelete(c.session.db, dst)) c.Changed(dst, kNotifyGeneric, "del");
   c.out.Int(0);
 }
 

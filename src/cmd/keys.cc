@@ -146,7 +146,7 @@ void RenameGeneric(Context& c, bool nx) {
       c.out.Int(0);
       return;
     }
-    c.db().Delete(to);  // overwritten silently: no "del" event, as in Redis
+    c.ks.ServerDelete(c.session.db, to);  // overwritten silently: no "del" event, as in Redis
   }
   RekeyEntry(c.db(), src, to);
   // One change (Redis' dirty++ once), two modified keys and two events.
@@ -217,7 +217,7 @@ void Copy(Context& c) {
       c.out.Int(0);
       return;
     }
-    c.ks.Delete(dst, newkey);  // no "del" event, as in Redis
+    c.ks.ServerDelete(dst, newkey);  // no "del" event, as in Redis
   }
   store::Entry* e = c.ks.Set(dst, newkey, src->value.Clone());
   if (expire >= 0) c.ks.db(dst).SetExpire(e, expire);

@@ -55,7 +55,8 @@ ListValue* LookupReadList(Context& c, std::string_view key, bool* wrongtype) {
 
 // Adds an empty list at `key` (Redis' dbAdd, which fires "new").
 ListValue* CreateList(Context& c, std::string_view key) {
-  auto list = std::make_unique<ListValue>(c.ks.limits().list_max_listpack_size);
+  auto list = std::make_unique<ListValue>(c.ks.limits().list_max_listpack_size,
+                                          c.ks.limits().list_compress_depth);
   Entry* e = c.ks.Set(c.session.db, key, store::Value::Object(ObjType::kList, std::move(list)));
   c.Notify(kNotifyNew, "new", key);
   return e->value.As<ListValue>();

@@ -62,7 +62,7 @@ SetValue* AddSetKey(Context& c, std::string_view key, std::unique_ptr<SetValue> 
 
 // Removes a set that became empty, with Redis' "del" event.
 void DeleteEmptied(Context& c, std::string_view key) {
-  c.db().Delete(key);
+  c.ks.ServerDelete(c.session.db, key);
   c.Notify(kNotifyGeneric, "del", key);
 }
 
@@ -86,7 +86,7 @@ void StoreResult(Context& c, std::string_view dst, std::unique_ptr<SetValue> res
   size_t n = result->Size();
   if (n == 0) {
     c.out.Int(0);
-    if (c.db().Delete(dst)) c.Changed(dst, kNotifyGeneric, "del");
+    if (c.ks.ServerDelete(c.session.db, dst)) c.Changed(dst, kNotifyGeneric, "del");
     return;
   }
   bool existed = c.LookupWrite(dst) != nullptr;
@@ -299,6 +299,7 @@ void UnionDiffGeneric(Context& c, std::span<const std::string_view> keys, SetOp 
   }
   if (!store) {
     ReplyMembers(c, *result);
+    c.ks.FreeServerValue(Value::Object(ObjType::kSet, std::move(result)));
     return;
   }
   StoreResult(c, dst, std::move(result), op == SetOp::kUnion ? "sunionstore" : "sdiffstore");

@@ -222,9 +222,11 @@ void Sort(Context& c, bool read_only) {
   }
   std::string_view dst = *o.store;
   if (gets.empty()) {
-    if (c.db().Delete(dst)) c.Changed(dst, kNotifyGeneric, "del");
+    if (c.ks.ServerDelete(c.session.db, dst)) c.Changed(dst, kNotifyGeneric, "del");
   } else {
-    auto list = std::make_unique<store::ListValue>(c.ks.limits().list_max_listpack_size);
+    // Redis' SORT STORE makes its list with the quicklist defaults (fill -2, no compression),
+    // whatever list-max-listpack-size and list-compress-depth say.
+    auto list = std::make_unique<store::ListValue>();
     for (const auto& g : gets) list->PushBack(g ? *g : "");
     c.ks.Set(c.session.db, dst, store::Value::Object(store::ObjType::kList, std::move(list)));
     c.Changed(dst, kNotifyList, "sortstore");

@@ -51,7 +51,7 @@ Entry* SetKey(Context& c, std::string_view key, Value v, bool keep_ttl, bool exi
 // dbOverwrite does) or adds a new key when `e` is null. Returns the key's entry.
 Entry* StoreKeepTtl(Context& c, Entry* e, std::string_view key, Value v) {
   if (e) {
-    e->value = std::move(v);
+    c.ks.Overwrite(e, std::move(v));
     return e;
   }
   e = c.ks.Set(c.session.db, key, std::move(v));
@@ -269,8 +269,9 @@ void GetEx(Context& c) {
   if (a.expire && !ExpireToAbsMs(c, *a.expire, a.flags, &when)) return;
   ReplyValue(c, e->value);
   if ((a.flags & (kExAt | kPxAt)) && when <= c.now_ms && c.ks.PastTtlDeletes()) {
-    c.ks.Delete(c.session.db, key);
-    c.rewrite = Argv({"DEL", key});
+    bool lazy = c.ks.lazy_free_settings().expire;  // UNLINK under lazyfree-lazy-expire
+    c.ks.Delete(c.session.db, key, lazy);
+    c.rewrite = Argv({lazy ? "UNLINK" : "DEL", key});
     c.Changed(key, kNotifyGeneric, "del");
   } else if (a.expire) {
     c.db().SetExpire(e, when);

@@ -281,7 +281,7 @@ std::vector<ZEntry> RangeByBounds(const ZSetValue& z, const Range& r, const Rang
 void StoreRange(Context& c, std::string_view dst, const std::vector<ZEntry>& items) {
   if (items.empty()) {
     c.out.Int(0);
-    if (c.ks.Delete(c.session.db, dst)) c.Changed(dst, kNotifyGeneric, "del");
+    if (c.ks.ServerDelete(c.session.db, dst)) c.Changed(dst, kNotifyGeneric, "del");
     return;
   }
   auto z = std::make_unique<ZSetValue>();

@@ -212,7 +212,7 @@ void FinishSetOp(Context& c, std::string_view dst, SetOp op, Scored result, bool
   }
   if (items.empty()) {
     c.out.Int(0);
-    if (c.ks.Delete(c.session.db, dst)) c.Changed(dst, kNotifyGeneric, "del");
+    if (c.ks.ServerDelete(c.session.db, dst)) c.Changed(dst, kNotifyGeneric, "del");
     return;
   }
   StoreKey(c, dst, ZSetValue::FromSorted(items, c.ks.limits()));

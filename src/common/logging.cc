@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sys/time.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +21,8 @@ std::mutex g_mu;
 FILE* g_out = nullptr;  // guarded by g_mu; nullptr means stdout
 std::atomic<int> g_level{static_cast<int>(LogLevel::kNotice)};
 std::atomic<char> g_role{'M'};
+std::atomic<bool> g_syslog{false};
+std::string g_syslog_ident;  // openlog keeps the pointer: it must outlive the process' logging
 
 // A forked child (a background save) must not inherit the log lock held by another thread.
 const bool g_fork_handlers = [] {
@@ -36,6 +39,25 @@ bool SetLogFile(const std::string& path) {
   if (path.empty()) return true;
   g_out = fopen(path.c_str(), "a");
   return g_out != nullptr;
+}
+
+void EnableSyslog(const std::string& ident, int facility) {
+  g_syslog_ident = ident;
+  openlog(g_syslog_ident.c_str(), LOG_PID | LOG_NDELAY | LOG_NOWAIT, facility);
+  g_syslog = true;
+}
+
+int SyslogFacility(const std::string& name) {
+  static const struct {
+    const char* name;
+    int facility;
+  } kFacilities[] = {{"user", LOG_USER},     {"local0", LOG_LOCAL0}, {"local1", LOG_LOCAL1},
+                     {"local2", LOG_LOCAL2}, {"local3", LOG_LOCAL3}, {"local4", LOG_LOCAL4},
+                     {"local5", LOG_LOCAL5}, {"local6", LOG_LOCAL6}, {"local7", LOG_LOCAL7}};
+  for (const auto& f : kFacilities) {
+    if (name == f.name) return f.facility;
+  }
+  return -1;
 }
 
 void SetLogLevel(LogLevel level) { g_level = static_cast<int>(level); }
@@ -71,6 +93,10 @@ void Log(LogLevel level, const char* fmt, ...) {
   FILE* out = g_out ? g_out : stdout;
   fwrite(line, 1, static_cast<size_t>(n), out);
   fflush(out);
+  if (g_syslog) {
+    static const int kPriorities[] = {LOG_DEBUG, LOG_INFO, LOG_NOTICE, LOG_WARNING};
+    syslog(kPriorities[static_cast<int>(level)], "%s", msg);
+  }
 }
 
 void LogFromHandler(const char* fmt, ...) {
@@ -90,6 +116,7 @@ void LogRaw(const std::string& text) {
   FILE* out = g_out ? g_out : stdout;
   fwrite(text.data(), 1, text.size(), out);
   fflush(out);
+  if (g_syslog) syslog(LOG_NOTICE, "%s", text.c_str());
 }
 
 int LogFdForCrash() {

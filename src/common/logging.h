@@ -15,6 +15,12 @@ void SetLogLevel(LogLevel level);
 LogLevel GetLogLevel();
 // The role character in each line: 'M' primary, 'S' replica, 'C' child.
 void SetLogRole(char role);
+// syslog-enabled: from now on every line (not a crash handler's) also goes to syslog under
+// `ident` and `facility` (LOG_USER, LOG_LOCAL0...), at the priority Redis maps each level to
+// (debug, info, notice, warning). The connection is opened at once (Redis' openlog flags).
+void EnableSyslog(const std::string& ident, int facility);
+// The facility a syslog-facility name stands for ("user", "local0".."local7"), or -1.
+int SyslogFacility(const std::string& name);
 
 void Log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 // Writes text to the sink as it is, without the line prefix (the start-up logo, a crash

@@ -14,12 +14,13 @@ enum class Code {
   kOk = 0,
   kInvalidArgument,  // bad input from a user or a peer
   kNotFound,
-  kIoError,          // a system call failed
-  kCorruption,       // malformed data (files, protocol)
-  kClosed,           // the peer went away
-  kAgain,            // try later (would block)
+  kIoError,     // a system call failed
+  kCorruption,  // malformed data (files, protocol)
+  kClosed,      // the peer went away
+  kAgain,       // try later (would block)
   kOutOfRange,
   kInternal,
+  kTimedOut,  // a peer said nothing for too long
 };
 
 class Status {
@@ -32,6 +33,7 @@ class Status {
   static Status IoError(std::string m) { return {Code::kIoError, std::move(m)}; }
   static Status Corruption(std::string m) { return {Code::kCorruption, std::move(m)}; }
   static Status Closed(std::string m) { return {Code::kClosed, std::move(m)}; }
+  static Status TimedOut(std::string m) { return {Code::kTimedOut, std::move(m)}; }
   static Status NotFound(std::string m) { return {Code::kNotFound, std::move(m)}; }
   static Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
   // An IoError that carries strerror(err).

@@ -28,9 +28,9 @@ Status SetNonBlocking(int fd) {
   return Status::Ok();
 }
 
-void SetNoDelay(int fd) {
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+void SetNoDelay(int fd, bool on) {
+  int v = on ? 1 : 0;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v));
 }
 
 void SetKeepAlive(int fd, int interval_s) {

@@ -52,7 +52,8 @@ Result<Fd> ConnectTcp(const std::string& host, int port, int timeout_ms,
 Result<Fd> AcceptTcp(int listen_fd);
 
 Status SetNonBlocking(int fd);
-void SetNoDelay(int fd);
+// TCP_NODELAY on (the default for clients) or off; failures are ignored (a Unix socket).
+void SetNoDelay(int fd, bool on = true);
 void SetKeepAlive(int fd, int interval_s);
 // "ip:port" of the peer or of the local end; "path:0" on a Unix socket, as Redis lists them.
 bool IsUnixSocket(int fd);

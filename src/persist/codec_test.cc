@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "persist/value_reader.h"
+#include "common/lzf.h"
 #include "persist/blob_encodings.h"
 #include "persist/crc64.h"
 #include "persist/listpack.h"
-#include "persist/lzf.h"
+#include "persist/value_reader.h"
 
 namespace kv::persist {
 namespace {

@@ -17,8 +17,9 @@ std::string DumpValue(const store::Value& v, const store::EncodingLimits& limits
                       bool compression);
 
 // Checks the footer: a version this loader handles and a matching checksum
-// (InvalidArgument "version or checksum are wrong" otherwise).
-Status VerifyDumpPayload(std::string_view payload);
+// (InvalidArgument "version or checksum are wrong" otherwise). Without `verify_checksum` (DEBUG
+// SET-SKIP-CHECKSUM-VALIDATION) only the length and the version are checked, as in Redis.
+Status VerifyDumpPayload(std::string_view payload, bool verify_checksum = true);
 
 // Builds the value of a verified payload; Corruption on malformed data. A payload holding a
 // module value (which kvstore cannot represent) is Corruption too.

@@ -13,10 +13,10 @@
 namespace kv::persist {
 namespace {
 
-// As Redis' loading-process-events-interval-bytes: a replica's keepalive newlines to its primary
-// come from the progress callback, called as the load starts, then every 2 MB or 128 records
-// (whichever comes first: slow keys, as under key-load-delay, must not starve the newlines).
-constexpr uint64_t kProgressEvery = 2 << 20;
+// A replica's keepalive newlines to its primary come from the progress callback, called as the
+// load starts, then every RdbLoadOptions::progress_bytes (loading-process-events-interval-bytes)
+// or 128 records, whichever comes first: slow keys, as under key-load-delay, must not starve
+// the newlines.
 constexpr int kProgressRecords = 128;
 constexpr int kMaxVersion = 11;
 
@@ -124,6 +124,7 @@ Status Loader::ReadKey(uint8_t type, int64_t expire_ms, int64_t idle, int freq) 
   }
   if (opts_.drop_expired && expire_ms >= 0 && expire_ms <= opts_.now_ms) {
     res_->expired_skipped++;
+    if (opts_.on_expired) opts_.on_expired(db_, key_);
     return Status::Ok();
   }
   if (pending_count_ == kDepth) {
@@ -175,7 +176,7 @@ Status Loader::ReadBody() {
     if (opts_.progress &&
         (src_.offset() >= next_progress_ || ++records_since_progress_ >= kProgressRecords)) {
       opts_.progress(src_.offset());
-      next_progress_ = src_.offset() + kProgressEvery;
+      next_progress_ = src_.offset() + opts_.progress_bytes;
       records_since_progress_ = 0;
     }
     key_.clear();

@@ -37,12 +37,16 @@ struct RdbLoadOptions {
   // Walk the stream without building anything (keys are counted, not added): checks its
   // structure and checksum and finds where it ends (RdbLoadResult::bytes).
   bool skim = false;
-  // Called every ~2 MiB with the offset reached.
+  // Called every `progress_bytes` of the stream (or 128 records, whichever comes first) with
+  // the offset reached: Redis' loading-process-events-interval-bytes.
   std::function<void(uint64_t offset)> progress;
+  uint64_t progress_bytes = 2 << 20;
   // key-load-delay: microseconds to sleep after each key (DebugKeyDelay).
   int key_load_delay_us = 0;
   // Receives warnings (skipped module data).
   std::function<void(const std::string&)> warn;
+  // Told of each key dropped as expired (drop_expired), with its database.
+  std::function<void(int db, std::string_view key)> on_expired;
 };
 
 struct RdbLoadResult {

@@ -6,13 +6,14 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/lzf.h"
 #include "common/strutil.h"
+#include "persist/blob_encodings.h"
 #include "persist/crc64.h"
 #include "persist/listpack.h"
-#include "persist/blob_encodings.h"
-#include "persist/lzf.h"
 #include "persist/rdb_format.h"
 #include "store/hash_type.h"
+#include "store/list_type.h"
 #include "store/set_type.h"
 #include "store/stream_type.h"
 #include "store/zset_type.h"
@@ -201,11 +202,30 @@ void RdbWriter::PutList(const store::Collection& list) {
     lp.Add(elem);
   });
   if (lp.count() > 0) nodes.emplace_back(lp.Finish());
+  // A list made under list-compress-depth keeps its inner nodes compressed, and Redis saves
+  // such a node as the node's own LZF blob (rdbSaveLzfBlob), whatever rdbcompression says.
+  size_t depth = static_cast<const store::ListValue&>(list).compress_depth();
   PutLen(nodes.size());
-  for (const auto& n : nodes) {
+  for (size_t i = 0; i < nodes.size(); i++) {
     PutLen(kQuicklistPacked);
-    PutString(n);
+    bool inner = depth > 0 && i >= depth && i + depth < nodes.size();
+    if (!inner || !PutCompressedNode(nodes[i])) PutString(nodes[i]);
   }
+}
+
+bool RdbWriter::PutCompressedNode(std::string_view lp) {
+  // Redis' quicklist thresholds (MIN_COMPRESS_BYTES, MIN_COMPRESS_IMPROVE): a node it would not
+  // have kept compressed is saved as a plain string.
+  constexpr size_t kMinBytes = 48, kMinImprove = 8;
+  if (lp.size() < kMinBytes) return false;
+  scratch_.resize(lp.size());
+  size_t clen = LzfCompress(lp.data(), lp.size(), scratch_.data(), lp.size());
+  if (clen == 0 || clen + kMinImprove >= lp.size()) return false;
+  PutByte((kLenEncoded << 6) | kEncLzf);
+  PutLen(clen);
+  PutLen(lp.size());
+  Put(scratch_.data(), clen);
+  return true;
 }
 
 void RdbWriter::PutSet(const store::Collection& c) {

@@ -44,6 +44,11 @@ struct RdbWriteOptions {
   int key_save_delay_us = 0;
   // The function libraries' codes, written after the AUX fields as FUNCTION2 records.
   std::vector<std::string> functions;
+  // False: no keys, only the header and the functions (a replica's rdb-filter-only).
+  bool keys = true;
+  // SaveRdbFile syncs the file every this many bytes (0: once, at the end): kAutoSyncBytes
+  // under rdb-save-incremental-fsync.
+  uint64_t autosync_bytes = 0;
 };
 
 class RdbWriter {
@@ -78,6 +83,9 @@ class RdbWriter {
   void PutInt(int64_t v);  // an integer as a string object (encoded when it fits 32 bits)
   bool TryCompress(std::string_view s);
   void PutList(const store::Collection& list);
+  // Writes an inner node of a compressed list as an LZF blob; false (nothing written) when
+  // it does not compress enough.
+  bool PutCompressedNode(std::string_view lp);
   void PutSet(const store::Collection& set);
   void PutZSet(const store::Collection& zset);
   void PutHash(const store::Collection& hash);

@@ -18,6 +18,13 @@ Status FdSink::Write(const void* data, size_t len) {
     p += n;
     len -= static_cast<size_t>(n);
     written_ += static_cast<uint64_t>(n);
+    unsynced_ += static_cast<uint64_t>(n);
+  }
+  if (autosync_ != 0 && unsynced_ >= autosync_) {
+    int rc = sync_ ? sync_(fd_) : ::fdatasync(fd_);
+    if (rc != 0) return Status::FromErrno("fdatasync", errno);
+    unsynced_ = 0;
+    syncs_++;
   }
   return Status::Ok();
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -46,6 +47,11 @@ class StringSink : public Sink {
   std::string out_;
 };
 
+// rdb-save-incremental-fsync and aof-rewrite-incremental-fsync: a file being saved is synced
+// every this many bytes (Redis' REDIS_AUTOSYNC_BYTES), so that the kernel never holds a whole
+// snapshot's dirty pages to flush at once.
+constexpr uint64_t kAutoSyncBytes = 4 << 20;
+
 // Writes to a file descriptor (a file or a blocking socket), retrying short writes and EINTR.
 // Does not own the descriptor.
 class FdSink : public Sink {
@@ -53,10 +59,22 @@ class FdSink : public Sink {
   explicit FdSink(int fd) : fd_(fd) {}
   Status Write(const void* data, size_t len) override;
   uint64_t written() const { return written_; }
+  // Syncs the file each time `bytes` (0: never) were written since the last sync, as Redis'
+  // rioSetAutoSync: after the Write that reaches the mark. `sync` (fdatasync when null) is the
+  // call made; a failed one fails that Write.
+  void SetAutoSync(uint64_t bytes, std::function<int(int)> sync = nullptr) {
+    autosync_ = bytes;
+    sync_ = std::move(sync);
+  }
+  uint64_t syncs() const { return syncs_; }
 
  private:
   int fd_;
   uint64_t written_ = 0;
+  uint64_t autosync_ = 0;
+  uint64_t unsynced_ = 0;
+  uint64_t syncs_ = 0;
+  std::function<int(int)> sync_;
 };
 
 // A readable byte stream. Read hands out views that stay valid until the next call, so a mapped

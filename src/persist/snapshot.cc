@@ -59,7 +59,7 @@ Status WriteRdb(store::Keyspace& ks, Sink& sink, const RdbWriteOptions& opts,
                 const AuxFields& aux, SaveStats* stats) {
   RdbWriter w(sink, opts);
   KV_TRY(w.WriteHeader(aux));
-  for (int i = 0; i < ks.num_dbs(); i++) KV_TRY(w.WriteDb(i, ks.db(i), ks));
+  for (int i = 0; opts.keys && i < ks.num_dbs(); i++) KV_TRY(w.WriteDb(i, ks.db(i), ks));
   KV_TRY(w.WriteEnd());
   if (stats) {
     stats->bytes = w.bytes_written();
@@ -69,13 +69,14 @@ Status WriteRdb(store::Keyspace& ks, Sink& sink, const RdbWriteOptions& opts,
 }
 
 Status SaveFileAtomic(const std::string& path, const std::function<Status(Sink&)>& write,
-                      const std::string& temp_name) {
+                      const std::string& temp_name, uint64_t autosync_bytes) {
   std::string dir = DirOf(path);
   std::string tmp =
       dir + "/" + (temp_name.empty() ? "temp-" + std::to_string(getpid()) + ".rdb" : temp_name);
   ScopedFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (fd.get() < 0) return Status::FromErrno("failed opening the temp file " + tmp, errno);
   FdSink sink(fd.get());
+  sink.SetAutoSync(autosync_bytes);
   Status st = write(sink);
   if (st.ok() && ::fsync(fd.get()) != 0) st = Status::FromErrno("fsync " + tmp, errno);
   if (st.ok() && ::close(fd.release()) != 0) st = Status::FromErrno("close " + tmp, errno);
@@ -94,7 +95,9 @@ Status SaveFileAtomic(const std::string& path, const std::function<Status(Sink&)
 
 Status SaveRdbFile(store::Keyspace& ks, const std::string& path, const RdbWriteOptions& opts,
                    const AuxFields& aux, SaveStats* stats) {
-  return SaveFileAtomic(path, [&](Sink& sink) { return WriteRdb(ks, sink, opts, aux, stats); });
+  return SaveFileAtomic(
+      path, [&](Sink& sink) { return WriteRdb(ks, sink, opts, aux, stats); }, "",
+      opts.autosync_bytes);
 }
 
 MappedFile::~MappedFile() {

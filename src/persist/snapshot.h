@@ -51,8 +51,9 @@ Status SaveRdbFile(store::Keyspace& ks, const std::string& path, const RdbWriteO
 // Writes a file at `path` without ever leaving a partial one there: `write` fills a temporary
 // file in the same directory (`temp_name`, or "temp-<pid>.rdb"), which is fsynced and renamed
 // over `path`, and the directory is fsynced. On failure the temporary file is removed.
+// `autosync_bytes` (0: none) also syncs it every that many bytes while it is written.
 Status SaveFileAtomic(const std::string& path, const std::function<Status(Sink&)>& write,
-                      const std::string& temp_name = "");
+                      const std::string& temp_name = "", uint64_t autosync_bytes = 0);
 
 // A whole file mapped read-only (an empty file maps to no bytes), unmapped on destruction.
 class MappedFile {

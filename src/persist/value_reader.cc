@@ -6,10 +6,10 @@
 #include <memory>
 #include <vector>
 
+#include "common/lzf.h"
 #include "common/strutil.h"
 #include "persist/blob_encodings.h"
 #include "persist/listpack.h"
-#include "persist/lzf.h"
 #include "persist/rdb_format.h"
 #include "store/hash_type.h"
 #include "store/list_type.h"
@@ -135,7 +135,8 @@ Result<double> ValueReader::ReadStringDouble() {
 }
 
 Result<store::Value> ValueReader::ReadList(uint8_t type) {
-  auto list = std::make_unique<store::ListValue>(limits_.list_max_listpack_size);
+  auto list = std::make_unique<store::ListValue>(limits_.list_max_listpack_size,
+                                                 limits_.list_compress_depth);
   auto push = [&](std::string_view s) {
     list->PushBack(s);
     return Status::Ok();

@@ -26,6 +26,7 @@ void Server::BlockClient(Client& c, std::span<const std::string_view> args,
   b.key_argv = std::move(req.key_retry_args);
   b.unblock_on_delete = req.unblock_on_delete;
   b.type = req.type;
+  b.first_run_us = blocked_run_us_;
   for (const auto& k : b.keys) {
     auto& q = blocked_[std::make_pair(b.db, k)];
     if (std::find(q.begin(), q.end(), &c) == q.end()) q.push_back(&c);
@@ -70,8 +71,22 @@ bool Server::TimeOutClient(Client& c, uint64_t generation) {
     // A null array whatever the command (BLMOVE too), as Redis' replyToBlockedClientTimedOut.
     resp::ReplyWriter(&c.out(), c.session().resp).NullArray();  // on the client's own thread
   }
+  CountUnblocked(c, false);
   UnblockClient(c);
   return true;
+}
+
+void Server::CountUnblocked(Client& c, bool failed) {
+  const Client::Blocked& b = c.block_state();
+  std::vector<std::string_view> argv(b.argv.begin(), b.argv.end());
+  std::string unused;
+  const cmd::CommandSpec* spec = cmd::ResolveCommand(commands_, argv, &unused);
+  if (!spec) return;
+  auto* mspec = const_cast<cmd::CommandSpec*>(spec);
+  mspec->stats.calls++;
+  mspec->stats.usec += static_cast<uint64_t>(b.first_run_us);
+  if (failed) mspec->stats.failed_calls++;
+  RecordCommandLatency(*spec, b.first_run_us);
 }
 
 bool Server::UnblockByCommand(Client& c, bool error) {
@@ -79,6 +94,7 @@ bool Server::UnblockByCommand(Client& c, bool error) {
   std::string reply;
   resp::ReplyWriter w(&reply, c.session().resp);
   std::optional<int64_t> acked = primary_->CancelWait(&c);  // WAIT's own list of waiters
+  CountUnblocked(c, error);
   if (error) {
     w.Error("-UNBLOCKED client unblocked via CLIENT UNBLOCK");
     CountErrors(w);
@@ -146,6 +162,7 @@ void Server::ServeKey(const std::pair<int, std::string>& k) {
         resp::ReplyWriter w(&reply, c->session().resp);
         w.Error("-UNBLOCKED the stream key no longer exists");
         CountErrors(w);
+        CountUnblocked(*c, true);
         CompleteBlocked(*c, reply);
         continue;
       }

@@ -268,6 +268,8 @@ void Client::ProcessInput() {
     }
     if (!lock.owns_lock()) {
       lock.lock();
+      // The final save is made: a command run now would be acknowledged and lost.
+      if (server_.shutdown_requested()) break;
       server_.primary().HoldDataLinkBytes();
     }
     if (n > 1) {
@@ -480,6 +482,7 @@ void Client::LogOverLimit() const {
 void Client::AnswerWait(int64_t replicas) {
   std::string reply;
   resp::ReplyWriter(&reply, session_.resp).Int(replicas);
+  server_.CountUnblocked(*this, false);
   server_.CompleteBlocked(*this, reply);
 }
 
@@ -550,6 +553,11 @@ void Client::RequestClose() {
   RequestCloseLocked();
 }
 
+void Client::Kill() {
+  ::shutdown(fd_.get(), SHUT_RDWR);
+  RequestClose();
+}
+
 void Client::RequestCloseLocked() {
   if (close_requested_) return;
   close_requested_ = true;
@@ -568,6 +576,9 @@ std::string Client::Describe(int64_t now_mono_ms) const {
   if (flags_ & kPubSub) flags += 'P';
   if (flags_ & kMulti) flags += 'x';
   if (blocked() || paused()) flags += 'b';
+  if (tracking_.on) flags += 't';
+  if (tracking_.broken_redirect) flags += 'R';
+  if (tracking_.bcast) flags += 'B';
   if (session_.close_after_reply) flags += 'c';
   if (close_requested_) flags += 'A';
   if (unix_socket_) flags += 'U';
@@ -580,14 +591,15 @@ std::string Client::Describe(int64_t now_mono_ms) const {
   snprintf(buf, sizeof(buf),
            "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu "
            "psub=%zu ssub=%zu multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 "
-           "obl=0 oll=0 omem=%zu tot-mem=%zu events=r%s cmd=%s user=%s redir=-1 resp=%d "
+           "obl=0 oll=0 omem=%zu tot-mem=%zu events=r%s cmd=%s user=%s redir=%lld resp=%d "
            "lib-name=%s lib-ver=%s",
            static_cast<unsigned long long>(session_.id), peer_.c_str(), local_.c_str(), fd_.get(),
            session_.name.c_str(), static_cast<long long>((now_mono_ms - created_ms_) / 1000),
            static_cast<long long>((now_mono_ms - last_interaction_ms()) / 1000), flags.c_str(),
            session_.db, channels_.size(), patterns_.size(), shard_channels_.size(), qbuf,
            rbs > qbuf ? rbs - qbuf : 0, rbs, omem, rbs + omem + sizeof(Client), omem ? "w" : "",
-           last_cmd_ ? last_cmd_->c_str() : "NULL", session_.user.c_str(), session_.resp,
+           last_cmd_ ? last_cmd_->c_str() : "NULL", session_.user.c_str(),
+           tracking_.on ? static_cast<long long>(tracking_.redirect) : -1LL, session_.resp,
            session_.lib_name.c_str(), session_.lib_ver.c_str());
   return buf;
 }

@@ -21,6 +21,7 @@
 #include "repl/host.h"
 #include "resp/parser.h"
 #include "server/io_buffer.h"
+#include "server/tracking.h"
 
 namespace kv::repl {
 class DataLinkSender;
@@ -67,6 +68,11 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   }
   // Asks the owning loop to close this client (CLIENT KILL). Any thread, keyspace lock held.
   void RequestClose() override;
+  // CLIENT KILL: the connection ends at once, as Redis frees a killed client at once; the peer
+  // sees it even while this server is still busy (with the rest of a MULTI, a DEBUG SLEEP).
+  // The socket is shut down here and closed by the owning loop. Keyspace lock held (so the
+  // client is registered and its loop has not closed the socket yet).
+  void Kill();
   // Logs that this client is closed for its output buffer limit (Redis' line).
   void LogOverLimit() const override;
 
@@ -133,6 +139,7 @@ class Client final : public net::FdHandler, public repl::ClientConn {
     std::vector<std::vector<std::string>> key_argv;  // per key, when that key wakes it
     bool unblock_on_delete = false;                  // see cmd::BlockRequest
     store::ObjType type = store::ObjType::kList;  // what a ready key must hold to wake it
+    int64_t first_run_us = 0;  // the blocking run's duration, for the stats at its end
   };
   Blocked& block_state() { return block_; }
   bool blocked() const { return blocked_.load(std::memory_order_acquire); }
@@ -201,6 +208,10 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   std::set<std::string>& shard_channels() { return shard_channels_; }
   size_t channel_and_pattern_count() const { return channels_.size() + patterns_.size(); }
   size_t subscriptions() const { return channel_and_pattern_count() + shard_channels_.size(); }
+
+  // Client-side caching (tracking.h). Keyspace lock held.
+  ClientTracking& tracking() { return tracking_; }
+  const ClientTracking& tracking() const { return tracking_; }
 
  private:
   // Whether unsent replies pass client-output-buffer-limit normal (client.cc).
@@ -278,6 +289,7 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   size_t reply_mark_ = 0;
   std::vector<std::pair<size_t, size_t>> push_spans_;  // (offset, length) in out_ since the mark
   std::set<std::string> channels_, patterns_, shard_channels_;  // keyspace lock
+  ClientTracking tracking_;                                     // keyspace lock
   const std::string* last_cmd_ = nullptr; // keyspace lock
   int64_t woff_ = 0;                      // keyspace lock
   std::atomic<uint64_t> aof_offset_{0};

@@ -10,6 +10,7 @@
 
 #include "common/logging.h"
 #include "common/version.h"
+#include "server/memtest.h"
 
 namespace kv::server {
 namespace {
@@ -17,6 +18,7 @@ namespace {
 constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 std::atomic<bool> g_exit_on_panic{false};
 std::atomic<bool> g_crash_log{false};
+std::atomic<bool> g_memcheck{true};
 std::atomic<bool> g_report_started{false};
 // A handler a library installed over ours (libfabric's shm provider cleans up its shared memory
 // on a crash); ours calls it once the report is written.
@@ -41,6 +43,19 @@ void StackTrace() {
   WriteRaw("\nBacktrace:\n");
   backtrace_symbols_fd(frames, n, LogFdForCrash());
   WriteRaw("\n");
+}
+
+// crash-memcheck-enabled: the memory the process has written may be what broke it.
+void FastMemoryTest() {
+  if (!g_memcheck) return;
+  WriteRaw("\n------ FAST MEMORY TEST ------\n");
+  if (TestAnonymousMappings(LogFdForCrash()) != 0) {
+    WriteRaw("!!! MEMORY ERROR DETECTED! Check your memory ASAP !!!\n");
+  } else {
+    WriteRaw(
+        "Fast memory test PASSED, however your memory can still be broken. Please run a memory "
+        "test for several hours if possible.\n");
+  }
 }
 
 void ReportEnd() {
@@ -68,6 +83,7 @@ void CrashHandler(int sig, siginfo_t* info, void* context) {
                    static_cast<int>(info->si_uid));
   }
   StackTrace();
+  FastMemoryTest();
   ReportEnd();
   const struct sigaction& chained = g_chained[sig];
   DefaultAction(sig);
@@ -85,6 +101,7 @@ void CrashHandler(int sig, siginfo_t* info, void* context) {
 // The end of a panic or a failed assertion: the stack, the end marker, then exit or abort.
 [[noreturn]] void Die() {
   if (g_crash_log) StackTrace();
+  FastMemoryTest();
   ReportEnd();
   if (g_exit_on_panic) {
     fflush(stdout);
@@ -116,6 +133,7 @@ void SetCrashLogEnabled(bool on) {
 bool CrashLogEnabled() { return g_crash_log; }
 
 void SetUseExitOnPanic(bool on) { g_exit_on_panic = on; }
+void SetCrashMemcheckEnabled(bool on) { g_memcheck = on; }
 
 void Panic(const char* file, int line, const std::string& message) {
   ReportStart();

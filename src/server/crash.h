@@ -17,6 +17,9 @@ bool CrashLogEnabled();
 // use-exit-on-panic (a testing knob, hidden as in Redis): a panic exits with status 1 instead
 // of aborting.
 void SetUseExitOnPanic(bool on);
+// crash-memcheck-enabled: a crash report (a fatal signal, a panic, a failed assertion) ends
+// with Redis' fast memory test of the process' anonymous mappings (memtest.h) and its verdict.
+void SetCrashMemcheckEnabled(bool on);
 
 // Redis' serverPanic: logs "Guru Meditation: <message> #<file>:<line>" inside a bug report,
 // then aborts (or exits, under use-exit-on-panic).

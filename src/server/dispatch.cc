@@ -15,6 +15,7 @@
 #include "server/persistence/aof.h"
 #include "server/persistence/persistence.h"
 #include "server/server.h"
+#include "server/tracking.h"
 
 namespace kv::server {
 
@@ -25,7 +26,10 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   c.StartReplies();
   c.set_in_execute(true);
   resp::ReplyWriter w(&c.out(), session.resp);
+  tracking_->LimitUsedSlots();  // tracking-table-max-keys, before each command as Redis
   auto block = Run(c, args, w);
+  // Invalidations of the client's own keys follow its reply (EXEC's, a script's).
+  if (!c.paused()) tracking_->AfterExecute(c, args);
   c.set_in_execute(false);
   if (c.paused()) {  // held by CLIENT PAUSE: it runs (and counts) when the pause ends
     stats_.total_commands--;
@@ -51,6 +55,7 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   if (!c.blocked()) c.EndReplyCommand();
   // Clients blocked on keys this command changed get their turn now, in order.
   if (!ready_keys_.empty()) ServeReadyKeys();
+  tracking_->FlushPending();  // those of the blocked clients just served
   // Work outside commands (the cron's expiries) must not mistake anyone for the caller.
   current_client_ = nullptr;
 }
@@ -158,14 +163,28 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     CountErrors(w);
     return std::nullopt;
   }
-  // A read-only replica takes writes only from its primary.
-  if ((flags & cmd::kWrite) && replica_->is_replica() && !(c.flags() & Client::kMaster) &&
-      config_->GetBool("replica-read-only")) {
-    w.Error("-READONLY You can't write against a read only replica.");
-    mspec->stats.rejected_calls++;
-    FlagTransactionError(c);
-    CountErrors(w);
-    return std::nullopt;
+  // In Redis' order: MISCONF, NOREPLICAS, READONLY.
+  // MISCONF: a failing background save or AOF write stops writes (and PING, as in Redis);
+  // the primary's stream is never refused: a replica that cannot persist it panics, unless
+  // replica-ignore-disk-write-errors says to go on (then it logs, at most every 10 s).
+  if ((flags & cmd::kWrite) || spec->name == "ping") {
+    std::string denied = WritesDeniedError();
+    if (!denied.empty() && (c.flags() & Client::kMaster)) {
+      if (spec->name != "ping" && !config_->GetBool("replica-ignore-disk-write-errors")) {
+        KV_PANIC("Replica was unable to write command to disk.");
+      }
+      static int64_t last_log_ms = 0;
+      if (MonoMs() > last_log_ms + 10000) {
+        last_log_ms = MonoMs();
+        LOG_WARNING("Replica is applying a command even though it is unable to write to disk.");
+      }
+    } else if (!denied.empty()) {
+      w.Error(denied);
+      mspec->stats.rejected_calls++;
+      FlagTransactionError(c);
+      CountErrors(w);
+      return std::nullopt;
+    }
   }
   // min-replicas-to-write: too few good replicas stop writes.
   if ((flags & cmd::kWrite) && !(c.flags() & Client::kMaster) && !GoodReplicasForWrites()) {
@@ -175,17 +194,25 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     CountErrors(w);
     return std::nullopt;
   }
-  // MISCONF: a failing background save or AOF write stops writes (and PING, as in Redis);
-  // the primary's stream is never refused.
-  if (((flags & cmd::kWrite) || spec->name == "ping") && !(c.flags() & Client::kMaster)) {
-    std::string denied = WritesDeniedError();
-    if (!denied.empty()) {
-      w.Error(denied);
-      mspec->stats.rejected_calls++;
-      FlagTransactionError(c);
-      CountErrors(w);
-      return std::nullopt;
-    }
+  // A read-only replica takes writes only from its primary.
+  if ((flags & cmd::kWrite) && replica_->is_replica() && !(c.flags() & Client::kMaster) &&
+      config_->GetBool("replica-read-only")) {
+    w.Error("-READONLY You can't write against a read only replica.");
+    mspec->stats.rejected_calls++;
+    FlagTransactionError(c);
+    CountErrors(w);
+    return std::nullopt;
+  }
+  // A replica loading its primary's snapshot (repl/replica.h): -LOADING for all but the
+  // loading-flagged commands while the dataset being replaced is empty, and for the
+  // no-async-loading ones while clients keep the old dataset.
+  if ((replica_->loading() && !(flags & cmd::kLoading)) ||
+      (replica_->async_loading() && (flags & cmd::kNoAsyncLoading))) {
+    w.Error("-LOADING Redis is loading the dataset in memory");
+    mspec->stats.rejected_calls++;
+    FlagTransactionError(c);
+    CountErrors(w);
+    return std::nullopt;
   }
   // CLIENT PAUSE holds the command (pause.cc) after the checks that answer at once, as Redis'
   // processCommand does; the commands of an EXEC that passed, and blocked commands run again
@@ -207,6 +234,7 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   ctx.spec = spec;
   int db = session.db;  // a write propagates in the db it ran in (SELECT/MOVE change it)
   spec->handler(ctx);
+  tracking_->AfterCommand(c, *spec, flags, args);  // keys read, a flush's invalidation
   // Writes from our own primary go to sub-replicas verbatim instead (OnMasterCommand), and to
   // the AOF from here, as any write.
   repl::Feed& feed = primary_->feed();
@@ -229,8 +257,14 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   }
   int64_t dur_us = std::max<int64_t>(0, WallUs() - start_us);
 
-  mspec->stats.calls++;
-  mspec->stats.usec += static_cast<uint64_t>(dur_us);
+  // A command that blocks counts once, when it ends (CountUnblocked, or its run once woken).
+  if (ctx.block) {
+    blocked_run_us_ = dur_us;
+  } else {
+    mspec->stats.calls++;
+    mspec->stats.usec += static_cast<uint64_t>(dur_us);
+    RecordCommandLatency(*spec, dur_us);
+  }
   if (w.errors()) {
     mspec->stats.failed_calls++;
     CountErrors(w);

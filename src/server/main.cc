@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/config_parser.h"
+#include "common/cpu_affinity.h"
 #include "common/logging.h"
 #include "server/config/config.h"
 #include "server/crash.h"
@@ -67,6 +68,10 @@ int main(int argc, char** argv) {
     fprintf(stderr, "Can't open the log file: %s\n", logfile.c_str());
     return 1;
   }
+  if (config->GetBool("syslog-enabled")) {
+    kv::EnableSyslog(config->GetString("syslog-ident"),
+                     kv::SyslogFacility(config->GetString("syslog-facility")));
+  }
   std::string dir = config->GetString("dir");
   if (chdir(dir.c_str()) != 0) {
     fprintf(stderr, "Can't chdir to '%s': %s\n", dir.c_str(), strerror(errno));
@@ -106,6 +111,9 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // Before the threads start: each pins itself by its role (server_cpulist, bio_cpulist).
+  kv::SetThreadCpuLists(config->GetString("server_cpulist"), config->GetString("bio_cpulist"));
+  kv::PinThreadForRole(kv::ThreadRole::kServer);
   kv::server::SetCrashLogEnabled(config->GetBool("crash-log-enabled"));
   kv::server::SetUseExitOnPanic(config->GetBool("use-exit-on-panic"));
   LOG_NOTICE("kvstore %s (Redis %s compatible) starting, pid=%d", kv::kKvstoreVersion, kVersion,

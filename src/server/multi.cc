@@ -10,6 +10,7 @@
 #include "repl/replica/replica.h"
 #include "server/client.h"
 #include "server/server.h"
+#include "server/tracking.h"
 
 namespace kv::server {
 
@@ -41,6 +42,7 @@ void Server::FlagTransactionError(Client& c) {
 
 void Server::KeyModified(int db, std::string_view key) {
   WakeBlockedOn(db, key);
+  tracking_->InvalidateKey(key, current_client_);  // client-side caching
   if (current_client_ != nullptr && !current_client_->is_master() && replica_->is_replica()) {
     local_writes_.emplace_back(db, key);
   }
@@ -82,6 +84,7 @@ void Server::TouchWatchedKey(int db, std::string_view key, bool exists) {
 // it exists in `emptied` or in `replaced_with`, except that an expired key replaced by nothing
 // or by another expired key, and nothing replaced by an expired key, are no change.
 void Server::DbReplaced(int emptied, int replaced_with) {
+  if (replaced_with < 0) tracking_->FlushRequested();  // one null after the flush command
   int64_t now = WallMs();
   store::Db& from = keyspace_->db(emptied);
   store::Db* to = replaced_with >= 0 ? &keyspace_->db(replaced_with) : nullptr;

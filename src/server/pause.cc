@@ -12,6 +12,10 @@
 // behind them, so that nothing overtakes what the pause held, as in Redis, where the held
 // clients run before the server reads anything new.
 //
+// Besides CLIENT PAUSE's own (which CLIENT UNPAUSE and its timeout end), writes are paused
+// for a purpose, as Redis' pause purposes: a FAILOVER, a shutdown waiting for its replicas.
+// Each ends on its own; the pause in force is the strictest of them all.
+//
 // Every function here runs with the keyspace lock held.
 #include <algorithm>
 
@@ -69,15 +73,16 @@ bool Server::ExecMayReplicate(Client& c) {
 
 void Server::PauseClients(int64_t end_ms, PauseType type, net::EventLoop& loop) {
   EndPauseIfDue();  // a pause that is over does not lend its type to the new one
-  if (pause_type_ == PauseType::kOff) {
+  if (client_pause_type_ == PauseType::kOff) {
     pause_end_ms_ = end_ms;
-    SetPauseType(type);
+    client_pause_type_ = type;
   } else {
     pause_end_ms_ = std::max(pause_end_ms_, end_ms);
-    SetPauseType(std::max(pause_type_, type));
+    client_pause_type_ = std::max(client_pause_type_, type);
   }
+  UpdatePauseType();
   EndPauseIfDue();  // a timeout of 0 (or one that wrapped around) is over already
-  if (pause_type_ == PauseType::kOff || pause_timer_armed_) return;
+  if (client_pause_type_ == PauseType::kOff || pause_timer_armed_) return;
   // The end is timed on the caller's loop; the cron checks it too, should the clock jump.
   pause_timer_armed_ = true;
   loop.AddTimer(std::max<int64_t>(1, pause_end_ms_ - WallMs() + 1), [this] {
@@ -89,7 +94,7 @@ void Server::PauseClients(int64_t end_ms, PauseType type, net::EventLoop& loop) 
       lock.lock();
     }
     EndPauseIfDue();
-    if (pause_type_ == PauseType::kOff) {
+    if (client_pause_type_ == PauseType::kOff) {
       pause_timer_armed_ = false;
       return int64_t{-1};
     }
@@ -102,8 +107,20 @@ void Server::UnpauseClients() {
   // The rest of the input of the client that ends the pause runs before the clients it
   // releases (Redis reads that client's input to its end before it runs theirs).
   unpauser_ = current_client_;
-  SetPauseType(PauseType::kOff);
+  client_pause_type_ = PauseType::kOff;
+  UpdatePauseType();
   if (resuming_ == nullptr) unpauser_ = nullptr;
+}
+
+void Server::PauseWritesFor(PausePurpose purpose) {
+  EndPauseIfDue();
+  purpose_paused_[static_cast<int>(purpose)] = true;
+  UpdatePauseType();
+}
+
+void Server::UnpauseFor(PausePurpose purpose) {
+  purpose_paused_[static_cast<int>(purpose)] = false;
+  UpdatePauseType();
 }
 
 bool Server::clients_paused() {
@@ -112,10 +129,20 @@ bool Server::clients_paused() {
 }
 
 void Server::EndPauseIfDue() {
-  if (pause_type_ != PauseType::kOff && pause_end_ms_ < WallMs()) SetPauseType(PauseType::kOff);
+  if (client_pause_type_ != PauseType::kOff && pause_end_ms_ < WallMs()) {
+    client_pause_type_ = PauseType::kOff;
+    UpdatePauseType();
+  }
 }
 
-void Server::SetPauseType(PauseType type) {
+// The pause in force is the strictest of CLIENT PAUSE's and the writes paused for a purpose
+// (Redis' pause purposes: a shutdown waiting for its replicas, a FAILOVER), each of which ends
+// on its own.
+void Server::UpdatePauseType() {
+  PauseType type = client_pause_type_;
+  for (bool paused : purpose_paused_) {
+    if (paused) type = std::max(type, PauseType::kWrite);
+  }
   PauseType old = pause_type_;
   pause_type_ = type;
   keyspace_->set_expire_paused(type != PauseType::kOff);

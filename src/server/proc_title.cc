@@ -16,10 +16,18 @@ namespace kv::server {
 namespace {
 char* g_area = nullptr;  // the original command line (and environment after it, where adjacent)
 size_t g_area_size = 0;
+
+std::vector<std::string>& SavedArgv() {
+  static std::vector<std::string> argv;
+  return argv;
+}
 }  // namespace
+
+const std::vector<std::string>& OriginalArgv() { return SavedArgv(); }
 
 void InitProcTitle(int argc, char** argv) {
   if (argc <= 0 || argv[0] == nullptr || g_area != nullptr) return;
+  SavedArgv().assign(argv, argv + argc);
   // The room: argv's strings and the environment's, as long as they follow each other.
   char* end = argv[0];
   for (int i = 0; i < argc; i++) {

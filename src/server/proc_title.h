@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -15,6 +16,8 @@ namespace kv::server {
 // memory the kernel shows as the command line, so that SetProcTitle can write there. argv
 // stays valid (its strings are copies).
 void InitProcTitle(int argc, char** argv);
+// The command line as InitProcTitle found it (DEBUG RESTART runs it again); empty before.
+const std::vector<std::string>& OriginalArgv();
 
 // Shows `title` as the command line (cut to the room the original command line had). Does
 // nothing before InitProcTitle.

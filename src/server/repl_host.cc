@@ -5,6 +5,7 @@
 #include "server/persistence/aof.h"
 #include "server/persistence/persistence.h"
 #include "server/poll_group.h"
+#include "server/process_params.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -23,6 +24,8 @@ std::string ServerReplHost::ConfigString(const char* name) {
 bool ServerReplHost::ConfigBool(const char* name) { return server_.config().GetBool(name); }
 void ServerReplHost::SetConfigInternal(const char* name, const std::string& value) {
   server_.config().SetInternal(name, value);
+  // The server became a replica or a primary: oom-score-adj follows the role.
+  if (std::string_view(name) == "replicaof") ApplyOomScoreForRole(server_.config());
 }
 int ServerReplHost::port() { return server_.port(); }
 int64_t ServerReplHost::tcp_keepalive_s() { return server_.tcp_keepalive_s(); }
@@ -39,6 +42,7 @@ bool ServerReplHost::OtherChildRunning() {
 }
 void ServerReplHost::WatchSnapshotChild(pid_t pid) { server_.WatchSnapshotChild(pid); }
 void ServerReplHost::PrepareSnapshotChild(bool to_disk) {
+  EnterChildProcess(server_.config(), /*aof_rewrite=*/false);
   server_.ShowChildProcTitle(to_disk ? Server::ChildKind::kBgsave : Server::ChildKind::kToReplicas);
   server_.CloseListenersInChild();
 }

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -17,61 +18,23 @@
 #include "script/function_libraries.h"
 #include "script/lua_engine.h"
 #include "server/client.h"
+#include "server/cmds/migrate_sockets.h"
 #include "server/crash.h"
 #include "server/evict.h"
+#include "server/failover.h"
+#include "server/listener.h"
 #include "server/persistence/aof.h"
 #include "server/persistence/persistence.h"
+#include "server/process_params.h"
 #include "server/repl_host.h"
+#include "server/shutdown.h"
+#include "server/tracking.h"
+#include "server/watchdog.h"
 #include "transport/channel.h"
 
 namespace kv::server {
 
 int DefaultPollGroups(unsigned cores) { return std::max(1, static_cast<int>(cores * 3 / 4)); }
-
-// Accepts connections on one address and deals them out to the poll groups.
-class Server::Listener : public net::FdHandler {
- public:
-  Listener(Server& s, net::Fd fd, bool unix_socket)
-      : server_(s), fd_(std::move(fd)), unix_(unix_socket) {}
-  int fd() const { return fd_.get(); }
-  bool unix_socket() const { return unix_; }
-  void OnEvents(uint32_t) override {
-    for (int i = 0; i < 64; i++) {  // bounded, so one busy listener cannot starve the loop
-      auto r = net::AcceptTcp(fd_.get());
-      if (r.ok()) {
-        server_.OnAccept(std::move(*r), unix_);
-        continue;
-      }
-      Code code = r.status().code();
-      if (code == Code::kAgain) return;
-      // One connection that failed before it was accepted: on to the next (CVE-2025-48367: a
-      // client that makes accepts fail must not keep others from being accepted).
-      if (code == Code::kClosed) continue;
-      // Out of descriptors or memory: the listener stays readable, and accepting again at once
-      // would spin the poll group that serves clients. Pause this listener for a while.
-      LOG_WARNING("Accepting client connection: %s", r.status().message().c_str());
-      Pause();
-      return;
-    }
-  }
-
- private:
-  static constexpr int64_t kPauseMs = 100;
-
-  // The timer may outlive nothing: Stop() joins the loops before the listeners go.
-  void Pause() {
-    net::EventLoop& loop = server_.groups_[0]->loop();  // the listeners' loop (StartListeners)
-    loop.ModifyFd(fd_.get(), 0, this);
-    loop.AddTimer(kPauseMs, [this, &loop]() -> int64_t {
-      loop.ModifyFd(fd_.get(), net::EventLoop::kReadable, this);
-      return -1;
-    });
-  }
-
-  Server& server_;
-  net::Fd fd_;
-  bool unix_;
-};
 
 // A snapshot child's pidfd on the cron's loop: readable once the child has exited.
 class Server::ChildWatch : public net::FdHandler {
@@ -124,6 +87,10 @@ Server::Server(std::unique_ptr<Config> config)
   primary_ = std::make_unique<repl::Primary>(*repl_host_);
   replica_ = std::make_unique<repl::Replica>(*repl_host_, *primary_);
   evictor_ = std::make_unique<Evictor>(*this);
+  migrate_sockets_ = std::make_unique<MigrateSockets>();
+  tracking_ = std::make_unique<Tracking>(*this);
+  failover_ = std::make_unique<Failover>(*this);
+  shutdown_wait_ = std::make_unique<ShutdownWait>(*this);
   cmd::RegisterDataCommands(commands_);
   RegisterServerCommands(commands_);
 }
@@ -132,6 +99,7 @@ Server::~Server() { Stop(); }
 
 void Server::WireConfig() {
   Config& c = *config_;
+  WireProcessParams(c);
   auto int_atomic = [&](const char* name, std::atomic<int64_t>* target) {
     c.OnApply(name, [target](const std::string& v) {
       *target = ParseInt64(v).value_or(0);
@@ -143,6 +111,15 @@ void Server::WireConfig() {
     max_bulk_len_ = ParseInt64(v).value_or(0);
     script::SetMaxAllocation(static_cast<size_t>(max_bulk_len_.load()));
     return Status::Ok();
+  });
+  // CONFIG SET port and bind listen anew at once, as Redis 7.0 does (startup binds later).
+  c.OnApply("port", [this](const std::string& v) {
+    if (!listening_) return Status::Ok();
+    return Rebind(static_cast<int>(ParseInt64(v).value_or(0)), config_->GetString("bind"));
+  });
+  c.OnApply("bind", [this](const std::string& v) {
+    if (!listening_) return Status::Ok();
+    return Rebind(port_, v);
   });
   int_atomic("hll-sparse-max-bytes", &hll_sparse_max_bytes_);
   int_atomic("client-query-buffer-limit", &query_buf_limit_);
@@ -157,6 +134,18 @@ void Server::WireConfig() {
   int_field("slowlog-log-slower-than", &slowlog_slower_than_us_);
   int_field("slowlog-max-len", &slowlog_max_len_);
   int_field("latency-monitor-threshold", &latency_threshold_ms_);
+  c.OnApply("latency-tracking", [this](const std::string& v) {
+    latency_tracking_ = v == "yes";
+    return Status::Ok();
+  });
+  // The value is canonical (Config checked every percentile), so each word parses.
+  c.OnApply("latency-tracking-info-percentiles", [this](const std::string& v) {
+    latency_percentiles_.clear();
+    for (const std::string& w : SplitArgs(v).value_or(std::vector<std::string>{})) {
+      latency_percentiles_.push_back(ParseDouble(w).value_or(0));
+    }
+    return Status::Ok();
+  });
   int_field("min-replicas-to-write", &min_replicas_to_write_);
   int_field("busy-reply-threshold", &busy_reply_threshold_ms_);
   c.OnApply("crash-log-enabled", [](const std::string& v) {
@@ -165,6 +154,10 @@ void Server::WireConfig() {
   });
   c.OnApply("use-exit-on-panic", [](const std::string& v) {
     SetUseExitOnPanic(v == "yes");
+    return Status::Ok();
+  });
+  c.OnApply("watchdog-period", [](const std::string& v) {
+    ApplyWatchdogPeriod(static_cast<int>(ParseInt64(v).value_or(0)));
     return Status::Ok();
   });
   c.OnApply("requirepass", [this](const std::string& v) {
@@ -184,6 +177,7 @@ void Server::WireConfig() {
   limit("zset-max-listpack-entries", &lim.zset_max_listpack_entries);
   limit("zset-max-listpack-value", &lim.zset_max_listpack_value);
   limit("list-max-listpack-size", &lim.list_max_listpack_size);
+  limit("list-compress-depth", &lim.list_compress_depth);
   limit("stream-node-max-entries", &lim.stream_node_max_entries);
   c.OnApply("stream-node-max-bytes", [&lim](const std::string& v) {
     lim.stream_node_max_bytes = static_cast<size_t>(ParseMemory(v).value_or(0));
@@ -298,6 +292,8 @@ void Server::WireConfig() {
   c.OnApply("lazyfree-lazy-user-del", lazy_setting(&store::LazyFreeSettings::user_del));
   c.OnApply("lazyfree-lazy-user-flush", lazy_setting(&store::LazyFreeSettings::user_flush));
   c.OnApply("lazyfree-lazy-eviction", lazy_setting(&store::LazyFreeSettings::eviction));
+  c.OnApply("lazyfree-lazy-expire", lazy_setting(&store::LazyFreeSettings::expire));
+  c.OnApply("lazyfree-lazy-server-del", lazy_setting(&store::LazyFreeSettings::server_del));
   c.OnApply("replica-ignore-maxmemory", [this](const std::string& v) {
     evictor_->set_ignore_on_replica(v == "yes");
     return Status::Ok();
@@ -374,7 +370,9 @@ Status Server::Start() {
       h && h->offset >= 0 && config_->GetString("replicaof").empty()) {
     primary_->SetHistory(h->replid, h->offset);
     primary_->Promote();
+    FeedExpiredAtLoad();
   }
+  persistence_->TakeStartupExpired();  // unless fed above: no replica can continue from here
   // After the listeners: the link announces our port.
   if (auto words = SplitArgs(config_->GetString("replicaof")); words && words->size() == 2) {
     auto port = ParseInt64((*words)[1]);
@@ -414,81 +412,13 @@ Status Server::Start() {
   return Status::Ok();
 }
 
-Status Server::StartListeners() {
-  // port 0 listens on no TCP port, as in Redis (the Unix socket alone, say).
-  port_ = static_cast<int>(config_->GetInt("port"));
-  auto addrs = SplitArgs(config_->GetString("bind")).value_or(std::vector<std::string>{});
-  int backlog = static_cast<int>(config_->GetInt("tcp-backlog"));
-  auto add = [&](net::Fd fd, bool unix_socket) {
-    auto l = std::make_unique<Listener>(*this, std::move(fd), unix_socket);
-    Status s = groups_[0]->loop().AddFd(l->fd(), net::EventLoop::kReadable, l.get());
-    if (s.ok()) listeners_.push_back(std::move(l));
-    return s;
-  };
-  for (const auto& a : port_ != 0 ? addrs : std::vector<std::string>{}) {
-    bool optional = !a.empty() && a[0] == '-';
-    auto fd = net::ListenTcp(a, port_, backlog);
-    if (!fd.ok()) {
-      if (optional) continue;  // "-::1": skipped when IPv6 is unavailable
-      return Status::IoError("Failed listening on port " + std::to_string(port_) + " (tcp), " +
-                             fd.status().message());
-    }
-    if (Status s = add(std::move(*fd), false); !s.ok()) return s;
-  }
-  if (port_ != 0 && listeners_.empty())
-    return Status::IoError("no listening socket could be bound");
-  if (std::string path = config_->GetString("unixsocket"); !path.empty()) {
-    // Kept as redis.conf writes it: octal digits.
-    auto perm = static_cast<unsigned>(std::stoul(config_->GetString("unixsocketperm"), nullptr, 8));
-    auto fd = net::ListenUnix(path, perm, backlog);
-    if (!fd.ok()) return Status::IoError("Failed opening Unix socket: " + fd.status().message());
-    if (Status s = add(std::move(*fd), true); !s.ok()) return s;
-    unix_socket_path_ = path;
-  }
-  if (listeners_.empty()) return Status::IoError("Configured to not listen anywhere, exiting.");
-  return Status::Ok();
-}
-
-std::vector<std::pair<int, bool>> Server::ListenFds() const {
-  std::vector<std::pair<int, bool>> out;
-  for (const auto& l : listeners_) out.emplace_back(l->fd(), l->unix_socket());
-  return out;
-}
-
-void Server::OnAccept(net::Fd fd, bool unix_socket, std::string input) {
-  stats_.total_connections++;
-  const char* reject = nullptr;
-  if (stats_.connected_clients.load() >= static_cast<uint64_t>(maxclients_.load())) {
-    reject = "-ERR max number of clients reached\r\n";
-  } else if (protected_mode_ && !auth_required_ && !unix_socket) {
-    std::string peer = net::PeerName(fd.get());
-    // As Redis 7.0: 127.0.0.1 and ::1 only (127.0.0.2 is refused too).
-    bool loopback = peer.rfind("127.0.0.1:", 0) == 0 || peer.rfind("::1:", 0) == 0;
-    if (!loopback) {
-      reject =
-          "-DENIED kvstore is running in protected mode because protected mode is enabled and "
-          "no password is set for the default user. In this mode connections are only accepted "
-          "from the loopback interface. Set a password (requirepass), bind to a specific "
-          "address, or disable protected mode (CONFIG SET protected-mode no).\r\n";
-    }
-  }
-  if (reject) {
-    stats_.rejected_connections++;
-    [[maybe_unused]] ssize_t n = write(fd.get(), reject, strlen(reject));
-    return;
-  }
-  stats_.connected_clients++;
-  // tcp-keepalive, as Redis: a peer that vanished without closing is found (the replicas'
-  // links among them).
-  if (int64_t ka = tcp_keepalive_s_.load(); ka > 0 && !unix_socket) {
-    net::SetKeepAlive(fd.get(), static_cast<int>(ka));
-  }
-  size_t g = next_group_.fetch_add(1) % groups_.size();
-  if (input.empty()) {
-    groups_[g]->Adopt(std::move(fd), NextClientId());
-  } else {
-    groups_[g]->Adopt(std::move(fd), NextClientId(),
-                      [input = std::move(input)](Client& c) { c.InjectInput(input); });
+void Server::FeedExpiredAtLoad() {
+  const char* del = config_->GetBool("lazyfree-lazy-expire") ? "UNLINK" : "DEL";
+  repl::Feed& feed = primary_->feed();
+  for (const auto& [db, key] : persistence_->TakeStartupExpired()) {
+    std::string_view argv[2] = {del, key};
+    feed.Add(db, std::span<const std::string_view>(argv), /*to_replicas=*/true, /*to_aof=*/false);
+    feed.EndUnit();
   }
 }
 
@@ -501,6 +431,7 @@ void Server::UnregisterClient(Client* c) {
   UnblockClient(*c);
   ForgetHeld(*c);  // CLIENT PAUSE: the next held client's turn if it was this one's
   std::erase(monitors_, c);
+  tracking_->Disable(*c);
   if (current_client_ == c) current_client_ = nullptr;
   primary_->OnClientClosed(c);
   replica_->OnClientClosed(c->id(), c->session().db);
@@ -519,13 +450,18 @@ void Server::RemoveMonitor(Client* c) {
 int64_t Server::Cron() {
   std::lock_guard lock(mu_);
   int64_t period_ms = 1000 / hz_;
+  if (shutdown_requested_) return period_ms;      // saved and exiting: nothing more goes out
+  WatchdogSchedule(static_cast<int>(period_ms));  // re-armed even when paused, as in Redis
+  if (debug_state_.pause_cron) return period_ms;  // DEBUG PAUSE-CRON
   int64_t now = WallMs();
   keyspace_->TickClock(now);
   EndPauseIfDue();  // CLIENT PAUSE's timer ends it; this catches a wall clock that jumped
   // A replica leaves expiry to its primary (keys are hidden, not deleted, when their TTL
   // passes), except for the keys its own clients wrote with a TTL (a writable replica).
   if (active_expire_ && !replica_->is_replica()) {
-    keyspace_->ActiveExpireCycle(period_ms * 1000 / 4, now);  // 25% of CPU
+    int effort = static_cast<int>(config_->GetInt("active-expire-effort"));
+    keyspace_->ActiveExpireCycle(
+        period_ms * 1000 * store::Keyspace::ExpireCyclePercent(effort) / 100, now, effort);
   } else if (active_expire_) {
     TrackLocalWrites();
     keyspace_->ExpireLocalKeys(now, kLocalExpireVisits);
@@ -537,6 +473,10 @@ int64_t Server::Cron() {
   aof_->Cron(now);
   primary_->Cron(now);
   replica_->Cron(now);
+  failover_->Cron(now);
+  shutdown_wait_->Cron(now);
+  if (shutdown_requested_) return period_ms;  // finished waiting for the replicas: exiting
+  migrate_sockets_->CloseIdle(now / 1000);
   EndReplicationUnit();
   // Instantaneous metrics.
   int i = stats_.sample_idx++ % ServerStats::kSamples;
@@ -568,6 +508,15 @@ void Server::RecordLatency(const std::string& event, int64_t ms) {
   e.max_ms = std::max(e.max_ms, ms);
 }
 
+void Server::RecordCommandLatency(const cmd::CommandSpec& spec, int64_t dur_us) {
+  if (!latency_tracking_) return;
+  // Redis' updateCommandLatencyHistogram: nanoseconds, clamped to the tracked 1 ns .. 1 s.
+  constexpr int64_t kMinNs = 1, kMaxNs = 1000000000;
+  int64_t ns = std::clamp<int64_t>(dur_us * 1000, kMinNs, kMaxNs);
+  auto it = latency_histograms_.try_emplace(&spec, kMinNs, kMaxNs, 2).first;
+  it->second.Record(ns);
+}
+
 bool Server::EndReplicationUnit() { return primary_->feed().EndUnit(); }
 
 void Server::OnMasterCommand(Client&, std::string_view raw) { replica_->OnMasterCommand(raw); }
@@ -575,8 +524,9 @@ void Server::OnMasterCommand(Client&, std::string_view raw) { replica_->OnMaster
 void Server::OnKeyExpired(int db, std::string_view key) {
   TouchWatchedKey(db, key, /*exists=*/false);  // the key goes right after this
   WakeBlockedOn(db, key);
+  tracking_->InvalidateKey(key, nullptr);
   Notify(cmd::kNotifyExpired, "expired", key, db);
-  PropagateDeletion(db, key);
+  PropagateDeletion(db, key, keyspace_->lazy_free_settings().expire);
 }
 
 void Server::EvictKey(int db, std::string_view key) {
@@ -605,18 +555,29 @@ void Server::WaitForShutdown() {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   timespec tick{0, 100 * 1000 * 1000};
+  bool signalled = false;  // a signal's shutdown waits for the replicas (Redis' shutdown_asap)
   while (!shutdown_requested_) {
     int sig = sigtimedwait(&set, nullptr, &tick);
-    if (sig == SIGINT || sig == SIGTERM) {
-      LOG_WARNING("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
-      // Save points mean a final snapshot; if it fails the server keeps running, as Redis.
-      std::lock_guard lock(mu_);
-      if (PrepareShutdown(false, false, false).ok()) break;
-      LOG_WARNING("%s received but errors trying to shut down the server, check the logs for "
-                  "more information", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    if (sig != SIGINT && sig != SIGTERM) continue;
+    std::lock_guard lock(mu_);
+    signalled = signalled && shutdown_wait_->in_progress();  // not after SHUTDOWN ABORT
+    if (sig == SIGINT && signalled) {
+      // A second Ctrl+C: the user does not want to wait for the replicas nor the save.
+      LOG_WARNING("You insist... exiting now.");
+      _exit(1);
     }
+    LOG_WARNING("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    if (shutdown_wait_->in_progress()) {
+      signalled = true;  // the shutdown already waiting goes on
+      continue;
+    }
+    // As SHUTDOWN with the signal's flags (shutdown-on-sigint, -sigterm): by default save
+    // points mean a final snapshot, and if it fails the server keeps running, as Redis. The
+    // wait for lagging replicas (shutdown-timeout) comes before the save; the cron finishes it.
+    ShutdownFlags f = ParseShutdownFlags(
+        config_->GetString(sig == SIGINT ? "shutdown-on-sigint" : "shutdown-on-sigterm"));
+    if (shutdown_wait_->Begin(f, nullptr) == ShutdownWait::Outcome::kWaiting) signalled = true;
   }
-  LOG_WARNING("User requested shutdown...");
   Stop();
   LOG_WARNING("kvstore is now ready to exit, bye bye...");
 }
@@ -629,10 +590,6 @@ Status Server::PrepareShutdown(bool save, bool nosave, bool force) {
   Status st = aof_->PrepareShutdown(force);
   if (!st.ok() && !force) return st;
   return persistence_->PrepareShutdown(save, nosave);
-}
-
-void Server::CloseListenersInChild() {
-  for (auto& l : listeners_) close(l->fd());
 }
 
 void Server::Stop() {

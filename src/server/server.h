@@ -10,23 +10,25 @@
 #include <atomic>
 #include <deque>
 #include <map>
-#include <optional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "cmd/command.h"
 #include "cmd/context.h"
+#include "common/histogram.h"
 #include "common/sharded_counter.h"
 #include "common/version.h"
 #include "net/event_loop.h"
 #include "net/output_limit.h"
 #include "net/socket.h"
 #include "server/config/config.h"
+#include "server/debug_state.h"
 #include "server/poll_group.h"
 #include "server/scripting/script_run.h"
 #include "store/keyspace.h"
@@ -48,6 +50,10 @@ class Persistence;
 class Aof;
 class ServerReplHost;
 class Evictor;
+class MigrateSockets;
+class Tracking;
+class Failover;
+class ShutdownWait;
 
 struct SlowlogEntry {
   uint64_t id;
@@ -103,8 +109,10 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Status Start();
   // Blocks until SIGINT/SIGTERM or SHUTDOWN, then stops the threads. Call from main.
   void WaitForShutdown();
-  // Asks the server to stop. Any thread.
+  // Asks the server to stop. Any thread. Once asked (after the final save), no command runs
+  // and nothing more reaches the replicas: what the server acknowledged is what it saved.
   void RequestShutdown() { shutdown_requested_ = true; }
+  bool shutdown_requested() const { return shutdown_requested_; }
   // Stops the poll groups and closes the listeners (WaitForShutdown does this; tests that run a
   // server in-process call it directly). Not from a poll-group thread.
   void Stop();
@@ -139,6 +147,14 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   repl::Primary& primary() { return *primary_; }
   repl::Replica& replica() { return *replica_; }
   Evictor& evictor() { return *evictor_; }
+  // MIGRATE's cached connections (cmds/migrate_sockets.h). Keyspace lock held.
+  MigrateSockets& migrate_sockets() { return *migrate_sockets_; }
+  // Client-side caching (tracking.h). Keyspace lock held.
+  Tracking& tracking() { return *tracking_; }
+  // FAILOVER (failover.h) and the shutdown that waits for replicas (shutdown.h). Keyspace
+  // lock held.
+  Failover& failover() { return *failover_; }
+  ShutdownWait& shutdown_wait() { return *shutdown_wait_; }
   // Removes a key maxmemory evicts, as DEL would: WATCH sees it, the "evicted" event fires and
   // the replicas get a DEL. Keyspace lock held.
   void EvictKey(int db, std::string_view key);
@@ -192,6 +208,18 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
   std::map<std::string, LatencyEvent>& latency_events() { return latency_events_; }
   void RecordLatency(const std::string& event, int64_t ms);
+  // Per-command latency histograms (latency-tracking; LATENCY HISTOGRAM, INFO latencystats):
+  // a command's first tracked call creates its histogram, CONFIG RESETSTAT drops them all, as
+  // Redis does. Keyspace lock held.
+  void RecordCommandLatency(const cmd::CommandSpec& spec, int64_t dur_us);
+  const Histogram* command_latency(const cmd::CommandSpec& spec) const {
+    auto it = latency_histograms_.find(&spec);
+    return it == latency_histograms_.end() ? nullptr : &it->second;
+  }
+  void ResetCommandLatencies() { latency_histograms_.clear(); }
+  bool latency_tracking() const { return latency_tracking_; }
+  // latency-tracking-info-percentiles, parsed.
+  const std::vector<double>& latency_percentiles() const { return latency_percentiles_; }
 
   // Transactions (multi.cc). Keyspace lock held.
   // Queues the command when `c` is inside MULTI (answering QUEUED or an error); false when the
@@ -212,6 +240,10 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void UnblockClient(Client& c);
   // Answers a blocked client with `reply`, unblocks it and resumes its input. Keyspace lock held.
   void CompleteBlocked(Client& c, const std::string& reply);
+  // A blocked command that ends without running again (its deadline, CLIENT UNBLOCK, WAIT's
+  // acks, its stream deleted) counts as one call here, as Redis' updateStatsOnUnblock; one
+  // that runs again once woken counts as that run.
+  void CountUnblocked(Client& c, bool failed);
   // Clients blocked in a blocking command or held by CLIENT PAUSE (INFO blocked_clients, which
   // counts both in Redis 7.0).
   size_t blocked_clients() const { return blocked_count_ + held_.size(); }
@@ -226,6 +258,11 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // the later end and the stricter type. `loop` (the caller's) times the end.
   void PauseClients(int64_t end_ms, PauseType type, net::EventLoop& loop);
   void UnpauseClients();
+  // Writes paused until unpaused for the same purpose, whatever CLIENT PAUSE and UNPAUSE do
+  // (Redis' PAUSE_DURING_SHUTDOWN and PAUSE_DURING_FAILOVER).
+  enum class PausePurpose { kShutdown, kFailover };
+  void PauseWritesFor(PausePurpose purpose);
+  void UnpauseFor(PausePurpose purpose);
   // Whether clients are paused now (a pause past its end is ended first).
   bool clients_paused();
   // Whether `c`'s command must wait: held clients run again, in the order they were held,
@@ -257,7 +294,12 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::vector<std::string> FunctionCodes() const;
   // The libraries of a loaded RDB replace the current ones (with `merge`, DEBUG RELOAD MERGE,
   // only those of the same names). Corruption when one fails to load; nothing changed then.
-  Status InstallFunctions(const std::vector<std::string>& codes, bool merge = false);
+  // How a loaded snapshot's function libraries meet the live ones: they replace them all (a
+  // load after a flush, a full sync), replace those of the same names (DEBUG RELOAD MERGE), or
+  // join them, a name clash failing the load (DEBUG RELOAD NOFLUSH), as in Redis.
+  enum class FunctionsLoad { kReplaceAll, kMerge, kAdd };
+  Status InstallFunctions(const std::vector<std::string>& codes,
+                          FunctionsLoad how = FunctionsLoad::kReplaceAll);
   // The flags an EVAL or FCALL runs under (Redis' getCommandFlags): a script that declares
   // flags (a shebang, a registered function) is a write and denies OOM unless it says
   // otherwise, and is stale-safe only with allow-stale; others keep the command's `flags`.
@@ -291,14 +333,23 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
 
   bool active_expire_enabled() const { return active_expire_; }
   void set_active_expire(bool on) { active_expire_ = on; }
+  DebugState& debug_state() { return debug_state_; }
   int notify_flags() const { return notify_flags_; }
 
  private:
   friend class ScriptRun;  // script_run.cc: redis.call runs commands as the dispatcher does
+  friend class Tracking;   // tracking.cc: delivers as pub/sub does, to the running client first
   class Listener;
   class ChildWatch;
   void WireConfig();
   Status StartListeners();
+  // CONFIG SET port / bind: binds the TCP listeners anew (the Unix socket stays). Keyspace
+  // lock held.
+  Status Rebind(int port, const std::string& bind);
+  Result<std::vector<net::Fd>> ListenTcpOn(int port, const std::string& bind);
+  // A restarted primary's backlog gets the DELs of the keys its load found expired, after the
+  // history the snapshot recorded, so its replicas delete them too when they continue.
+  void FeedExpiredAtLoad();
   // A new connection; `input` is what it already sent (one accepted while a script was busy).
   void OnAccept(net::Fd fd, bool unix_socket, std::string input = "");
   // The listening sockets (fd, whether a Unix socket).
@@ -318,6 +369,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   bool TryServe(Client& c, const std::string& key);
   // Answers the timeout reply if `c` is still in the blocking episode `generation`.
   bool TimeOutClient(Client& c, uint64_t generation);
+  int64_t blocked_run_us_ = 0;  // the duration of the run that just blocked (BlockClient)
   void CountErrors(const resp::ReplyWriter& w);
 
  public:
@@ -347,10 +399,17 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::unique_ptr<repl::Primary> primary_;
   std::unique_ptr<repl::Replica> replica_;
   std::unique_ptr<Evictor> evictor_;
+  std::unique_ptr<MigrateSockets> migrate_sockets_;
+  std::unique_ptr<Tracking> tracking_;
+  std::unique_ptr<Failover> failover_;
+  std::unique_ptr<ShutdownWait> shutdown_wait_;
   cmd::CommandTable commands_;
   ServerStats stats_;
   std::vector<std::unique_ptr<PollGroup>> groups_;
   std::vector<std::unique_ptr<Listener>> listeners_;
+  std::vector<std::unique_ptr<Listener>> retired_listeners_;
+  std::string bound_;  // the addresses the TCP listeners are bound to (bind, as applied)  // closed
+                       // by Rebind, freed at the end
   std::vector<std::unique_ptr<ChildWatch>> child_watches_;  // the cron's loop thread only
   std::thread fabric_loader_;  // loads the data plane's providers after startup (Start)
   std::atomic<size_t> next_group_{0};
@@ -402,7 +461,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
     Client* client;
     HoldKind kind;
   };
-  PauseType pause_type_ = PauseType::kOff;
+  PauseType pause_type_ = PauseType::kOff;         // in force: the strictest of the two below
+  PauseType client_pause_type_ = PauseType::kOff;  // CLIENT PAUSE's, until pause_end_ms_
+  bool purpose_paused_[2] = {false, false};        // writes, by PausePurpose
   int64_t pause_end_ms_ = 0;
   std::deque<Held> held_;             // in the order they were held
   size_t held_kinds_[3] = {0, 0, 0};  // held_ by HoldKind
@@ -410,7 +471,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Client* unpauser_ = nullptr;        // the client whose CLIENT UNPAUSE started the turns
   bool pause_timer_armed_ = false;    // a loop times the pause's end
   void EndPauseIfDue();
-  void SetPauseType(PauseType type);
+  void UpdatePauseType();
   bool Releasable(HoldKind kind) const;
   size_t ReleasableCount() const;
   void ReleaseNextHeld();
@@ -427,7 +488,11 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::deque<SlowlogEntry> slowlog_;
   uint64_t slowlog_next_id_ = 0;
   std::map<std::string, LatencyEvent> latency_events_;
+  std::unordered_map<const cmd::CommandSpec*, Histogram> latency_histograms_;
+  bool latency_tracking_ = true;
+  std::vector<double> latency_percentiles_;
   bool active_expire_ = true;
+  DebugState debug_state_;
   int notify_flags_ = 0;
   int hz_ = 10;
   int busy_poll_us_ = 0;  // io-busy-poll-us

@@ -1,6 +1,7 @@
 #include "store/db.h"
 
 #include "common/hash.h"
+#include "store/lazy_free.h"
 
 namespace kv::store {
 
@@ -75,7 +76,7 @@ void Db::DropTtlSlot(Entry* e) {
 }
 
 size_t Db::ExpireSample(size_t samples, int64_t now_ms,
-                        const std::function<void(std::string_view)>& on_expire) {
+                        const std::function<void(std::string_view)>& on_expire, LazyFreer* freer) {
   size_t removed = 0;
   for (size_t i = 0; i < samples && !ttl_.empty(); i++) {
     TtlSlot s = ttl_[RandomBelow(ttl_.size())];
@@ -84,7 +85,11 @@ size_t Db::ExpireSample(size_t samples, int64_t now_ms,
     // Copy the key: Unlink destroys nothing, but the view points into the entry.
     Entry* e = Unlink(s.entry->key());
     if (e) {
-      Entry::Destroy(e);
+      if (freer != nullptr) {
+        freer->Free(e);
+      } else {
+        Entry::Destroy(e);
+      }
       removed++;
     }
   }

@@ -75,13 +75,46 @@ TEST(Keyspace, ActiveExpiryReclaimsMostExpiredKeys) {
     ks.db(i % 2).SetExpire(e, i < 9000 ? 100 : 1000000000);
   }
   for (int round = 0; round < 50; round++) ks.ActiveExpireCycle(100000, 200);
-  // Cycles stop once under 25% of a sample is stale, so most, not all, are gone.
+  // Cycles stop once at most 10% of a sample is stale, so most, not all, are gone.
   EXPECT_GT(ks.expired_keys(), 8000u);
   EXPECT_EQ(rec.expired.size(), ks.expired_keys());
   EXPECT_EQ(ks.TotalKeys(), 10000u - ks.expired_keys());
   for (int i = 9000; i < 10000; i++) {
     EXPECT_NE(ks.db(i % 2).Find("k" + std::to_string(i)), nullptr);
   }
+}
+
+// active-expire-effort: each sample takes 20 + 5 * (effort - 1) keys, and a db is sampled again
+// while more than 10 - (effort - 1) percent of its sample was stale (Redis 7.0's figures).
+TEST(Keyspace, ExpireEffortSetsTheSampleSizeAndTheStaleShare) {
+  EXPECT_EQ(Keyspace::ExpireSamplesPerLoop(1), 20u);
+  EXPECT_EQ(Keyspace::ExpireSamplesPerLoop(10), 65u);
+  EXPECT_EQ(Keyspace::ExpireCyclePercent(1), 25);
+  EXPECT_EQ(Keyspace::ExpireCyclePercent(10), 43);
+  auto fill = [](Keyspace& ks, int stale) {
+    for (int i = 0; i < 10000; i++) {
+      Entry* e = ks.Set(0, "k" + std::to_string(i), Value::Int(i));
+      ks.db(0).SetExpire(e, i < stale ? 100 : 1000000000);
+    }
+  };
+  for (int effort : {1, 10}) {
+    Keyspace ks(1);
+    fill(ks, 0);
+    ExpireCycleStats st = ks.ActiveExpireCycle(1000000, 200, effort);
+    EXPECT_EQ(st.sampled, Keyspace::ExpireSamplesPerLoop(effort)) << "one sample, none stale";
+    EXPECT_EQ(st.expired, 0u);
+  }
+  // 10% stale: at effort 1 a sample goes on with 3 stale keys of 20 (about 150 expire in 50
+  // cycles), at effort 10 with 2 of 65 (about 780).
+  Keyspace low(1), high(1);
+  fill(low, 1000);
+  fill(high, 1000);
+  for (int round = 0; round < 50; round++) {
+    low.ActiveExpireCycle(1000000, 200, 1);
+    high.ActiveExpireCycle(1000000, 200, 10);
+  }
+  EXPECT_LT(low.expired_keys(), 400u);
+  EXPECT_GT(high.expired_keys(), 600u);
 }
 
 TEST(Keyspace, SwapAndFlush) {

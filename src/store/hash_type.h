@@ -67,6 +67,9 @@ class HashValue final : public Collection {
   void ForEach(const Visitor& fn) const override;
   size_t MemoryUsage() const override;
   const char* EncodingName() const override;
+  std::vector<TableStats> HashTableStats() const override {
+    return is_listpack() ? std::vector<TableStats>{} : ht_->table.Stats();
+  }
 
   bool is_listpack() const { return lp_bytes_ != kHashtable; }
 

@@ -12,8 +12,8 @@
 // Not thread-safe.
 #pragma once
 
-#include <bit>
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -23,6 +23,7 @@
 
 #include "common/clock.h"
 #include "common/hash.h"
+#include "store/table_stats.h"
 
 namespace kv::store {
 
@@ -74,6 +75,8 @@ class IntrusiveTable {
   size_t size() const { return t_[0].used + t_[1].used; }
   size_t bucket_count() const { return t_[0].size() + t_[1].size(); }
   bool rehashing() const { return rehash_idx_ >= 0; }
+  // DEBUG HTSTATS: the main bucket array's figures, and the rehash target's while rehashing.
+  std::vector<TableStats> Stats() const;
 
   // Brings the buckets of these keys, then their first entries, into the cache, so lookups that
   // follow (a pipeline's) overlap their memory latency instead of paying it one by one.
@@ -449,6 +452,28 @@ uint64_t IntrusiveTable<Node>::Scan(uint64_t v, const std::function<void(Node*)>
     v = table_detail::Rev(v);
   } while (v & (m0 ^ m1));
   return v;
+}
+
+template <typename Node>
+std::vector<TableStats> IntrusiveTable<Node>::Stats() const {
+  std::vector<TableStats> out(rehashing() ? 2 : 1);
+  for (size_t i = 0; i < out.size(); i++) {
+    TableStats& st = out[i];
+    const Table& t = t_[i];
+    st.size = t.size();
+    st.used = t.used;
+    st.chains.assign(TableStats::kChainsTracked, 0);
+    for (size_t b = 0; b < st.size; b++) {
+      size_t len = 0;
+      for (const Node* n = t.b[b]; n; n = n->next) len++;
+      st.chains[std::min(len, TableStats::kChainsTracked - 1)]++;
+      if (len == 0) continue;
+      st.slots++;
+      st.total_chain += len;
+      st.max_chain = std::max(st.max_chain, len);
+    }
+  }
+  return out;
 }
 
 template <typename Node>

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace kv::store {
 namespace {
@@ -35,6 +36,38 @@ TEST(KeyTable, InsertFindUnlinkAcrossGrowth) {
   EXPECT_EQ(t.size(), 5000u);
   for (int i = 0; i < 10000; i++) EXPECT_EQ(t.Find(K(i)) != nullptr, i % 2 == 1);
   EXPECT_EQ(t.Unlink("missing"), nullptr);
+}
+
+// DEBUG HTSTATS' figures: every entry counted once across both arrays while rehashing, and
+// each array's chains add up to its buckets and its entries.
+TEST(KeyTable, StatsCountEveryBucketAndEntry) {
+  KeyTable t;
+  EXPECT_EQ(t.Stats().size(), 1u);
+  EXPECT_EQ(t.Stats()[0].used, 0u);
+  bool saw_rehash = false;
+  for (int i = 0; i < 3000; i++) {
+    t.Insert(Entry::Create(K(i), Value::Int(i)));
+    std::vector<TableStats> st = t.Stats();
+    ASSERT_EQ(st.size(), t.rehashing() ? 2u : 1u);
+    saw_rehash |= st.size() == 2;
+    size_t used = 0;
+    for (const TableStats& s : st) {
+      size_t buckets = 0, entries = 0, slots = 0;
+      for (size_t len = 0; len < s.chains.size(); len++) {
+        buckets += s.chains[len];
+        entries += len * s.chains[len];
+        if (len > 0) slots += s.chains[len];
+      }
+      EXPECT_EQ(buckets, s.size);
+      EXPECT_EQ(entries, s.used);
+      EXPECT_EQ(entries, s.total_chain);
+      EXPECT_EQ(slots, s.slots);
+      EXPECT_GE(s.max_chain, s.used > 0 ? 1u : 0u);
+      used += s.used;
+    }
+    ASSERT_EQ(used, t.size());
+  }
+  EXPECT_TRUE(saw_rehash);
 }
 
 TEST(KeyTable, NoStopTheWorldResize) {

@@ -1,5 +1,6 @@
 #include "store/keyspace.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/clock.h"
@@ -8,8 +9,10 @@
 namespace kv::store {
 
 namespace {
-constexpr size_t kExpireSamples = 20;     // ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP
-constexpr int kLfuInit = 5;               // LFU_INIT_VAL
+constexpr size_t kExpireSamples = 20;          // ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP
+constexpr int kExpireCyclePercent = 25;        // ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC
+constexpr size_t kExpireAcceptableStale = 10;  // ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE (%)
+constexpr int kLfuInit = 5;                    // LFU_INIT_VAL
 
 }  // namespace
 
@@ -36,7 +39,7 @@ void Keyspace::RemoveExpired(int dbi, std::string_view key) {
   std::string k(key);  // the view may point into the entry that goes
   if (observer_) observer_->OnKeyExpired(dbi, k);
   expired_keys_++;
-  dbs_[dbi].Delete(k);
+  Delete(dbi, k, lazy_settings_.expire);
 }
 
 void Keyspace::TrackLocalExpire(int dbi, std::string_view key) {
@@ -81,13 +84,35 @@ Entry* Keyspace::Set(int dbi, std::string_view key, Value value, bool keep_ttl) 
   Db& d = dbs_[dbi];
   Entry* e = d.Find(key);
   if (e) {
-    e->value = std::move(value);
+    Overwrite(e, std::move(value));
     if (!keep_ttl) d.RemoveExpire(e);
     return e;
   }
   e = d.Add(key, std::move(value));
   InitAccess(e);
   return e;
+}
+
+void Keyspace::Overwrite(Entry* e, Value value) {
+  if (!lazy_settings_.server_del || e->value.object() == nullptr) {
+    e->value = std::move(value);
+    return;
+  }
+  // The old value leaves in a keyless entry of its own; the freer judges its effort.
+  Entry* old = Entry::Create("", std::move(e->value));
+  e->value = std::move(value);
+  lazy_freer().Free(old);
+}
+
+void Keyspace::FreeServerValue(Value value) {
+  if (!lazy_settings_.server_del || value.object() == nullptr) return;  // freed on return
+  lazy_freer().Free(Entry::Create("", std::move(value)));
+}
+
+void Keyspace::FreeDbsAsync(Keyspace& other) {
+  std::vector<Db> old(other.dbs_.size());
+  std::swap(old, other.dbs_);
+  lazy_freer().FreeDbs(std::move(old));
 }
 
 bool Keyspace::Delete(int db, std::string_view key, bool lazy) {
@@ -132,9 +157,19 @@ size_t Keyspace::TotalKeys() const {
   return n;
 }
 
-ExpireCycleStats Keyspace::ActiveExpireCycle(int64_t budget_us, int64_t now_ms) {
+size_t Keyspace::ExpireSamplesPerLoop(int effort) {
+  return kExpireSamples + kExpireSamples / 4 * static_cast<size_t>(std::clamp(effort, 1, 10) - 1);
+}
+
+int Keyspace::ExpireCyclePercent(int effort) {
+  return kExpireCyclePercent + 2 * (std::clamp(effort, 1, 10) - 1);
+}
+
+ExpireCycleStats Keyspace::ActiveExpireCycle(int64_t budget_us, int64_t now_ms, int effort) {
   ExpireCycleStats st;
   if (!expire_deletes_ || expire_paused_) return st;
+  const size_t per_loop = ExpireSamplesPerLoop(effort);
+  const size_t acceptable_stale = kExpireAcceptableStale - (std::clamp(effort, 1, 10) - 1);
   int64_t start = MonoUs();
   for (size_t n = 0; n < dbs_.size(); n++) {
     int dbi = static_cast<int>(expire_db_cursor_++ % dbs_.size());
@@ -142,9 +177,10 @@ ExpireCycleStats Keyspace::ActiveExpireCycle(int64_t budget_us, int64_t now_ms) 
     auto on_expire = [&](std::string_view key) {
       if (observer_) observer_->OnKeyExpired(dbi, key);
     };
+    LazyFreer* freer = lazy_settings_.expire ? &lazy_freer() : nullptr;
     while (d.expires_size() > 0) {
-      size_t sample = std::min(kExpireSamples, d.expires_size());
-      size_t removed = d.ExpireSample(sample, now_ms, on_expire);
+      size_t sample = std::min(per_loop, d.expires_size());
+      size_t removed = d.ExpireSample(sample, now_ms, on_expire, freer);
       st.sampled += sample;
       st.expired += removed;
       expired_keys_ += removed;
@@ -152,7 +188,7 @@ ExpireCycleStats Keyspace::ActiveExpireCycle(int64_t budget_us, int64_t now_ms) 
         st.timed_out = true;
         return st;
       }
-      if (removed * 4 <= sample) break;  // under 25% stale: move on
+      if (removed * 100 / sample <= acceptable_stale) break;  // few enough stale: move on
     }
   }
   return st;

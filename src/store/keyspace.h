@@ -33,6 +33,7 @@ struct EncodingLimits {
   size_t zset_max_listpack_entries = 128;
   size_t zset_max_listpack_value = 64;
   int64_t list_max_listpack_size = -2;  // quicklist node size: <0 bytes class, >0 entries
+  int64_t list_compress_depth = 0;      // plain nodes at each end of a list (0: no compression)
   size_t stream_node_max_bytes = 4096;  // a stream node's listpack bytes (0: no limit)
   int64_t stream_node_max_entries = 100;  // a stream node's entries, live and deleted (0: none)
 };
@@ -42,6 +43,8 @@ struct LazyFreeSettings {
   bool user_del = false;    // lazyfree-lazy-user-del: DEL as UNLINK
   bool user_flush = false;  // lazyfree-lazy-user-flush: FLUSHALL / FLUSHDB as ASYNC
   bool eviction = false;    // lazyfree-lazy-eviction
+  bool expire = false;      // lazyfree-lazy-expire: expired keys (lazily and actively)
+  bool server_del = false;  // lazyfree-lazy-server-del: overwritten and replaced values
 };
 
 struct ExpireCycleStats {
@@ -71,6 +74,21 @@ class Keyspace {
   // Removes a key. `lazy` (UNLINK, the lazyfree-* settings) hands a big value to the
   // background freer instead of freeing it here.
   bool Delete(int db, std::string_view key, bool lazy = false);
+  // A deletion the server does on its own behalf (Redis' dbDelete: RENAME's or COPY's
+  // overwritten target, RESTORE REPLACE, a whole set SPOP took): lazy under
+  // lazyfree-lazy-server-del.
+  bool ServerDelete(int db, std::string_view key) {
+    return Delete(db, key, lazy_settings_.server_del);
+  }
+  // Replaces the value of a present key in place, TTL kept (Redis' dbOverwrite): the old value
+  // is freed on the background freer under lazyfree-lazy-server-del.
+  void Overwrite(Entry* e, Value value);
+  // Frees a value the server built and is done with (SUNION's reply set): on the background
+  // freer under lazyfree-lazy-server-del, as Redis frees its temporary set.
+  void FreeServerValue(Value value);
+  // Frees an unlinked database set (a replica's old dataset after a sync) on the background
+  // freer, as Redis' emptyDbAsync.
+  void FreeDbsAsync(Keyspace& other);
 
   void SwapDb(int a, int b) { std::swap(dbs_[a], dbs_[b]); }
   // Exchanges every database with `other`'s (same number of dbs); settings stay.
@@ -86,8 +104,13 @@ class Keyspace {
   size_t TotalKeys() const;
 
   // Redis' active expiry: sample volatile keys of each db, up to `budget_us`, repeating a db
-  // while more than a quarter of its sample was expired.
-  ExpireCycleStats ActiveExpireCycle(int64_t budget_us, int64_t now_ms);
+  // while more of its sample than the acceptable share was expired. `effort` is
+  // active-expire-effort (1..10): ExpireSamplesPerLoop keys a sample, and an acceptable stale
+  // share of 10 - (effort - 1) percent.
+  ExpireCycleStats ActiveExpireCycle(int64_t budget_us, int64_t now_ms, int effort = 1);
+  static size_t ExpireSamplesPerLoop(int effort);
+  // The share of each cron period the cycle may take, in percent: 25 + 2 * (effort - 1).
+  static int ExpireCyclePercent(int effort);
   // Incremental rehash upkeep for every table.
   void Cron(int64_t budget_us);
   void SetResizeAllowed(bool allowed);

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "common/cpu_affinity.h"
+
 namespace kv::store {
 
 LazyFreer::LazyFreer() : thread_([this] { Run(); }) {}
@@ -58,6 +60,7 @@ void LazyFreer::Drain() {
 }
 
 void LazyFreer::Run() {
+  PinThreadForRole(ThreadRole::kBackground);  // bio_cpulist
   std::unique_lock lock(mu_);
   for (;;) {
     cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });

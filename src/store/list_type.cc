@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <string>
 
 namespace kv::store {
 namespace {
@@ -162,6 +163,7 @@ ListValue::Node ListValue::Node::Copy() const {
   if (used() > 0) memcpy(c.buf.get(), data(), used());
   c.end = used();
   c.count = count;
+  c.lzf_raw = lzf_raw;
   return c;
 }
 
@@ -218,7 +220,9 @@ void ListValue::NodeRing::erase(size_t i) {
 
 // ---- ListValue: structure -----------------------------------------------------------------------
 
-ListValue::ListValue(int64_t fill) {
+ListValue::ListValue(int64_t fill, int64_t compress_depth)
+    : fill_(static_cast<int32_t>(std::clamp<int64_t>(fill, -5, 32767))),
+      depth_(static_cast<uint32_t>(std::clamp<int64_t>(compress_depth, 0, 65535))) {
   if (fill < 0) {
     int level = static_cast<int>(std::min<int64_t>(-fill, 5));
     max_bytes_ = size_t{4096} << (level - 1);
@@ -232,7 +236,7 @@ ListValue::ListValue(int64_t fill) {
 ListValue::~ListValue() = default;
 
 std::unique_ptr<Collection> ListValue::Clone() const {
-  auto c = std::make_unique<ListValue>();
+  auto c = std::make_unique<ListValue>(fill_, depth_);
   c->max_bytes_ = max_bytes_;
   c->max_entries_ = max_entries_;
   c->count_ = count_;
@@ -261,15 +265,18 @@ ListValue::Pos ListValue::Locate(size_t index) const {
     while (from_tail >= nodes_[i].count) from_tail -= nodes_[i--].count;
     index = nodes_[i].count - 1 - from_tail;
   }
-  const Node& n = nodes_[i];
+  return {i, index};
+}
+
+size_t ListValue::OffsetOf(const char* data, size_t used, size_t count, size_t idx) {
   size_t off = 0;
-  if (index < n.count / 2) {
-    for (size_t k = 0; k < index; k++) off += DecodeAt(n.data() + off).size;
+  if (idx < count / 2) {
+    for (size_t k = 0; k < idx; k++) off += DecodeAt(data + off).size;
   } else {
-    off = n.used();
-    for (size_t k = n.count; k > index; k--) off = StartBefore(n.data(), off);
+    off = used;
+    for (size_t k = count; k > idx; k--) off = StartBefore(data, off);
   }
-  return {i, off};
+  return off;
 }
 
 void ListValue::SplitIfOversized(size_t i) {
@@ -303,12 +310,15 @@ void ListValue::Compact(size_t first, size_t last) {
   }
   // Merge each touched node with its neighbours while the pair fits in one node.
   for (size_t i = first > 0 ? first - 1 : 0; i < hi && i + 1 < nodes_.size();) {
-    Node& a = nodes_[i];
-    Node& b = nodes_[i + 1];
-    if (a.used() + b.used() > max_bytes_ || a.count + b.count > max_entries_) {
+    if (RawUsed(nodes_[i]) + RawUsed(nodes_[i + 1]) > max_bytes_ ||
+        nodes_[i].count + nodes_[i + 1].count > max_entries_) {
       i++;
       continue;
     }
+    Decompress(i);
+    Decompress(i + 1);
+    Node& a = nodes_[i];
+    Node& b = nodes_[i + 1];
     memcpy(a.Open(a.used(), b.used()), b.data(), b.used());
     a.count += b.count;
     nodes_.erase(i + 1);
@@ -323,8 +333,10 @@ void ListValue::PushFront(std::string_view v) {
   if (nodes_.empty() || !Fits(nodes_.front(), eb)) {
     if (!nodes_.empty()) nodes_.front().ShrinkToFit();  // full: drop its growth slack
     nodes_.emplace_front();
+    Settle();  // the old head may now be an inner node
   }
   Node& n = nodes_.front();
+  assert(n.lzf_raw == 0);
   EncodeEntry(n.Open(0, eb), v);
   n.count++;
   count_++;
@@ -335,8 +347,10 @@ void ListValue::PushBack(std::string_view v) {
   if (nodes_.empty() || !Fits(nodes_.back(), eb)) {
     if (!nodes_.empty()) nodes_.back().ShrinkToFit();  // full: drop its growth slack
     nodes_.emplace_back();
+    Settle();  // the old tail may now be an inner node
   }
   Node& n = nodes_.back();
+  assert(n.lzf_raw == 0);
   EncodeEntry(n.Open(n.used(), eb), v);
   n.count++;
   count_++;
@@ -349,7 +363,10 @@ std::string ListValue::PopFront() {
   std::string out(e.value);
   n.Close(0, e.size);
   count_--;
-  if (--n.count == 0) nodes_.pop_front();
+  if (--n.count == 0) {
+    nodes_.pop_front();
+    Settle();  // the new head may have been an inner node
+  }
   return out;
 }
 
@@ -360,20 +377,25 @@ std::string ListValue::PopBack() {
   std::string out(DecodeAt(n.data() + start).value);
   n.Close(start, n.used() - start);
   count_--;
-  if (--n.count == 0) nodes_.pop_back();
+  if (--n.count == 0) {
+    nodes_.pop_back();
+    Settle();  // the new tail may have been an inner node
+  }
   return out;
 }
 
 void ListValue::EraseFront(size_t k) {
   k = std::min(k, count_);
+  size_t nodes_before = nodes_.size();
   while (k > 0) {
-    Node& n = nodes_.front();
-    if (n.count <= k) {
-      k -= n.count;
-      count_ -= n.count;
+    if (nodes_.front().count <= k) {
+      k -= nodes_.front().count;
+      count_ -= nodes_.front().count;
       nodes_.pop_front();
       continue;
     }
+    Decompress(0);
+    Node& n = nodes_.front();
     size_t off = 0;
     for (size_t j = 0; j < k; j++) off += DecodeAt(n.data() + off).size;
     n.Close(0, off);
@@ -381,18 +403,21 @@ void ListValue::EraseFront(size_t k) {
     count_ -= k;
     k = 0;
   }
+  if (nodes_.size() != nodes_before) Settle();
 }
 
 void ListValue::EraseBack(size_t k) {
   k = std::min(k, count_);
+  size_t nodes_before = nodes_.size();
   while (k > 0) {
-    Node& n = nodes_.back();
-    if (n.count <= k) {
-      k -= n.count;
-      count_ -= n.count;
+    if (nodes_.back().count <= k) {
+      k -= nodes_.back().count;
+      count_ -= nodes_.back().count;
       nodes_.pop_back();
       continue;
     }
+    Decompress(nodes_.size() - 1);
+    Node& n = nodes_.back();
     size_t off = n.used();
     for (size_t j = 0; j < k; j++) off = StartBefore(n.data(), off);
     n.Close(off, n.used() - off);
@@ -400,40 +425,58 @@ void ListValue::EraseBack(size_t k) {
     count_ -= k;
     k = 0;
   }
+  if (nodes_.size() != nodes_before) Settle();
 }
 
 // ---- ListValue: by index and by value -----------------------------------------------------------
 
 std::string_view ListValue::At(size_t index) const {
+  thread_local std::string scratch;  // holds an inflated node; see the header's contract
+  // The previous view is dead now: drop a large node's copy instead of keeping it for good.
+  if (scratch.capacity() > (size_t{1} << 20)) std::string().swap(scratch);
   Pos p = Locate(index);
-  return DecodeAt(nodes_[p.node].data() + p.off).value;
+  const Node& n = nodes_[p.node];
+  const char* d = NodeBytes(p.node, &scratch);
+  return DecodeAt(d + OffsetOf(d, RawUsed(n), n.count, p.idx)).value;
 }
 
 void ListValue::Set(size_t index, std::string_view v) {
   Pos p = Locate(index);
+  Decompress(p.node);
   Node& n = nodes_[p.node];
-  size_t old_size = DecodeAt(n.data() + p.off).size;
+  size_t off = OffsetOf(n.data(), n.used(), n.count, p.idx);
+  size_t old_size = DecodeAt(n.data() + off).size;
   size_t eb = EntryBytes(v.size());
-  if (eb > old_size) n.Open(p.off + old_size, eb - old_size);
-  else if (eb < old_size) n.Close(p.off + eb, old_size - eb);
-  EncodeEntry(n.data() + p.off, v);
+  if (eb > old_size)
+    n.Open(off + old_size, eb - old_size);
+  else if (eb < old_size)
+    n.Close(off + eb, old_size - eb);
+  EncodeEntry(n.data() + off, v);
+  size_t nodes_before = nodes_.size();
   SplitIfOversized(p.node);
+  Settle(p.node, p.node + (nodes_.size() - nodes_before));
 }
 
 bool ListValue::InsertAtPivot(std::string_view pivot, std::string_view v, bool after) {
+  std::string tmp;
   for (size_t i = 0; i < nodes_.size(); i++) {
-    Node& n = nodes_[i];
-    for (size_t off = 0; off < n.used();) {
-      Entry e = DecodeAt(n.data() + off);
+    const char* d = NodeBytes(i, &tmp);  // compressed nodes are searched inflated
+    size_t used = RawUsed(nodes_[i]);
+    for (size_t off = 0; off < used;) {
+      Entry e = DecodeAt(d + off);
       if (e.value != pivot) {
         off += e.size;
         continue;
       }
+      Decompress(i);  // the same bytes, so `off` still holds
+      Node& n = nodes_[i];
       size_t eb = EntryBytes(v.size());
       EncodeEntry(n.Open(after ? off + e.size : off, eb), v);
       n.count++;
       count_++;
+      size_t nodes_before = nodes_.size();
       SplitIfOversized(i);
+      Settle(i, i + (nodes_.size() - nodes_before));
       return true;
     }
   }
@@ -447,8 +490,20 @@ size_t ListValue::Remove(std::string_view v, size_t limit, bool from_tail) {
     removed++;
     return true;
   };
+  std::string tmp;
   for (size_t step = 0; step < nodes_.size() && (limit == 0 || removed < limit); step++) {
     size_t i = from_tail ? nodes_.size() - 1 - step : step;
+    if (nodes_[i].lzf_raw != 0) {  // inflate only a node that holds a match
+      const char* d = NodeBytes(i, &tmp);
+      bool hit = false;
+      for (size_t off = 0; off < tmp.size() && !hit;) {
+        Entry e = DecodeAt(d + off);
+        hit = e.value == v;
+        off += e.size;
+      }
+      if (!hit) continue;
+      Decompress(i);
+    }
     Node& n = nodes_[i];
     char* base = n.data();
     size_t before = removed, u = n.used();
@@ -483,7 +538,12 @@ size_t ListValue::Remove(std::string_view v, size_t limit, bool from_tail) {
     }
   }
   count_ -= removed;
-  if (removed > 0) Compact(first, last);
+  if (removed > 0) {
+    Compact(first, last);
+    // The survivors of [first, last] and a merged left neighbour lie in [first - 1, last].
+    size_t lo = first > 0 ? first - 1 : 0;
+    Settle(lo, std::min(last, nodes_.empty() ? 0 : nodes_.size() - 1));
+  }
   return removed;
 }
 
@@ -494,37 +554,48 @@ void ListValue::VisitRange(size_t start, size_t n, bool reverse,
   if (n == 0) return;
   assert(start + n <= count_);
   Pos p = Locate(reverse ? start + n - 1 : start);
-  size_t i = p.node, off = p.off;
+  std::string tmp;  // the current node inflated, when compressed
+  size_t i = p.node;
+  const char* d = NodeBytes(i, &tmp);
+  size_t used = RawUsed(nodes_[i]);
+  size_t off = OffsetOf(d, used, nodes_[i].count, p.idx);
   while (true) {
-    const Node& node = nodes_[i];
-    Entry e = DecodeAt(node.data() + off);
+    Entry e = DecodeAt(d + off);
     fn(e.value);
     if (--n == 0) return;
     if (!reverse) {
       off += e.size;
-      if (off == node.used()) i++, off = 0;
+      if (off == used) {
+        d = NodeBytes(++i, &tmp);
+        used = RawUsed(nodes_[i]);
+        off = 0;
+      }
     } else if (off > 0) {
-      off = StartBefore(node.data(), off);
+      off = StartBefore(d, off);
     } else {
-      i--;
-      off = StartBefore(nodes_[i].data(), nodes_[i].used());
+      d = NodeBytes(--i, &tmp);
+      used = RawUsed(nodes_[i]);
+      off = StartBefore(d, used);
     }
   }
 }
 
 void ListValue::Scan(bool from_tail, const std::function<bool(std::string_view)>& fn) const {
+  std::string tmp;  // the current node inflated, when compressed
   for (size_t step = 0; step < nodes_.size(); step++) {
-    const Node& n = nodes_[from_tail ? nodes_.size() - 1 - step : step];
+    size_t i = from_tail ? nodes_.size() - 1 - step : step;
+    const char* d = NodeBytes(i, &tmp);
+    size_t used = RawUsed(nodes_[i]);
     if (!from_tail) {
-      for (size_t off = 0; off < n.used();) {
-        Entry e = DecodeAt(n.data() + off);
+      for (size_t off = 0; off < used;) {
+        Entry e = DecodeAt(d + off);
         if (!fn(e.value)) return;
         off += e.size;
       }
     } else {
-      for (size_t end = n.used(); end > 0;) {
-        end = StartBefore(n.data(), end);
-        if (!fn(DecodeAt(n.data() + end).value)) return;
+      for (size_t end = used; end > 0;) {
+        end = StartBefore(d, end);
+        if (!fn(DecodeAt(d + end).value)) return;
       }
     }
   }

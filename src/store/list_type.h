@@ -6,6 +6,13 @@
 // Node size follows list-max-listpack-size (EncodingLimits::list_max_listpack_size): negative
 // values -1..-5 cap a node at 4, 8, 16, 32 or 64 KiB, positive values cap its element count
 // (with an 8 KiB safety cap). An element larger than the cap gets a node of its own.
+//
+// Compression follows list-compress-depth (EncodingLimits::list_compress_depth), fixed when the
+// list is made, as Redis fixes it per quicklist: 0 compresses nothing; N keeps the N nodes at
+// each end plain and stores the nodes between them LZF-compressed (list_compress.cc). A node is
+// compressed when it becomes an inner node or an operation touches it while inner, and only when
+// that pays (Redis' thresholds: at least 48 bytes, at least 8 bytes saved); reads inflate one
+// node at a time into scratch memory and leave the node compressed.
 // Not thread-safe: called under the keyspace lock like the rest of store/.
 #pragma once
 
@@ -22,8 +29,9 @@ namespace kv::store {
 
 class ListValue final : public Collection {
  public:
-  // `fill` is list-max-listpack-size.
-  explicit ListValue(int64_t fill = -2);
+  // `fill` is list-max-listpack-size, `compress_depth` list-compress-depth (clamped as Redis
+  // clamps them: fill to [-5, 32767], the depth to [0, 65535]).
+  explicit ListValue(int64_t fill = -2, int64_t compress_depth = 0);
   ~ListValue() override;
   ListValue(const ListValue&) = delete;
   ListValue& operator=(const ListValue&) = delete;
@@ -45,7 +53,8 @@ class ListValue final : public Collection {
   void EraseBack(size_t n);
 
   // The element at `index` (0-based from the head; must be < Size()). The view is valid until
-  // the list is next modified.
+  // the list is next modified or At is next called on any list by this thread (an element of a
+  // compressed node is read from a per-thread scratch buffer).
   std::string_view At(size_t index) const;
   // Replaces the element at `index` (< Size()).
   void Set(size_t index, std::string_view v);
@@ -65,6 +74,14 @@ class ListValue final : public Collection {
 
   // Number of nodes, for tests and MEMORY/DEBUG-style introspection.
   size_t node_count() const { return nodes_.size(); }
+  // The settings the list was made with (DEBUG OBJECT's ql_listpack_max and ql_compressed).
+  int64_t fill() const { return fill_; }
+  size_t compress_depth() const { return depth_; }
+  // Whether node i (< node_count()) is stored compressed; how many nodes are.
+  bool node_compressed(size_t i) const { return nodes_[i].lzf_raw != 0; }
+  size_t compressed_node_count() const;
+  // The nodes' bytes as they would be uncompressed (DEBUG OBJECT's ql_uncompressed_size).
+  size_t uncompressed_bytes() const;
 
  private:
   // One chunk of elements. Each element is framed as [varint len][bytes][reverse varint of the
@@ -74,6 +91,9 @@ class ListValue final : public Collection {
     std::unique_ptr<char[]> buf;
     size_t cap = 0, begin = 0, end = 0;
     uint32_t count = 0;
+    // Nonzero while compressed: buf[begin, end) then holds the LZF form of that many bytes of
+    // framed elements, and nothing may read or change the elements before Decompress.
+    uint32_t lzf_raw = 0;
 
     size_t used() const { return end - begin; }
     const char* data() const { return buf.get() + begin; }
@@ -116,12 +136,29 @@ class ListValue final : public Collection {
   };
   struct Pos {
     size_t node;  // index into nodes_
-    size_t off;   // byte offset of an element inside that node's used region
+    size_t idx;   // index of the element inside that node
   };
 
   bool Fits(const Node& n, size_t entry_bytes) const;
-  // Position of the element at `index` (< Size()).
+  // Node and in-node index of the element at `index` (< Size()).
   Pos Locate(size_t index) const;
+  // Byte offset of element `idx` among the `count` elements framed in data[0, used).
+  static size_t OffsetOf(const char* data, size_t used, size_t count, size_t idx);
+
+  // ---- Compression (list_compress.cc) ----
+  // The node's uncompressed bytes: used() or, when compressed, its original size.
+  static size_t RawUsed(const Node& n) { return n.lzf_raw != 0 ? n.lzf_raw : n.used(); }
+  // Node i's framed elements: its own buffer, or inflated into *tmp when compressed.
+  const char* NodeBytes(size_t i, std::string* tmp) const;
+  // Makes node i plain (no-op when it is).
+  void Decompress(size_t i);
+  // Compresses plain node i when that pays (Redis' __quicklistCompressNode thresholds).
+  void TryCompress(size_t i);
+  // Restores the depth rule after a change (Redis' __quicklistCompress): the depth_ nodes at
+  // each end plain, the first inner node from each end compressed, and so is each inner node in
+  // [lo, hi] (the nodes the change touched or added; lo > hi: none) and each node those added
+  // nodes may have pushed inwards past either boundary.
+  void Settle(size_t lo = 1, size_t hi = 0);
   // Splits nodes_[i] in two halves when it exceeds the size limits.
   void SplitIfOversized(size_t i);
   // Drops the empty nodes in [first, last] and merges neighbours there that fit in one node.
@@ -131,6 +168,8 @@ class ListValue final : public Collection {
   size_t count_ = 0;
   size_t max_bytes_;    // per node
   size_t max_entries_;  // per node
+  int32_t fill_;        // list-max-listpack-size as given (clamped)
+  uint32_t depth_;      // list-compress-depth: plain nodes kept at each end (0: no compression)
 };
 
 }  // namespace kv::store

@@ -80,6 +80,9 @@ class SetValue : public Collection {
   void ForEach(const Visitor& fn) const override;
   size_t MemoryUsage() const override;
   const char* EncodingName() const override;
+  std::vector<TableStats> HashTableStats() const override {
+    return table_ ? table_->Stats() : std::vector<TableStats>{};
+  }
 
   bool is_intset() const { return intset_ != nullptr; }
 

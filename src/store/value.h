@@ -9,6 +9,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "store/table_stats.h"
 
 namespace kv::store {
 
@@ -44,6 +47,8 @@ class Collection {
   virtual size_t MemoryUsage() const = 0;
   // The encoding name OBJECT ENCODING reports ("listpack", "hashtable", ...).
   virtual const char* EncodingName() const = 0;
+  // DEBUG HTSTATS-KEY: the hash table's figures when the encoding is one (empty otherwise).
+  virtual std::vector<TableStats> HashTableStats() const { return {}; }
 };
 
 const char* TypeName(ObjType t);

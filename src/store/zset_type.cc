@@ -222,6 +222,10 @@ size_t ZSetValue::MemoryUsage() const {
 
 const char* ZSetValue::EncodingName() const { return skiplist_ ? "skiplist" : "listpack"; }
 
+std::vector<TableStats> ZSetValue::HashTableStats() const {
+  return skiplist_ ? index_->table.Stats() : std::vector<TableStats>{};
+}
+
 void ZSetValue::ToSkiplist() {
   auto idx = std::make_unique<Index>();
   for (size_t off = 0; off < lp_bytes_;) {

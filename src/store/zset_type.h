@@ -101,6 +101,7 @@ class ZSetValue : public Collection {
   void ForEach(const Collection::Visitor& fn) const override;
   size_t MemoryUsage() const override;
   const char* EncodingName() const override;
+  std::vector<TableStats> HashTableStats() const override;
   bool is_listpack() const { return !skiplist_; }
   // Switches to the skiplist encoding (no-op if already there), as Redis' SORT does to a sorted
   // set it reads (sort.c's zsetConvert).

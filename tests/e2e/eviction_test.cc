@@ -23,9 +23,6 @@ using Kind = ServerProcess::Kind;
 constexpr int64_t kLimit = 8 << 20;  // 8 MiB
 const std::string kValue(1000, 'v');
 
-int64_t InfoInt(RespClient& c, const std::string& section, const std::string& name) {
-  return std::atoll(InfoField(c, section, name).c_str());
-}
 
 // SETs keys prefix0..prefix(n-1), pipelined; each `args` is appended (EX 100, say). Returns the
 // number of error replies.

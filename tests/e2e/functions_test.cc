@@ -412,6 +412,22 @@ TEST(FunctionsData, LibrariesSurviveRestartsAndMoveInRdbFiles) {
   EXPECT_EQ(c.Call({"FCALL", "fr", "0"}).str, "r");
 }
 
+// DEBUG RELOAD without a flush keeps the live libraries: the file's clash with them (an error,
+// as in Redis) unless MERGE lets them replace those of the same names.
+TEST(FunctionsData, ReloadWithoutAFlushClashesUnlessMerged) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
+    ServerProcess server(kind);
+    RespClient c(server.port());
+    ASSERT_EQ(c.Call({"FUNCTION", "LOAD", Lib("test", "test", "return 'hello'")}).str, "test");
+    EXPECT_EQ(c.Raw({"DEBUG", "RELOAD", "NOFLUSH"}), "-ERR Error trying to load the RDB dump\r\n");
+    EXPECT_EQ(c.Raw({"DEBUG", "RELOAD", "NOFLUSH", "MERGE"}), "+OK\r\n");
+    EXPECT_EQ(c.Call({"FCALL", "test", "0"}).str, "hello");
+    EXPECT_EQ(c.Raw({"DEBUG", "RELOAD"}), "+OK\r\n");
+    EXPECT_EQ(c.Call({"FCALL", "test", "0"}).str, "hello");
+  }
+}
+
 // The AOF keeps FUNCTION LOAD / DELETE as they came, and its rewrite writes the libraries in
 // both base formats (RDB preamble, commands); redis-server replays kvstore's AOF too.
 TEST(FunctionsData, TheAofKeepsTheLibraries) {

@@ -4,14 +4,15 @@
 // compared with redis-server's, and a kvstore replica must end up with its primary's set. Scripts
 // propagate their effects as Redis 7.0 does: the commands they ran (in MULTI/EXEC when more
 // than one, with the SELECTs they made), never the EVAL, narrowed by redis.set_repl.
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
@@ -28,8 +29,9 @@ class StreamReader {
  public:
   explicit StreamReader(int port) : c_(port) { c_.SendRaw("SYNC\r\n"); }
 
-  // The next command of the stream but PING and REPLCONF; empty on timeout or a bad stream.
-  Argv Next() {
+  // The next command of the stream but PING and REPLCONF (unless `keepalives`); empty on
+  // timeout or a bad stream.
+  Argv Next(bool keepalives = false) {
     for (;;) {
       Argv cmd;
       std::string line;
@@ -53,7 +55,7 @@ class StreamReader {
       }
       std::string name = cmd.empty() ? "" : cmd[0];
       std::transform(name.begin(), name.end(), name.begin(), ::toupper);
-      if (name != "PING" && name != "REPLCONF") return cmd;
+      if (keepalives || (name != "PING" && name != "REPLCONF")) return cmd;
     }
   }
 
@@ -183,6 +185,24 @@ TEST(Propagation, SpopWithCountStreamMatchesRedis) {
       "MULTI", "SREM x4", "SET marker d", "EXEC", "SET marker end"};
   EXPECT_EQ(shapes[1], kExpected) << "redis-server's stream changed";
   EXPECT_EQ(shapes[0], shapes[1]);
+}
+
+// A new replica's stream starts with the first write's SELECT: the primary pings its replicas
+// every repl-ping-replica-period, counted from its start, not at once for a new one.
+TEST(Propagation, ANewReplicasStreamStartsWithTheFirstWrite) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
+    ServerProcess server(kind, {"--repl-diskless-sync-delay", "0"});
+    // Past Redis' first replication cron, which pings at once when it finds replicas.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    StreamReader stream(server.port());
+    RespClient c(server.port());
+    ASSERT_TRUE(WaitFor([&] { return InfoField(c, "replication", "connected_slaves") == "1"; }));
+    ASSERT_EQ(c.Call({"SET", "k", "v"}).str, "OK");
+    EXPECT_EQ(stream.Next(true), (Argv{"SELECT", "0"}))
+        << (kind == Kind::kKvstore ? "kvstore" : "redis");
+    EXPECT_EQ(stream.Next(true), (Argv{"SET", "k", "v"}));
+  }
 }
 
 TEST(Propagation, SpopWithCountKeepsAReplicaInSync) {

@@ -6,14 +6,15 @@
 // their primary's repl-timeout: they send the primary a newline a second while they load, which
 // counts as their ACK. rdb-key-save-delay and key-load-delay make a save or a load slow on
 // purpose, as in Redis. redis-server is the oracle.
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
+#include "net/socket.h"
 #include "tests/support/populate.h"
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
@@ -255,6 +256,35 @@ TEST_P(ReplicationKeepaliveDataLink, ASlowDiskSaveIsWaitedFor) {
   EXPECT_EQ(InfoField(r, "replication", "rdma_link_errors"), "0") << replica.LogText();
   EXPECT_EQ(InfoField(r, "replication", "rdma_resumes"), "0");
 }
+
+// A primary that accepts the connection and never answers the handshake: the replica gives up
+// after repl-timeout with Redis' line and connects again.
+class HandshakeTimeout : public ::testing::TestWithParam<Kind> {};
+
+TEST_P(HandshakeTimeout, ReplicaGivesUpOnASilentPrimaryAndRetries) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  int port = FreePort();
+  auto listener = net::ListenTcp("127.0.0.1", port, 16);
+  ASSERT_TRUE(listener.ok());
+  std::vector<net::Fd> accepted;  // held open, never read or written
+  ServerProcess replica(
+      GetParam(), {"--repl-timeout", "1", "--replicaof", "127.0.0.1 " + std::to_string(port)});
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto c = net::AcceptTcp(listener->get());
+        if (c.ok()) accepted.push_back(std::move(*c));
+        return accepted.size() >= 2;
+      },
+      30000, 50))
+      << replica.LogText();
+  EXPECT_NE(replica.LogText().find("Timeout connecting to the MASTER..."), std::string::npos)
+      << replica.LogText();
+  RespClient r(replica.port());
+  EXPECT_EQ(InfoField(r, "replication", "master_link_status"), "down");
+}
+
+INSTANTIATE_TEST_SUITE_P(Servers, HandshakeTimeout, ::testing::Values(Kind::kKvstore, Kind::kRedis),
+                         [](const auto& info) { return std::string(Name(info.param)); });
 
 INSTANTIATE_TEST_SUITE_P(Providers, ReplicationKeepaliveDataLink,
                          ::testing::ValuesIn(transport::test::WithVerbs({"tcp", "shm"}, {"verbs"})),

@@ -126,44 +126,63 @@ std::string ExpectRefusesToStart(const std::string& dir, std::vector<std::string
   return ReadFile(log);
 }
 
-ServerProcess::ServerProcess(Kind kind, std::vector<std::string> extra_args) {
+ServerProcess::ServerProcess(Kind kind, std::vector<std::string> extra_args)
+    : kind_(kind), extra_args_(std::move(extra_args)) {
   char tmpl[] = "/tmp/kvstore-test-XXXXXX";
   dir_ = mkdtemp(tmpl);
   log_ = dir_ + "/server.log";
   for (int attempt = 0; attempt < 5; attempt++) {
-    port_ = FreePort();
     [[maybe_unused]] int rc = truncate(log_.c_str(), 0);  // a failed attempt's lines go
-    std::vector<std::string> args;
-    if (kind == Kind::kKvstore) {
-      // DEBUG is refused by default, as in Redis 7.0; the tests use it on both servers.
-      args = {BuildPath("kvstore-server"), "--enable-debug-command", "yes"};
-    } else {
-      args = {"/usr/bin/redis-server", "--appendonly", "no", "--enable-debug-command", "yes"};
-    }
-    std::vector<std::string> base = {"--port", std::to_string(port_), "--dir", dir_,
-                                     "--save", "", "--logfile", log_};
-    // A config file comes first, as both servers want it; the options override it.
-    auto options = extra_args.begin();
-    if (options != extra_args.end() && options->rfind("--", 0) != 0) {
-      args.insert(args.begin() + 1, *options++);
-    }
-    args.insert(args.end(), base.begin(), base.end());
-    args.insert(args.end(), options, extra_args.end());
-    pid_ = Spawn(args);
-    for (int i = 0; i < 200; i++) {
-      // Another test's server may hold the port we picked (ours then fails to bind and exits):
-      // only our own process, having logged that it listens, counts.
-      if (!Alive()) break;
-      if (Answers(port_) && LogText().find("Ready to accept connections") != std::string::npos) {
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    Stop(1000);
+    if (Launch(FreePort())) return;
   }
   fprintf(stderr, "ServerProcess: could not start %s; log:\n%s\n",
           kind == Kind::kKvstore ? "kvstore-server" : "redis-server", LogText().c_str());
   abort();
+}
+
+bool ServerProcess::Launch(int port) {
+  port_ = port;
+  std::vector<std::string> args;
+  if (kind_ == Kind::kKvstore) {
+    // DEBUG is refused by default, as in Redis 7.0; the tests use it on both servers.
+    args = {BuildPath("kvstore-server"), "--enable-debug-command", "yes"};
+  } else {
+    args = {"/usr/bin/redis-server", "--appendonly", "no", "--enable-debug-command", "yes"};
+  }
+  std::vector<std::string> base = {"--port", std::to_string(port_), "--dir", dir_, "--save",
+                                   "",       "--logfile",           log_};
+  // A config file comes first, as both servers want it; the options override it.
+  auto options = extra_args_.begin();
+  if (options != extra_args_.end() && options->rfind("--", 0) != 0) {
+    args.insert(args.begin() + 1, *options++);
+  }
+  args.insert(args.end(), base.begin(), base.end());
+  args.insert(args.end(), options, extra_args_.end());
+  size_t log_from = LogText().size();  // a restart's log goes on after the earlier run's
+  pid_ = Spawn(args);
+  for (int i = 0; i < 200; i++) {
+    // Another test's server may hold the port we picked (ours then fails to bind and exits):
+    // only our own process, having logged that it listens, counts.
+    if (!Alive()) break;
+    if (Answers(port_) &&
+        LogText().find("Ready to accept connections", log_from) != std::string::npos) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  Stop(1000);
+  return false;
+}
+
+bool ServerProcess::Restart(std::vector<std::string> extra_args) {
+  Stop();
+  extra_args_.insert(extra_args_.end(), extra_args.begin(), extra_args.end());
+  // The port was ours a moment ago; a server still closing it may hold it briefly.
+  for (int attempt = 0; attempt < 20; attempt++) {
+    if (Launch(port_)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
 }
 
 ServerProcess::~ServerProcess() {

@@ -54,8 +54,16 @@ class ServerProcess {
   int Stop(int timeout_ms = 5000);
   bool Alive();
   std::string LogText() const;
+  // Stops the server (SIGTERM: it saves if it has save points) and starts it again on the same
+  // port and directory with the same options, then `extra_args`; false if it did not come up.
+  // The log goes on in the same file.
+  bool Restart(std::vector<std::string> extra_args = {});
 
  private:
+  bool Launch(int port);
+
+  Kind kind_;
+  std::vector<std::string> extra_args_;
   pid_t pid_ = -1;
   int port_ = 0;
   std::string dir_, log_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <thread>
@@ -18,6 +19,12 @@ inline std::string InfoField(RespClient& c, const std::string& section, const st
   if (at == std::string::npos) return "";
   at += name.size() + 3;
   return info.substr(at, info.find("\r\n", at) - at);
+}
+
+// The integer value of `name` in INFO `section`, or -1 when it is missing.
+inline int64_t InfoInt(RespClient& c, const std::string& section, const std::string& name) {
+  std::string v = InfoField(c, section, name);
+  return v.empty() ? -1 : std::stoll(v);
 }
 
 // Polls `cond` every `step_ms`; its last answer after `timeout_ms`.

@@ -55,7 +55,7 @@ Result<std::string> LinkIo::ReadLine() {
 Status LinkIo::Wait(short events) {
   pollfd pfd{fd_, events, 0};
   int r = poll(&pfd, 1, timeout_ms_);
-  if (r == 0) return Status::IoError("timeout talking to the primary");
+  if (r == 0) return Status::TimedOut("timeout talking to the primary");
   if (r < 0 && errno != EINTR) return Status::FromErrno("poll", errno);
   if (r > 0 && (pfd.revents & (POLLERR | POLLNVAL))) return Status::Closed("link error");
   return Status::Ok();

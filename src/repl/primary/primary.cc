@@ -1,6 +1,7 @@
 #include "repl/primary/primary.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "common/hash.h"
 #include "common/logging.h"
 #include "common/strutil.h"
+#include "net/socket.h"
 #include "repl/datalink/link_io.h"
 
 namespace kv::repl {
@@ -60,7 +62,17 @@ void Primary::ShiftReplid(const std::string& next) {
       replid2_.c_str(), static_cast<long long>(second_offset_), replid_.c_str());
 }
 
-void Primary::ContinueWith(const std::string& replid) { ShiftReplid(replid); }
+void Primary::ContinueWith(const std::string& replid) {
+  ShiftReplid(replid);
+  // Sub-replicas learn the new ID by reconnecting (and continue through replid2), as in Redis.
+  DisconnectReplicas();
+}
+
+void Primary::ChangeReplId() {
+  replid_ = RandomHex40();
+  replid2_.assign(40, '0');
+  second_offset_ = -1;
+}
 
 void Primary::Promote() {
   ShiftReplid(RandomHex40());
@@ -222,8 +234,33 @@ void Primary::Replconf(cmd::Context& c, ClientConn& client) {
       // What INFO and ROLE show for the replica (a replica behind NAT names its outside address).
       if (AttachedReplica* r = Find(&client)) r->ip = std::string(val);
       announced_[client.id()].ip = std::string(val);
-    } else if (EqualsIgnoreCase(opt, "rdb-only") || EqualsIgnoreCase(opt, "rdb-filter-only")) {
-      // Accepted; kvstore always sends the $EOF: framing and PSYNC2 replies.
+    } else if (EqualsIgnoreCase(opt, "rdb-only")) {
+      auto v = ParseInt64(val);
+      if (!v) {
+        c.Error(cmd::OpStatus::kNotInteger);
+        return;
+      }
+      if (*v < 0 || *v > 1) {
+        c.Error("value is out of range, value must between 0 and 1");
+        return;
+      }
+      announced_[client.id()].filter.rdb_only = *v == 1;
+    } else if (EqualsIgnoreCase(opt, "rdb-filter-only")) {
+      // What the snapshot includes: "" nothing, "functions" the function libraries only.
+      auto words = SplitArgs(val);
+      if (!words) {
+        c.Error("Missing rdb-filter-only values");
+        return;
+      }
+      SnapshotFilter& f = announced_[client.id()].filter;
+      f.keys = f.functions = false;
+      for (const std::string& w : *words) {
+        if (!EqualsIgnoreCase(w, "functions")) {
+          c.Error("Unsupported rdb-filter-only option: " + w);
+          return;
+        }
+        f.functions = true;
+      }
     } else {
       c.Error("Unrecognized REPLCONF option: " + std::string(opt));
       return;
@@ -244,6 +281,7 @@ Primary::AttachedReplica* Primary::Register(ClientConn& c) {
     if (!it->second.ip.empty()) r->ip = it->second.ip;  // replica-announce-ip, as in Redis
     r->listening_port = it->second.port;
     r->capa_eof = it->second.capa_eof;
+    r->filter = it->second.filter;
     r->data = std::move(it->second.data);
     announced_.erase(it);
   }
@@ -295,7 +333,7 @@ void Primary::Psync(cmd::Context& c, ClientConn& client) {
     return;
   }
   bool psync = EqualsIgnoreCase(c.arg(0), "psync");
-  if (psync && c.argc() == 3) {
+  if (psync && c.argc() >= 3) {  // a fourth argument (FAILOVER) is the server's
     auto offset = ParseInt64(c.arg(2));
     if (offset && TryPartial(c, client, c.arg(1), *offset)) {
       sync_stats_.partial_ok++;
@@ -308,6 +346,9 @@ void Primary::Psync(cmd::Context& c, ClientConn& client) {
   LOG_NOTICE("Full resync requested by replica %s", client.peer().c_str());
   // SYNC (redis-cli --replica, old replicas) gets the snapshot payload alone, as from Redis.
   Register(client)->pre_psync = !psync;
+  // repl-disable-tcp-nodelay: fewer, bigger packets to the replica for some latency, set as
+  // Redis does when a replica starts a full sync (a partial one keeps its connection as is).
+  if (host_.ConfigBool("repl-disable-tcp-nodelay")) net::SetNoDelay(client.fd(), false);
   // The reply (+FULLRESYNC) is written when the snapshot starts. As in Redis, that is now
   // unless a diskless sync waits repl-diskless-sync-delay for more replicas or a child runs;
   // Cron starts it then.
@@ -330,8 +371,30 @@ void Primary::OnChildExit(int64_t now_ms) {
   if (child_pid_ < 0) StartSnapshot(now_ms);
 }
 
+// Redis' removeRDBUsedToSyncReplicas: with rdb-del-sync-files and no persistence (no save
+// points, no AOF), the file a disk-based sync saved goes once no replica waits for or reads it.
+void Primary::RemoveSyncFileIfUnused() {
+  if (!host_.ConfigBool("rdb-del-sync-files")) {
+    sync_file_to_delete_.clear();
+    return;
+  }
+  if (sync_file_to_delete_.empty() || !host_.ConfigString("save").empty() ||
+      host_.ConfigBool("appendonly")) {
+    return;
+  }
+  for (const auto& r : replicas_) {
+    if (r->state != State::kOnline || r->file_on_link) return;
+  }
+  struct stat sb;
+  if (lstat(sync_file_to_delete_.c_str(), &sb) != 0) return;
+  LOG_NOTICE("Removing the RDB file used to feed replicas in a persistence-less instance");
+  unlink(sync_file_to_delete_.c_str());
+  sync_file_to_delete_.clear();
+}
+
 void Primary::Cron(int64_t now_ms) {
   OnChildExit(now_ms);
+  RemoveSyncFileIfUnused();
   // A replica that stopped acknowledging for repl-timeout is cut off (it will resync).
   int64_t timeout_ms = host_.ConfigInt("repl-timeout") * 1000;
   for (auto& r : replicas_) {
@@ -388,6 +451,9 @@ void Primary::Cron(int64_t now_ms) {
   }
   int64_t period_ms = host_.ConfigInt("repl-ping-replica-period") * 1000;
   // A replica passes its primary's PINGs on instead of making its own.
+  // As Redis: every period counted from the start, not at once for a new replica (whose stream
+  // then starts with the first write).
+  if (last_ping_ms_ == 0) last_ping_ms_ = now_ms;
   if (!replicas_.empty() && now_ms - last_ping_ms_ >= period_ms && !host_.IsReplica()) {
     last_ping_ms_ = now_ms;
     std::string_view ping[] = {"PING"};
@@ -434,9 +500,22 @@ void Primary::Wait(cmd::Context& c, ClientConn& client) {
   }
   waiters_.push_back({&client, offset, numreplicas, timeout > 0 ? c.now_ms + timeout : 0});
   c.block = cmd::BlockRequest{};  // parked with no keys; ServeWaiters answers it
-  // Ask every replica where it is now (the request travels in the stream, as in Redis).
+  RequestAcks();                  // where is every replica now
+}
+
+void Primary::RequestAcks() {
+  // The request travels in the stream, as in Redis.
   std::string_view getack[] = {"REPLCONF", "GETACK", "*"};
   feed_.EmitRaw(getack);
+}
+
+std::vector<Primary::ReplicaStatus> Primary::ReplicaStatuses() const {
+  std::vector<ReplicaStatus> out;
+  for (const auto& r : replicas_) {
+    out.push_back({r->ip, r->listening_port, r->state == State::kOnline, r->ack_offset, r->ack_ms,
+                   StateName(*r)});
+  }
+  return out;
 }
 
 std::optional<int64_t> Primary::CancelWait(ClientConn* client) {
@@ -484,13 +563,13 @@ void Primary::AppendInfo(std::string* out, int64_t now_ms, bool role) const {
   }
   const Backlog* b = const_cast<Feed&>(feed_).backlog();
   snprintf(buf, sizeof(buf),
-           "master_failover_state:no-failover\r\nmaster_replid:%s\r\nmaster_replid2:%s\r\n"
+           "master_failover_state:%s\r\nmaster_replid:%s\r\nmaster_replid2:%s\r\n"
            "master_repl_offset:%lld\r\nsecond_repl_offset:%lld\r\nrepl_backlog_active:%d\r\n"
            "repl_backlog_size:%lld\r\nrepl_backlog_first_byte_offset:%lld\r\n"
            "repl_backlog_histlen:%zu\r\n",
-           replid_.c_str(), replid2_.c_str(), static_cast<long long>(feed_.offset()),
-           static_cast<long long>(second_offset_), b ? 1 : 0,
-           static_cast<long long>(host_.ConfigInt("repl-backlog-size")),
+           failover_state_, replid_.c_str(), replid2_.c_str(),
+           static_cast<long long>(feed_.offset()), static_cast<long long>(second_offset_),
+           b ? 1 : 0, static_cast<long long>(host_.ConfigInt("repl-backlog-size")),
            static_cast<long long>(b ? b->first_byte_offset() : 0), b ? b->histlen() : 0);
   out->append(buf);
 }

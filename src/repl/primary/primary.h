@@ -54,6 +54,9 @@ class Primary {
   void SetHistory(const std::string& replid, int64_t offset);
   void ContinueWith(const std::string& replid);
   void Promote();
+  // DEBUG CHANGE-REPL-ID: a new random replid and no replid2 (Redis' changeReplicationId and
+  // clearReplicationId2); the backlog stays.
+  void ChangeReplId();
   // A replica passes its primary's stream on verbatim (chained replication).
   void ProxyStream(std::string_view raw);
   void DisconnectReplicas();
@@ -109,9 +112,33 @@ class Primary {
   size_t OutputBytes() const;
   // INFO replication; `role` adds the role line (a replica writes its own first).
   void AppendInfo(std::string* out, int64_t now_ms, bool role) const;
+  // INFO's master_failover_state (FAILOVER's state, which the server keeps).
+  void set_failover_state(const char* name) { failover_state_ = name; }
+
+  // The attached replicas, as FAILOVER and a shutdown that waits for them see them.
+  struct ReplicaStatus {
+    std::string ip;  // REPLCONF ip-address, else the connection's
+    int port = 0;    // REPLCONF listening-port
+    bool online = false;
+    int64_t ack_offset = 0;
+    int64_t ack_ms = 0;
+    const char* state = "";  // as INFO names it
+  };
+  std::vector<ReplicaStatus> ReplicaStatuses() const;
+  // REPLCONF GETACK * to every replica, through the stream (so it moves the offset).
+  void RequestAcks();
 
  private:
   enum class State { kWaitSnapshot, kSendingSnapshot, kOnline };
+  // What a replica asked the snapshot to hold (Redis' REPLCONF rdb-only and rdb-filter-only,
+  // as redis-cli --rdb and --functions-rdb send them): replicas that differ get separate
+  // snapshots, and one that wants the snapshot alone is disconnected once it is sent.
+  struct SnapshotFilter {
+    bool rdb_only = false;
+    bool keys = true;
+    bool functions = true;
+    bool operator==(const SnapshotFilter&) const = default;
+  };
   struct AttachedReplica {
     ClientConn* client;
     State state;
@@ -135,6 +162,7 @@ class Primary {
     std::string ip;
     bool capa_eof = false;   // understands the $EOF: framing (diskless transfers)
     bool pre_psync = false;  // came with SYNC: gets the payload without a +FULLRESYNC line
+    SnapshotFilter filter;   // REPLCONF rdb-only / rdb-filter-only
     std::shared_ptr<DataLinkSender> data;  // the RDMA data plane, when negotiated
     std::string data_batch;  // stream bytes for `data` gathered while held (HoldDataLinkBytes)
   };
@@ -143,6 +171,7 @@ class Primary {
     int port = 0;
     std::string ip;  // REPLCONF ip-address (replica-announce-ip); empty: the connection's
     bool capa_eof = false;
+    SnapshotFilter filter;
     std::shared_ptr<DataLinkSender> data;
   };
   // What the snapshot child did for each replica of its batch, in memory it shares with the
@@ -221,7 +250,12 @@ class Primary {
   std::map<uint64_t, Announced> announced_;  // by client id
   std::vector<Waiter> waiters_;
   pid_t child_pid_ = -1;
+  SnapshotFilter child_filter_;  // what the running snapshot holds (its batch's filter)
   std::string child_file_;  // the snapshot file of a disk-based sync (absolute path), else empty
+  // rdb-del-sync-files: the file a disk-based sync saved, to delete once no replica needs it
+  // when the server has no persistence (Redis' RDBGeneratedByReplication); empty when none.
+  std::string sync_file_to_delete_;
+  void RemoveSyncFileIfUnused();
   std::unique_ptr<ChildReport> child_report_;  // of the running snapshot child
   int64_t last_ping_ms_ = 0;
   int64_t last_keepalive_ms_ = 0;  // newlines to replicas waiting for their snapshot
@@ -230,6 +264,7 @@ class Primary {
   int64_t fail_snapshot_after_ = -1;  // FailNextSnapshot; the child inherits it, then it resets
   int64_t no_replicas_since_ms_ = 0;  // for repl-backlog-ttl; 0 while replicas are attached
   SyncStats sync_stats_;
+  const char* failover_state_ = "no-failover";
 };
 
 }  // namespace kv::repl

@@ -50,20 +50,27 @@ void Primary::StartSnapshot(int64_t now_ms) {
   std::vector<AttachedReplica*> batch;
   int64_t delay_ms = host_.ConfigInt("repl-diskless-sync-delay") * 1000;
   int64_t oldest = INT64_MAX;
+  // One snapshot serves the replicas that want the same contents (the first waiting one's).
+  const SnapshotFilter* filter = nullptr;
   for (auto& r : replicas_) {
-    if (r->state == State::kWaitSnapshot) {
-      batch.push_back(r.get());
-      oldest = std::min(oldest, r->since_ms);
-    }
+    if (r->state != State::kWaitSnapshot) continue;
+    if (!filter) filter = &r->filter;
+    if (!(r->filter == *filter)) continue;
+    batch.push_back(r.get());
+    oldest = std::min(oldest, r->since_ms);
   }
   int64_t max_replicas = host_.ConfigInt("repl-diskless-sync-max-replicas");
   bool enough = max_replicas > 0 && static_cast<int64_t>(batch.size()) >= max_replicas;
-  bool disk = !host_.ConfigBool("repl-diskless-sync");
+  // A filtered snapshot goes to the sockets whatever repl-diskless-sync says (it must not
+  // replace the snapshot file), as in Redis, when every replica of the batch takes $EOF:.
+  bool filtered = batch.empty() || !(batch[0]->filter.keys && batch[0]->filter.functions);
+  bool disk = !host_.ConfigBool("repl-diskless-sync") && !filtered;
   for (AttachedReplica* r : batch) disk = disk || !r->capa_eof;
   // Disk-based syncs start at once; diskless ones wait for more replicas to share the transfer.
   if (batch.empty() || (!disk && !enough && now_ms - oldest < delay_ms)) return;
   // One child at a time: a BGSAVE's or an AOF rewrite's is waited for, as in Redis.
   if (host_.OtherChildRunning()) return;
+  child_filter_ = *filter;
   int64_t offset = feed_.offset();
   // The stream restarts with a SELECT for whoever joins now.
   feed_.ForgetSelectedDb();
@@ -129,6 +136,9 @@ void Primary::StartSnapshot(int64_t now_ms) {
     char cwd[4096];
     std::string name = host_.ConfigString("dbfilename");
     child_file_ = getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) + "/" + name : name;
+    // Remembered only while the setting is on, as in Redis: turned on later, it deletes no
+    // file a user's save made.
+    if (host_.ConfigBool("rdb-del-sync-files")) sync_file_to_delete_ = child_file_;
   }
   for (AttachedReplica* r : batch) r->state = State::kSendingSnapshot;
   LOG_NOTICE("Starting BGSAVE for SYNC with target: %s (pid %d, %zu replica(s))",
@@ -152,7 +162,9 @@ void Primary::RunChild(const std::vector<int>& fds, const std::vector<SnapshotRi
   opts.checksum = host_.ConfigBool("rdbchecksum");
   opts.limits = host_.keyspace().limits();
   opts.key_save_delay_us = static_cast<int>(host_.ConfigInt("rdb-key-save-delay"));
-  opts.functions = host_.FunctionCodes();
+  if (child_filter_.functions) opts.functions = host_.FunctionCodes();
+  opts.keys = child_filter_.keys;
+  if (host_.ConfigBool("rdb-save-incremental-fsync")) opts.autosync_bytes = persist::kAutoSyncBytes;
   int timeout_ms = static_cast<int>(host_.ConfigInt("repl-timeout") * 1000);
   std::string path = host_.ConfigString("dbfilename");
   // Progress of the transfer, once a second.
@@ -275,6 +287,13 @@ void Primary::SnapshotDone(bool ok) {
     if (r->data && !child_file_.empty()) {
       r->data->SetSnapshotFile(child_file_);
       r->file_on_link = true;
+      continue;
+    }
+    if (r->filter.rdb_only) {
+      // It asked for the snapshot alone (redis-cli --rdb): no stream follows, as in Redis.
+      LOG_NOTICE("RDB transfer completed, rdb only replica (%s) should be disconnected asap",
+                 r->client->peer().c_str());
+      r->client->RequestClose();
       continue;
     }
     PutOnline(*r);

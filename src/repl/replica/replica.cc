@@ -90,7 +90,19 @@ void Replica::Follow(const std::string& host, int port) {
   cv_.notify_all();
 }
 
+void Replica::FollowForFailover(const std::string& host, int port, std::function<void(bool)> done) {
+  Follow(host, port);
+  failover_done_ = std::move(done);
+}
+
+void Replica::Unfollow() {
+  if (!is_replica()) return;
+  StopFollowing();
+  primary_.Promote();
+}
+
 void Replica::StopFollowing() {
+  failover_done_ = nullptr;
   generation_++;
   master_epoch_++;
   if (int fd = link_fd_.load(); fd >= 0) shutdown(fd, SHUT_RDWR);
@@ -179,7 +191,11 @@ Status Replica::Attempt(const Target& t) {
   if (Cancelled(t)) return Status::Ok();
   LOG_NOTICE("MASTER <-> REPLICA sync started");
   std::string reply;
-  KV_TRY(Handshake(fd.get(), t, &reply));
+  if (Status hs = Handshake(fd.get(), t, &reply); !hs.ok()) {
+    // Redis' line for a primary that stops answering during the handshake (repl-timeout).
+    if (hs.code() == Code::kTimedOut) LOG_WARNING("Timeout connecting to the MASTER...");
+    return hs;
+  }
   std::string leftover;
   if (reply.rfind("+CONTINUE", 0) == 0) {
     uint64_t id;
@@ -188,6 +204,7 @@ Status Replica::Attempt(const Target& t) {
       if (Cancelled(t)) return Status::Ok();
       std::string newid = reply.size() > 10 ? reply.substr(10) : "";
       if (!newid.empty() && newid != primary_.replid()) {
+        LOG_NOTICE("Master replication ID changed to %s", newid.c_str());
         primary_.ContinueWith(newid);
       }
       LOG_NOTICE("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization%s.",
@@ -299,7 +316,8 @@ Status Replica::Handshake(int fd, const Target& t, std::string* reply) {
       return set_up.status();
     }
   }
-  std::string replid, offset;
+  std::string replid = "?", offset = "-1";
+  bool failover;
   {
     std::lock_guard lock(server_.mu());
     // A known history (ours, or the last primary's) asks for a partial resync.
@@ -307,19 +325,26 @@ Status Replica::Handshake(int fd, const Target& t, std::string* reply) {
       replid = primary_.replid();
       offset = std::to_string(primary_.feed().offset() + 1);
     }
+    failover = failover_done_ != nullptr;
   }
-  if (replid.empty()) {
-    KV_TRY(io.WriteAll(repl::ReplCommand({"PSYNC", "?", "-1"})));
-  } else {
-    KV_TRY(io.WriteAll(repl::ReplCommand({"PSYNC", replid, offset})));
+  // FAILOVER's PSYNC asks the replica it goes to to become the primary.
+  KV_TRY(io.WriteAll(failover ? repl::ReplCommand({"PSYNC", replid, offset, "FAILOVER"})
+                              : repl::ReplCommand({"PSYNC", replid, offset})));
+  std::string line;
+  do {
+    KV_TRY_ASSIGN(got, io.ReadLine());
+    line = std::move(got);
+  } while (line.empty());  // keepalive newlines
+  if (failover) {
+    std::lock_guard lock(server_.mu());
+    if (!Cancelled(t) && failover_done_) {
+      auto done = std::move(failover_done_);
+      failover_done_ = nullptr;
+      done(line.rfind("+CONTINUE", 0) == 0 || line.rfind("+FULLRESYNC", 0) == 0);
+    }
   }
-  while (true) {
-    KV_TRY_ASSIGN(line, io.ReadLine());
-    if (line.empty()) continue;  // keepalive newlines
-    if (line[0] == '-') return Status::Invalid("PSYNC refused: " + line);
-    *reply = line;
-    break;
-  }
+  if (line[0] == '-') return Status::Invalid("PSYNC refused: " + line);
+  *reply = line;
   // Bytes already read past the reply belong to what follows (payload or stream).
   link_pending_ = std::move(io.pending());
   return Status::Ok();
@@ -430,9 +455,13 @@ void Replica::AppendInfo(std::string* out, int64_t now_ms) const {
            static_cast<unsigned long long>(data_resumes_),
            static_cast<unsigned long long>(data_fallbacks_));
   out->append(buf);
-  snprintf(buf, sizeof(buf), "slave_priority:%lld\r\nslave_read_only:%d\r\nreplica_announced:1\r\n",
+  // replica_announced (replica-announced): Sentinel leaves a replica that says 0 out of its
+  // answers (SENTINEL REPLICAS), though it still monitors it.
+  snprintf(buf, sizeof(buf),
+           "slave_priority:%lld\r\nslave_read_only:%d\r\nreplica_announced:%d\r\n",
            static_cast<long long>(server_.ConfigInt("replica-priority")),
-           server_.ConfigBool("replica-read-only") ? 1 : 0);
+           server_.ConfigBool("replica-read-only") ? 1 : 0,
+           server_.ConfigBool("replica-announced") ? 1 : 0);
   out->append(buf);
 }
 

@@ -43,6 +43,7 @@ class Primary;
 // which it passes its primary's stream on to its own replicas.
 class Replica {
  public:
+  enum class Loading { kNone, kBlocking, kAsync };
   // The link's states, as ROLE and INFO report them.
   enum class State {
     kNone,        // not a replica
@@ -60,6 +61,13 @@ class Replica {
 
   bool is_replica() const { return state_ != State::kNone; }
   bool link_up() const { return state_ == State::kConnected; }
+  // A full sync loading from the socket into a second dataset while clients run: with
+  // repl-diskless-load swapdb and the same replication history, clients keep the old dataset
+  // (Redis' async loading: only the no-async-loading commands are refused); otherwise (a new
+  // primary's data, or on-empty-db) clients get -LOADING, as during Redis' blocking load, and
+  // the old dataset stays only in case the load fails. Any thread.
+  bool async_loading() const { return loading_ == Loading::kAsync; }
+  bool loading() const { return loading_ == Loading::kBlocking; }
   uint64_t master_client_id() const { return master_id_; }
   // The db the primary's stream has selected (where the next unprefixed command applies).
   int stream_db() const;
@@ -68,6 +76,13 @@ class Replica {
   void ReplicaOf(cmd::Context& c);
   // Starts following host:port (config `replicaof` at startup). Lock held or before start.
   void Follow(const std::string& host, int port);
+  // FAILOVER: this primary follows the replica it chose, whose PSYNC carries FAILOVER (the
+  // replica becomes a primary on it); `done` hears whether the PSYNC was accepted (+CONTINUE,
+  // +FULLRESYNC) or refused, on the link thread with the keyspace lock held. Lock held.
+  void FollowForFailover(const std::string& host, int port, std::function<void(bool)> done);
+  // Stops following and becomes a primary, as REPLICAOF NO ONE does (without its reply and
+  // log line: FAILOVER's abort, and a replica that a PSYNC FAILOVER promotes). Lock held.
+  void Unfollow();
   // The master client applied one command of `raw` bytes.
   void OnMasterCommand(std::string_view raw);
   // A client went away (the master client, if it is `id`, whose stream had selected `db`).
@@ -146,6 +161,9 @@ class Replica {
                                                  int key_load_delay_us);
   // A numeric config parameter, read under the keyspace lock (from the sync's threads).
   int64_t ConfigInt(const char* name);
+  // Whether a load from `replid`'s primary is an asynchronous one (repl-diskless-load swapdb
+  // within the same history). Takes the keyspace lock.
+  bool LoadsAsync(const std::string& replid);
   void DataLinkFailed(const std::string& why);
   // The data link delivered its first bytes: it no longer counts as failing.
   void DataLinkDelivered();
@@ -161,11 +179,24 @@ class Replica {
   std::string host_;
   int port_ = 0;
   std::atomic<State> state_{State::kNone};
+  std::atomic<Loading> loading_{Loading::kNone};
+  // Marks a load into a second dataset for its scope (see async_loading()); InstallSide ends
+  // it under the keyspace lock, as the loaded dataset takes over.
+  class LoadingScope {
+   public:
+    LoadingScope(Replica& r, bool async);
+    ~LoadingScope();
+
+   private:
+    Replica& r_;
+    bool async_;
+  };
   uint64_t master_id_ = 0;
   int master_db_ = 0;  // the stream's selected db when the last master client went away
   int64_t link_down_since_ms_ = 0;
   int64_t last_io_ms_ = 0;
   int64_t last_ack_ms_ = 0;
+  std::function<void(bool)> failover_done_;  // FollowForFailover's, until the PSYNC's reply
   // The link thread.
   std::thread thread_;
   std::mutex mu_;  // guards target_, wake_, stop_ (never held with the keyspace lock waited on)

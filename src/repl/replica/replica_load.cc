@@ -172,6 +172,27 @@ int64_t Replica::ConfigInt(const char* name) {
   return server_.ConfigInt(name);
 }
 
+bool Replica::LoadsAsync(const std::string& replid) {
+  // As Redis: the old dataset is served only while it is an earlier point of the same history
+  // (a full resync that the backlog could not spare); another primary's data is not.
+  std::lock_guard lock(server_.mu());
+  return server_.ConfigString("repl-diskless-load") == "swapdb" && replid == primary_.replid();
+}
+
+Replica::LoadingScope::LoadingScope(Replica& r, bool async) : r_(r), async_(async) {
+  r_.loading_ = async ? Loading::kAsync : Loading::kBlocking;
+  LOG_NOTICE("MASTER <-> REPLICA sync: Loading DB in memory");
+}
+
+Replica::LoadingScope::~LoadingScope() {
+  bool loaded = r_.loading_ == Loading::kNone;  // InstallSide took the new dataset
+  r_.loading_ = Loading::kNone;
+  if (async_) {
+    LOG_NOTICE("MASTER <-> REPLICA sync: Discarding %s DB in background",
+               loaded ? "old" : "temporary");
+  }
+}
+
 Status Replica::LoadSide(int fd, persist::Source& src, const char* from,
                          std::unique_ptr<store::Keyspace>* side, uint64_t* keys,
                          std::vector<std::string>* functions) {
@@ -180,6 +201,7 @@ Status Replica::LoadSide(int fd, persist::Source& src, const char* from,
   (*side)->set_expire_deletes(false);
   persist::RdbLoadOptions opts =
       SyncLoadOptions(fd, "loaded", from, static_cast<int>(ConfigInt("key-load-delay")));
+  opts.progress_bytes = static_cast<uint64_t>(ConfigInt("loading-process-events-interval-bytes"));
   persist::RdbLoadResult res;
   KV_TRY(persist::LoadRdb(src, **side, opts, &res));
   *keys = res.keys_loaded;
@@ -190,7 +212,12 @@ Status Replica::LoadSide(int fd, persist::Source& src, const char* from,
 Status Replica::InstallSide(store::Keyspace& side, const std::vector<std::string>& functions,
                             const std::string& replid, int64_t offset) {
   KV_TRY(server_.InstallFunctions(functions));
+  if (async_loading()) LOG_NOTICE("MASTER <-> REPLICA sync: Swapping active DB with loaded DB");
+  loading_ = Loading::kNone;
   server_.keyspace().SwapData(side);
+  // The old dataset goes to the background freer whatever replica-lazy-flush says, as Redis
+  // discards the dataset a diskless load replaced (discardTempDb is always async).
+  server_.keyspace().FreeDbsAsync(side);
   primary_.SetHistory(replid, offset);
   // Our own replicas followed the history we just dropped: they must resync with the new one.
   primary_.DisconnectReplicas();
@@ -211,6 +238,7 @@ Status Replica::ReceiveAndLoad(int fd, const Target& t, const std::string& repli
   uint64_t keys = 0;
   std::vector<std::string> functions;
   SocketSource src(*this, fd, timeout_ms, std::move(io.pending()), total);
+  LoadingScope loading(*this, LoadsAsync(replid));
   Status st = LoadSide(fd, src, "from the socket", &side, &keys, &functions);
   if (st.ok() && !mark.empty()) {
     auto m = src.Read(mark.size());
@@ -239,7 +267,7 @@ Status Replica::ReceiveAndLoad(int fd, const Target& t, const std::string& repli
         static_cast<unsigned long long>(keys), (MonoMs() - start) / 1000.0);
     AdoptMaster(fd, std::move(leftover), 0);
   }
-  return Status::Ok();  // `side` (the old dataset now) is freed here, outside the lock
+  return Status::Ok();
 }
 
 Status Replica::LoadSnapshot(int fd, const std::string& path, const std::string& replid,
@@ -251,10 +279,12 @@ Status Replica::LoadSnapshot(int fd, const std::string& path, const std::string&
     return st;
   }
   LOG_NOTICE("MASTER <-> REPLICA sync: Flushing old data");
-  server_.keyspace().FlushAll();
+  server_.keyspace().FlushAll(server_.ConfigBool("replica-lazy-flush"));
   LOG_NOTICE("MASTER <-> REPLICA sync: Loading DB in memory");
   persist::RdbLoadOptions opts = SyncLoadOptions(
       fd, "loaded", "from disk", static_cast<int>(server_.ConfigInt("key-load-delay")));
+  opts.progress_bytes =
+      static_cast<uint64_t>(server_.ConfigInt("loading-process-events-interval-bytes"));
   persist::RdbLoadResult res;
   int64_t start = MonoMs();
   Status st = persist::LoadRdbFile(dbfile, server_.keyspace(), opts, &res);
@@ -272,6 +302,14 @@ Status Replica::LoadSnapshot(int fd, const std::string& path, const std::string&
   server_.RestartAofAfterSync();
   LOG_NOTICE("MASTER <-> REPLICA sync: Finished with success (%llu keys, %.3f s to load)",
              static_cast<unsigned long long>(res.keys_loaded), (MonoMs() - start) / 1000.0);
+  // rdb-del-sync-files: a replica without persistence keeps no copy of its primary's data.
+  if (server_.ConfigBool("rdb-del-sync-files") && server_.ConfigString("save").empty() &&
+      !server_.ConfigBool("appendonly")) {
+    LOG_NOTICE(
+        "Removing the RDB file obtained from the master. This replica has persistence "
+        "disabled");
+    unlink(dbfile.c_str());
+  }
   return Status::Ok();
 }
 

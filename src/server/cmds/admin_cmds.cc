@@ -1,12 +1,12 @@
-// LATENCY, SLOWLOG, MEMORY, MONITOR and SHUTDOWN: the administrative and diagnostic commands
-// (DEBUG is in debug_cmds.cc), with Redis 7.0's arities, flags, reply shapes and error texts.
+// SLOWLOG, MEMORY and MONITOR: the administrative and diagnostic commands (LATENCY is in
+// latency_cmds.cc, DEBUG in debug_cmds.cc, SHUTDOWN in shutdown_cmds.cc), with Redis 7.0's arities,
+// flags, reply shapes and error texts.
 //
 // Every handler runs on a poll-group thread with the keyspace lock held (see server.h).
 #include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
@@ -16,7 +16,6 @@
 #include "cmd/context.h"
 #include "cmd/errors.h"
 #include "common/alloc_count.h"
-#include "common/clock.h"
 #include "common/strutil.h"
 #include "repl/primary/primary.h"
 #include "server/client.h"
@@ -28,165 +27,6 @@ namespace kv::server {
 namespace {
 
 using cmd::Context;
-
-// ---- LATENCY -------------------------------------------------------------------------------
-
-void LatencyLatest(Context& c) {
-  auto& events = ServerOf(c).latency_events();
-  c.out.Array(events.size());
-  for (const auto& [name, e] : events) {
-    LatencySample last = e.history.empty() ? LatencySample{0, 0} : e.history.back();
-    c.out.Array(4);
-    c.out.Bulk(name);
-    c.out.Int(last.time_s);
-    c.out.Int(last.latency_ms);
-    c.out.Int(e.max_ms);
-  }
-}
-
-void LatencyHistory(Context& c) {
-  auto& events = ServerOf(c).latency_events();
-  auto it = events.find(std::string(c.arg(2)));
-  if (it == events.end()) {
-    c.out.Array(0);
-    return;
-  }
-  c.out.Array(it->second.history.size());
-  for (const LatencySample& s : it->second.history) {
-    c.out.Array(2);
-    c.out.Int(s.time_s);
-    c.out.Int(s.latency_ms);
-  }
-}
-
-// Replies with the number of event series removed.
-void LatencyReset(Context& c) {
-  auto& events = ServerOf(c).latency_events();
-  int64_t removed = 0;
-  if (c.argc() == 2) {
-    removed = static_cast<int64_t>(events.size());
-    events.clear();
-  } else {
-    for (size_t i = 2; i < c.argc(); i++) removed += events.erase(std::string(c.arg(i)));
-  }
-  c.out.Int(removed);
-}
-
-// Redis' analyzeLatencyForEvent: sample count, average, mean absolute deviation, and the
-// seconds from the oldest sample to now.
-struct EventAnalysis {
-  int64_t samples = 0, avg = 0, mad = 0, period = 0;
-};
-
-EventAnalysis Analyze(const LatencyEvent& e, int64_t now_s) {
-  EventAnalysis a;
-  int64_t sum = 0, oldest = 0;
-  for (const LatencySample& s : e.history) {
-    a.samples++;
-    sum += s.latency_ms;
-    if (oldest == 0 || s.time_s < oldest) oldest = s.time_s;
-  }
-  if (a.samples == 0) return a;
-  a.avg = sum / a.samples;
-  a.period = std::max<int64_t>(now_s - oldest, 1);
-  int64_t dev = 0;
-  for (const LatencySample& s : e.history) dev += std::abs(a.avg - s.latency_ms);
-  a.mad = dev / a.samples;
-  return a;
-}
-
-// The advice part of Redis' createLatencyReport, limited to what applies to kvstore (no fork,
-// AOF, transparent huge pages or swapping checks).
-std::string LatencyAdvice(Server& s, bool slow_commands, bool fast_commands) {
-  if (!slow_commands && !fast_commands) {
-    return "\nWhile there are latency events logged, I'm not able to suggest any easy fix. Please "
-           "use the Redis community to get some help, providing this report in your request.\n";
-  }
-  std::string r = "\nI have a few advices for you:\n\n";
-  int64_t threshold_ms = s.config().GetInt("latency-monitor-threshold");
-  int64_t slower_than_us = s.config().GetInt("slowlog-log-slower-than");
-  std::string wanted = std::to_string(threshold_ms * 1000);
-  if (slow_commands && slower_than_us < 0) {
-    r += "- There are latency issues with potentially slow commands you are using. Try to enable "
-         "the Slow Log Redis feature using the command 'CONFIG SET slowlog-log-slower-than " +
-         wanted +
-         "'. If the Slow log is disabled Redis is not able to log slow commands "
-         "execution for you.\n";
-  } else if (slow_commands && slower_than_us / 1000 > threshold_ms) {
-    r += "- Your current Slow Log configuration only logs events that are slower than your "
-         "configured latency monitor threshold. Please use 'CONFIG SET slowlog-log-slower-than " +
-         wanted + "'.\n";
-  }
-  if (slow_commands) {
-    r += "- Check your Slow Log to understand what are the commands you are running which are "
-         "too slow to execute. Please check https://redis.io/commands/slowlog for more "
-         "information.\n";
-  }
-  if (fast_commands) {
-    r += "- The system is slow to execute Redis code paths not containing system calls. This "
-         "usually means the system does not provide Redis CPU time to run for long periods. You "
-         "should try to:\n  1) Lower the system load.\n  2) Use a computer / VM just for Redis "
-         "if you are running other software in the same system.\n  3) Check if you have a "
-         "\"noisy neighbour\" problem.\n  4) Check with 'redis-cli --intrinsic-latency 100' "
-         "what is the intrinsic latency in your system.\n";
-  }
-  if (slow_commands) {
-    r += "- Deleting, expiring or evicting (because of maxmemory policy) large objects is a "
-         "blocking operation. If you have very large objects that are often deleted, expired, "
-         "or evicted, try to fragment those objects into multiple smaller objects.\n";
-  }
-  return r;
-}
-
-// Redis' createLatencyReport: one line per event series, then advice.
-std::string LatencyReport(Server& s) {
-  auto& events = s.latency_events();
-  if (events.empty() && s.config().GetInt("latency-monitor-threshold") == 0) {
-    return "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis "
-           "instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in "
-           "order to enable it. If we weren't in a deep space mission I'd suggest to take a look "
-           "at https://redis.io/topics/latency-monitor.\n";
-  }
-  if (events.empty()) {
-    return "Dave, no latency spike was observed during the lifetime of this Redis instance, not "
-           "in the slightest bit. I honestly think you ought to sleep better tonight.\n";
-  }
-  std::string r =
-      "Dave, I have observed latency spikes in this Redis instance. You don't mind "
-      "talking about it, do you Dave?\n\n";
-  int n = 0;
-  int64_t now_s = WallMs() / 1000;
-  for (const auto& [name, e] : events) {
-    EventAnalysis a = Analyze(e, now_s);
-    char line[512];
-    snprintf(line, sizeof(line),
-             "%d. %s: %lld latency spikes (average %lldms, mean deviation %lldms, period %.2f "
-             "sec). Worst all time event %lldms.\n",
-             ++n, name.c_str(), static_cast<long long>(a.samples), static_cast<long long>(a.avg),
-             static_cast<long long>(a.mad),
-             a.samples ? static_cast<double>(a.period) / a.samples : 0.0,
-             static_cast<long long>(e.max_ms));
-    r += line;
-  }
-  return r + LatencyAdvice(s, events.count("command"), events.count("fast-command"));
-}
-
-void LatencyDoctor(Context& c) { c.out.Verbatim(LatencyReport(ServerOf(c))); }
-
-void LatencyHelp(Context& c) {
-  static constexpr std::string_view kLines[] = {
-      "DOCTOR",
-      "    Return a human readable latency analysis report.",
-      "HISTORY <event>",
-      "    Return time-latency samples for the <event> class.",
-      "LATEST",
-      "    Return the latest latency samples for all events.",
-      "RESET [<event> ...]",
-      "    Reset latency data of one or more <event> classes.",
-      "    (default: reset all data for all event classes)",
-  };
-  c.ReplyHelp(kLines);
-}
 
 // ---- SLOWLOG -------------------------------------------------------------------------------
 
@@ -452,7 +292,7 @@ void MemoryHelp(Context& c) {
   c.ReplyHelp(kLines);
 }
 
-// ---- MONITOR and SHUTDOWN ------------------------------------------------------------------
+// ---- MONITOR ----------------------------------------------------------------------------
 
 // From here on the dispatcher feeds this client every command other clients run (except
 // admin and skip_monitor ones), in Redis' format (Server::FeedMonitors).
@@ -467,45 +307,6 @@ void Monitor(Context& c) {
   if (me.flags() & (Client::kReplica | Client::kMonitor)) return;
   s.AddMonitor(&me);
   c.out.Ok();
-}
-
-// Saves a final snapshot when save points are configured or SAVE is given (not with NOSAVE); a
-// failed save refuses the shutdown unless FORCE. There are no replicas to wait for, so NOW
-// changes nothing and ABORT never finds a shutdown in progress. On success there is no reply:
-// the connection closes and the process exits with status 0 (Server::WaitForShutdown, main).
-void Shutdown(Context& c) {
-  bool save = false, nosave = false, other = false, abort = false, force = false;
-  for (size_t i = 1; i < c.argc(); i++) {
-    std::string_view a = c.arg(i);
-    if (EqualsIgnoreCase(a, "NOSAVE"))
-      nosave = true;
-    else if (EqualsIgnoreCase(a, "SAVE"))
-      save = true;
-    else if (EqualsIgnoreCase(a, "NOW"))
-      other = true;
-    else if (EqualsIgnoreCase(a, "FORCE"))
-      other = force = true;
-    else if (EqualsIgnoreCase(a, "ABORT"))
-      abort = true;
-    else {
-      c.Error(cmd::OpStatus::kSyntax);
-      return;
-    }
-  }
-  if ((abort && (save || nosave || other)) || (save && nosave)) {
-    c.Error(cmd::OpStatus::kSyntax);
-    return;
-  }
-  if (abort) {
-    c.Error("No shutdown in progress.");
-    return;
-  }
-  if (!ServerOf(c).PrepareShutdown(save, nosave, force).ok() && !force) {
-    c.Error("Errors trying to SHUTDOWN. Check logs.");
-    return;
-  }
-  ServerOf(c).RequestShutdown();
-  c.session.close_after_reply = true;  // nothing is written, so the connection just closes
 }
 
 // ---- registration --------------------------------------------------------------------------
@@ -554,26 +355,6 @@ void RegisterAdminCommands(cmd::CommandTable& t) {
          .group = "server",
          .summary = "Listen for all requests received by the server in real time",
          .since = "1.0.0"});
-  t.Add({.name = "shutdown",
-         .arity = -1,
-         .flags = kAdminFlags | kNoMulti | kAllowBusy,
-         .handler = Shutdown,
-         .group = "server",
-         .summary = "Synchronously save the dataset to disk and then shut down the server",
-         .since = "1.0.0"});
-  AddContainer(t, "latency", "A container for latency diagnostics commands", "2.8.13",
-               {
-                   {"latest", 2, kAdminFlags, LatencyLatest,
-                    "Return the latest latency samples for all events.", "2.8.13"},
-                   {"history", 3, kAdminFlags, LatencyHistory,
-                    "Return timestamp-latency samples for the event.", "2.8.13"},
-                   {"reset", -2, kAdminFlags, LatencyReset,
-                    "Reset latency data for one or more events.", "2.8.13"},
-                   {"doctor", 2, kAdminFlags, LatencyDoctor,
-                    "Return a human readable latency analysis report.", "2.8.13"},
-                   {"help", 2, kHelpFlags, LatencyHelp,
-                    "Show helpful text about the different subcommands.", "2.8.13"},
-               });
   const uint32_t kSlowlogFlags = kAdmin | kLoading | kStale;  // Redis: not noscript
   AddContainer(t, "slowlog", "A container for slow log commands", "2.2.12",
                {

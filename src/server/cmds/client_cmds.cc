@@ -163,7 +163,7 @@ void ClientKill(Context& c) {
       if (f.skipme) continue;
       c.session.close_after_reply = true;  // answer first, then close
     } else {
-      cl->RequestClose();
+      cl->Kill();
     }
     killed++;
   }
@@ -290,6 +290,10 @@ void ClientUnblock(Context& c) {
 
 void ClientHelp(Context& c) {
   static constexpr std::string_view kLines[] = {
+      "CACHING (YES|NO)",
+      "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+      "GETREDIR",
+      "    Return the client ID we are redirecting to when tracking is enabled.",
       "GETNAME",
       "    Return the name of the current connection.",
       "ID",
@@ -330,6 +334,11 @@ void ClientHelp(Context& c) {
       "    Set client meta attributes: LIB-NAME or LIB-VER.",
       "UNBLOCK <clientid> [TIMEOUT|ERROR]",
       "    Unblock the specified blocked client.",
+      "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+      "         [OPTIN] [OPTOUT] [NOLOOP]",
+      "    Control server assisted client side caching.",
+      "TRACKINGINFO",
+      "    Report tracking status for the current connection.",
       "NO-EVICT (ON|OFF)",
       "    Protect current client connection from eviction.",
   };
@@ -337,6 +346,9 @@ void ClientHelp(Context& c) {
 }
 
 }  // namespace
+
+// CLIENT TRACKING, CACHING, GETREDIR, TRACKINGINFO (client_tracking_cmds.cc).
+void RegisterClientTrackingCommands(cmd::CommandTable& t, cmd::CommandSpec* client);
 
 void RegisterClientCommands(cmd::CommandTable& t) {
   using namespace cmd;
@@ -375,6 +387,7 @@ void RegisterClientCommands(cmd::CommandTable& t) {
       "Resume processing of clients that were paused", "6.2.0");
   sub("unblock", -3, kAdmin | kNoScript, ClientUnblock,
       "Unblock a client blocked in a blocking command from a different connection", "5.0.0");
+  RegisterClientTrackingCommands(t, client);
   sub("help", 2, 0, ClientHelp, "Show helpful text about the different subcommands", "5.0.0");
 }
 

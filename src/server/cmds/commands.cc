@@ -5,6 +5,7 @@ namespace kv::server {
 void RegisterConnectionServerCommands(cmd::CommandTable& t);  // conn_cmds.cc
 void RegisterInfoCommands(cmd::CommandTable& t);              // info_cmds.cc
 void RegisterAdminCommands(cmd::CommandTable& t);             // admin_cmds.cc
+void RegisterLatencyCommands(cmd::CommandTable& t);           // latency_cmds.cc
 void RegisterDebugCommand(cmd::CommandTable& t);              // debug_cmds.cc
 void RegisterPubSubCommands(cmd::CommandTable& t);            // pubsub.cc
 void RegisterMultiCommands(cmd::CommandTable& t);             // multi.cc
@@ -14,11 +15,15 @@ void RegisterScriptingCommands(cmd::CommandTable& t);         // scripting.cc
 void RegisterFunctionCommands(cmd::CommandTable& t);          // functions.cc
 void RegisterModuleCommands(cmd::CommandTable& t);            // module_cmds.cc
 void RegisterLolwutCommand(cmd::CommandTable& t);             // lolwut.cc
+void RegisterMigrateCommand(cmd::CommandTable& t);            // migrate_cmds.cc
+void RegisterShutdownCommand(cmd::CommandTable& t);           // shutdown_cmds.cc
+void RegisterFailoverCommand(cmd::CommandTable& t);           // failover_cmds.cc
 
 void RegisterServerCommands(cmd::CommandTable& t) {
   RegisterConnectionServerCommands(t);
   RegisterInfoCommands(t);
   RegisterAdminCommands(t);
+  RegisterLatencyCommands(t);
   RegisterDebugCommand(t);
   RegisterPubSubCommands(t);
   RegisterMultiCommands(t);
@@ -28,6 +33,9 @@ void RegisterServerCommands(cmd::CommandTable& t) {
   RegisterFunctionCommands(t);
   RegisterModuleCommands(t);
   RegisterLolwutCommand(t);
+  RegisterMigrateCommand(t);
+  RegisterShutdownCommand(t);
+  RegisterFailoverCommand(t);
 }
 
 }  // namespace kv::server

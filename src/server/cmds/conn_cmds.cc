@@ -4,6 +4,7 @@
 #include "common/strutil.h"
 #include "server/client.h"
 #include "server/server.h"
+#include "server/tracking.h"
 
 namespace kv::server {
 namespace {
@@ -150,6 +151,7 @@ void Reset(Context& c) {
   s.RemoveMonitor(&me);
   s.EndTransaction(me);
   s.UnsubscribeAll(me);
+  s.tracking().Disable(me);
   c.out.Simple("RESET");
 }
 

@@ -1,9 +1,12 @@
-// DEBUG: Redis 7.0's actions that tests and tools rely on (DIGEST, DIGEST-VALUE, OBJECT,
-// POPULATE, RELOAD, SLEEP, SET-ACTIVE-EXPIRE), with its arities and error texts, and kvstore's
-// own REPLICATION-BREAK-DATA-LINK and REPLICATION-FAIL-SNAPSHOT (docs/replication-rdma.md).
+// DEBUG: every action of Redis 7.0's DEBUG (as its HELP lists them, plus its unlisted
+// SET-DISABLE-DENY-SCRIPTS), with its arities, replies and error texts, and kvstore's own
+// REPLICATION-BREAK-DATA-LINK and REPLICATION-FAIL-SNAPSHOT (docs/replication-rdma.md). This
+// file holds the action table and the keyspace and crash actions; debug_cmds.h names the rest.
 //
 // Every handler runs on a poll-group thread with the keyspace lock held (see server.h). That is
 // what makes DEBUG SLEEP stop the whole server, as it does in Redis.
+#include "server/cmds/debug_cmds.h"
+
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -27,6 +30,7 @@
 #include "server/persistence/persistence.h"
 #include "server/server.h"
 #include "store/digest.h"
+#include "store/list_type.h"
 
 namespace kv::server {
 namespace {
@@ -89,11 +93,24 @@ void DebugObject(Context& c) {
   uint32_t lru = e->access & kLruClockMax;
   uint32_t now = static_cast<uint32_t>(WallMs() / 1000) & kLruClockMax;
   uint64_t idle = now >= lru ? now - lru : now + (kLruClockMax - lru);
-  char buf[256];
-  snprintf(buf, sizeof(buf),
-           "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu",
-           static_cast<const void*>(&v), shared ? INT_MAX : 1, v.EncodingName(),
-           SerializedLength(v), lru, static_cast<unsigned long long>(idle));
+  // A list adds its quicklist's figures, as Redis does; ql_uncompressed_size counts kvstore's
+  // node bytes, which frame elements much as a listpack does.
+  char extra[160] = "";
+  if (v.type() == store::ObjType::kList) {
+    const auto* l = v.As<store::ListValue>();
+    snprintf(extra, sizeof(extra),
+             " ql_nodes:%zu ql_avg_node:%.2f ql_listpack_max:%lld ql_compressed:%d"
+             " ql_uncompressed_size:%zu",
+             l->node_count(), static_cast<double>(l->Size()) / static_cast<double>(l->node_count()),
+             static_cast<long long>(l->fill()), l->compress_depth() != 0 ? 1 : 0,
+             l->uncompressed_bytes());
+  }
+  char buf[400];
+  snprintf(
+      buf, sizeof(buf),
+      "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu%s",
+      static_cast<const void*>(&v), shared ? INT_MAX : 1, v.EncodingName(), SerializedLength(v),
+      lru, static_cast<unsigned long long>(idle), extra);
   c.out.Simple(buf);
 }
 
@@ -216,7 +233,7 @@ void DebugReload(Context& c) {
     return;
   }
   if (!p.Reload(flush, merge).ok()) {
-    c.Error("Error trying to load the RDB dump, check server logs.");
+    c.Error("Error trying to load the RDB dump");
     return;
   }
   c.out.Ok();
@@ -264,42 +281,6 @@ void DebugFailSnapshot(Context& c) {
   c.out.Ok();
 }
 
-void DebugHelp(Context& c) {
-  static constexpr std::string_view kLines[] = {
-      "ASSERT",
-      "    Crash by assertion failed.",
-      "DIGEST",
-      "    Output a hex signature representing the current DB content.",
-      "DIGEST-VALUE <key> [<key> ...]",
-      "    Output a hex signature of the values of all the specified keys.",
-      "OBJECT <key>",
-      "    Show low level info about `key` and associated value.",
-      "PANIC",
-      "    Crash the server simulating a panic.",
-      "POPULATE <count> [<prefix>] [<size>]",
-      "    Create <count> string keys named key:<num>. If <prefix> is specified then",
-      "    it is used instead of the 'key' prefix. These are not propagated to",
-      "    replicas. Cluster slots are not respected so keys not belonging to the",
-      "    current node can be created in cluster mode.",
-      "RELOAD [option ...]",
-      "    Save the RDB on disk and reload it back to memory. Options:",
-      "    * MERGE: conflicting keys will be loaded from RDB.",
-      "    * NOFLUSH: Do not empty the current database before loading.",
-      "    * NOSAVE: the database will be loaded from an existing RDB file.",
-      "REPLICATE <string>",
-      "    Replicates the provided string to replicas, allowing data divergence.",
-      "SEGFAULT",
-      "    Crash the server with sigsegv.",
-      "SET-ACTIVE-EXPIRE <0|1>",
-      "    Setting it to 0 disables expiring keys in background when they are not",
-      "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
-      "    default.",
-      "SLEEP <seconds>",
-      "    Stop the server for <seconds>. Decimals allowed.",
-  };
-  c.ReplyHelp(kLines);
-}
-
 // DEBUG is one command in Redis (arity -2): the first argument picks the action and each action
 // checks its own argument count, answering the same syntax error for an unknown action or a
 // wrong count. Hence a table here rather than subcommands in the command table.
@@ -308,20 +289,50 @@ struct DebugAction {
   size_t min_argc, max_argc;  // counting "DEBUG" and the action
   cmd::Handler handler;
 };
+constexpr size_t kAny = SIZE_MAX;
 
+// In Redis' order of tests. The crash actions, RELOAD, LOADAOF and RESTART take any number of
+// arguments (Redis does not check the count for them).
 constexpr DebugAction kDebugActions[] = {
-    {"help", 2, 2, DebugHelp},
+    {"help", 2, 2, debug::Help},
+    {"segfault", 2, kAny, DebugSegfault},
+    {"panic", 2, kAny, DebugPanic},
+    {"restart", 2, kAny, debug::Restart},
+    {"crash-and-recover", 2, kAny, debug::Restart},
+    {"oom", 2, kAny, debug::Oom},
+    {"assert", 2, kAny, DebugAssert},
+    {"log", 3, 3, debug::Log},
+    {"leak", 3, 3, debug::Leak},
+    {"reload", 2, kAny, DebugReload},
+    {"loadaof", 2, kAny, debug::LoadAof},
+    {"drop-cluster-packet-filter", 3, 3, debug::DropClusterPacketFilter},
+    {"object", 3, 3, DebugObject},
+    {"sdslen", 3, 3, debug::SdsLen},
+    {"listpack", 3, 3, debug::Listpack},
+    {"quicklist", 3, 4, debug::Quicklist},
+    {"populate", 3, 5, DebugPopulate},
+    {"digest", 2, 2, DebugDigest},
+    {"digest-value", 2, kAny, DebugDigestValue},
+    {"protocol", 3, 3, debug::Protocol},
     {"sleep", 3, 3, DebugSleep},
     {"set-active-expire", 3, 3, DebugSetActiveExpire},
-    {"replicate", 3, SIZE_MAX, DebugReplicate},
-    {"segfault", 2, 2, DebugSegfault},
-    {"panic", 2, 2, DebugPanic},
-    {"assert", 2, 2, DebugAssert},
-    {"digest", 2, 2, DebugDigest},
-    {"digest-value", 2, SIZE_MAX, DebugDigestValue},
-    {"object", 3, 3, DebugObject},
-    {"populate", 3, 5, DebugPopulate},
-    {"reload", 2, 5, DebugReload},
+    {"quicklist-packed-threshold", 3, 3, debug::QuicklistPackedThreshold},
+    {"set-skip-checksum-validation", 3, 3, debug::SetSkipChecksumValidation},
+    {"aof-flush-sleep", 3, 3, debug::AofFlushSleep},
+    {"replicate", 3, kAny, DebugReplicate},
+    {"error", 3, 3, debug::Error},
+    {"structsize", 2, 2, debug::StructSize},
+    {"htstats", 3, 3, debug::HtStats},
+    {"htstats-key", 3, 3, debug::HtStatsKey},
+    {"change-repl-id", 2, 2, debug::ChangeReplId},
+    {"stringmatch-test", 2, 2, debug::StringmatchTest},
+    {"set-disable-deny-scripts", 3, 3, debug::SetDisableDenyScripts},
+    {"config-rewrite-force-all", 2, 2, debug::ConfigRewriteForceAll},
+    {"client-eviction", 2, 2, debug::ClientEviction},
+    {"pause-cron", 3, 3, debug::PauseCron},
+    {"replybuffer", 4, 4, debug::ReplyBuffer},
+    {"clusterlink", 5, 5, debug::ClusterLink},
+    // kvstore's own (docs/replication-rdma.md).
     {"replication-break-data-link", 2, 4, DebugBreakDataLink},
     {"replication-fail-snapshot", 4, 4, DebugFailSnapshot},
 };

@@ -31,11 +31,13 @@
 #include "script/function_libraries.h"
 #include "script/lua_engine.h"
 #include "server/client.h"
+#include "server/cmds/migrate_sockets.h"
 #include "server/evict.h"
 #include "server/persistence/aof.h"
 #include "server/persistence/persistence.h"
 #include "server/poll_group.h"
 #include "server/server.h"
+#include "server/tracking.h"
 
 namespace kv::server {
 namespace {
@@ -153,8 +155,9 @@ void ClientsSection(Server& s, std::string* out) {
           static_cast<long long>(s.config().GetInt("maxclients")));
   Appendf(out, "client_recent_max_input_buffer:%zu\r\nclient_recent_max_output_buffer:%zu\r\n",
           max_in, max_out);
-  Appendf(out, "blocked_clients:%zu\r\ntracking_clients:0\r\nclients_in_timeout_table:%zu\r\n",
-          s.blocked_clients(), s.blocked_clients());
+  Appendf(out, "blocked_clients:%zu\r\ntracking_clients:%zu\r\n", s.blocked_clients(),
+          s.tracking().clients());
+  Appendf(out, "clients_in_timeout_table:%zu\r\n", s.blocked_clients());
 }
 
 // The memory of normal (non-replica) clients, as CLIENT LIST's tot-mem counts it.
@@ -290,12 +293,15 @@ void StatsSection(Server& s, std::string* out) {
           u(st.exec.keyspace_hits), u(st.exec.keyspace_misses), s.channel_subscribers().size(),
           s.pattern_subscribers().size(), s.shard_channel_subscribers().size());
   s.persistence().AppendForkStats(out);
-  Appendf(out, "migrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\n");
+  Appendf(out, "migrate_cached_sockets:%zu\r\nslave_expires_tracked_keys:0\r\n",
+          s.migrate_sockets().size());
   Appendf(out,
           "active_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\n"
           "active_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\n"
-          "current_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\n"
-          "tracking_total_prefixes:0\r\n");
+          "current_active_defrag_time:0\r\n");
+  Appendf(out, "tracking_total_keys:%zu\r\ntracking_total_items:%llu\r\n",
+          s.tracking().total_keys(), u(s.tracking().total_items()));
+  Appendf(out, "tracking_total_prefixes:%zu\r\n", s.tracking().total_prefixes());
   Appendf(out, "unexpected_error_replies:%llu\r\ntotal_error_replies:%llu\r\n",
           u(st.unexpected_error_replies), u(st.total_error_replies));
   // kvstore: poll groups' busy polls (io-busy-poll-us) that found events, and that ran out.
@@ -357,6 +363,28 @@ void ErrorStatsSection(Server& s, std::string* out) {
   }
 }
 
+// Redis' fillPercentileDistributionLatencies, for every command and subcommand with a
+// histogram: "latency_percentiles_usec_<name>:p50=1.003,p99=...".
+void LatencyStatsLine(Server& s, const cmd::CommandSpec& c, std::string* out) {
+  const Histogram* h = s.command_latency(c);
+  if (!h) return;
+  Appendf(out, "latency_percentiles_usec_%s:", c.name.c_str());
+  const std::vector<double>& percentiles = s.latency_percentiles();
+  for (size_t i = 0; i < percentiles.size(); i++) {
+    Appendf(out, "%sp%s=%.3f", i ? "," : "", PercentileToString(percentiles[i]).c_str(),
+            static_cast<double>(h->ValueAtPercentile(percentiles[i])) / 1000.0);
+  }
+  out->append("\r\n");
+}
+
+void LatencyStatsSection(Server& s, std::string* out) {
+  if (!s.latency_tracking()) return;
+  for (const cmd::CommandSpec* c : s.commands().all()) {
+    LatencyStatsLine(s, *c, out);
+    for (const auto& sub : c->subcommands) LatencyStatsLine(s, *sub, out);
+  }
+}
+
 void ClusterSection(Server&, std::string* out) { out->append("cluster_enabled:0\r\n"); }
 
 void KeyspaceSection(Server& s, std::string* out) {
@@ -376,7 +404,7 @@ struct Section {
   void (*generate)(Server&, std::string*);
 };
 
-// In Redis' order. Errorstats and Latencystats are not tracked and so not reported.
+// In Redis' order.
 constexpr Section kSections[] = {
     {"server", "Server", true, ServerSection},
     {"clients", "Clients", true, ClientsSection},
@@ -388,6 +416,7 @@ constexpr Section kSections[] = {
     {"modules", "Modules", true, ModulesSection},
     {"commandstats", "Commandstats", false, CommandStatsSection},
     {"errorstats", "Errorstats", true, ErrorStatsSection},
+    {"latencystats", "Latencystats", false, LatencyStatsSection},
     {"cluster", "Cluster", true, ClusterSection},
     {"keyspace", "Keyspace", true, KeyspaceSection},
 };

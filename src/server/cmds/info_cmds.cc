@@ -6,6 +6,7 @@
 #include "common/logging.h"
 #include "common/strutil.h"
 #include "repl/primary/primary.h"
+#include "repl/replica/replica.h"
 #include "server/client.h"
 #include "server/evict.h"
 #include "server/server.h"
@@ -43,6 +44,14 @@ void ConfigSet(Context& c) {
     pairs.emplace_back(c.arg(i), c.arg(i + 1));
     if (ServerOf(c).config().IsSensitive(pairs.back().first)) c.Redact(i + 1);
   }
+  // As Redis' DENY_LOADING_CONFIG: appendonly does not change while a snapshot loads.
+  repl::Replica& replica = ServerOf(c).replica();
+  for (const auto& [name, value] : pairs) {
+    if ((replica.loading() || replica.async_loading()) && EqualsIgnoreCase(name, "appendonly")) {
+      c.Error("-LOADING Redis is loading the dataset in memory");
+      return;
+    }
+  }
   Status s = ServerOf(c).config().SetMany(pairs, ServerOf(c).current_client().is_local());
   if (!s.ok()) {
     c.Error(s.message());
@@ -72,6 +81,7 @@ void ConfigResetStat(Context& c) {
   std::fill(std::begin(st.sample_out), std::end(st.sample_out), 0);
   st.sample_idx = 0;
   s.commands().ResetStats();
+  s.ResetCommandLatencies();
   s.keyspace().ResetStats();
   s.evictor().ResetStats();
   c.out.Ok();

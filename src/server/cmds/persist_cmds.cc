@@ -130,7 +130,8 @@ void Restore(Context& c) {
     c.Error(OpStatus::kBusyKey);
     return;
   }
-  if (!persist::VerifyDumpPayload(payload).ok()) {
+  if (!persist::VerifyDumpPayload(payload, !ServerOf(c).debug_state().skip_checksum_validation)
+           .ok()) {
     c.Error("DUMP payload version or checksum are wrong");
     return;
   }
@@ -139,7 +140,7 @@ void Restore(Context& c) {
     c.Error("Bad data format");
     return;
   }
-  bool deleted = existing && c.db().Delete(key);
+  bool deleted = existing && c.ks.ServerDelete(c.session.db, key);
   if (ttl > 0 && !o.absttl) ttl += c.now_ms;
   if (ttl > 0 && ttl <= c.now_ms && c.ks.PastTtlDeletes()) {
     // Already expired: the key is gone (replicated as a DEL when one was replaced).

@@ -6,9 +6,15 @@
 #include "repl/primary/primary.h"
 #include "repl/replica/replica.h"
 #include "server/client.h"
+#include "server/failover.h"
 #include "server/server.h"
 
 namespace kv::server {
+
+// failover_cmds.cc: PSYNC ... FAILOVER, and SYNC while this server fails over; true when
+// answered with an error.
+bool PsyncFailoverRefused(cmd::Context& c);
+
 namespace {
 
 using cmd::Context;
@@ -16,7 +22,21 @@ using cmd::Context;
 // The primary side answers them for the client that runs them.
 void Wait(Context& c) { ServerOf(c).primary().Wait(c, ServerOf(c).current_client()); }
 void Replconf(Context& c) { ServerOf(c).primary().Replconf(c, ServerOf(c).current_client()); }
-void Psync(Context& c) { ServerOf(c).primary().Psync(c, ServerOf(c).current_client()); }
+void Psync(Context& c) {
+  // A replica already is one (Redis ignores its SYNC); FAILOVER's PSYNC promotes this server.
+  if (!(ServerOf(c).current_client().flags() & Client::kReplica) && PsyncFailoverRefused(c)) {
+    return;
+  }
+  ServerOf(c).primary().Psync(c, ServerOf(c).current_client());
+}
+
+void ReplicaOf(Context& c) {
+  if (ServerOf(c).failover().state() != Failover::State::kNone) {
+    c.Error("REPLICAOF not allowed while failing over.");
+    return;
+  }
+  ServerOf(c).replica().ReplicaOf(c);
+}
 
 }  // namespace
 
@@ -26,7 +46,7 @@ void RegisterReplCommands(cmd::CommandTable& t) {
     t.Add({.name = name,
            .arity = 3,
            .flags = kAdmin | kNoScript | kStale,
-           .handler = [](Context& c) { ServerOf(c).replica().ReplicaOf(c); },
+           .handler = ReplicaOf,
            .group = "server",
            .summary = "Make the server a replica of another instance, or promote it as master.",
            .since = name[0] == 'r' ? "5.0.0" : "1.0.0"});

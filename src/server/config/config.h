@@ -86,8 +86,9 @@ class Config {
   Status ApplyAll();
 
   // CONFIG REWRITE: rewrites `path` keeping its comments and unknown lines, updating or
-  // appending every parameter whose value differs from its default.
-  Status Rewrite(const std::string& path) const;
+  // appending every parameter whose value differs from its default (every parameter with
+  // `force_all`, DEBUG CONFIG-REWRITE-FORCE-ALL).
+  Status Rewrite(const std::string& path, bool force_all = false) const;
 
   // rename-command directives collected at startup: (from, to).
   const std::vector<std::pair<std::string, std::string>>& renames() const { return renames_; }

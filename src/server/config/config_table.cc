@@ -42,15 +42,38 @@ ParamSpec Multi(std::string n, std::string def) {
   return {.name = std::move(n), .type = ParamType::kMultiArg, .default_value = std::move(def)};
 }
 // Settable only at startup, as in Redis 7.0.
-const char* const kImmutable[] = {
-    "aclfile", "always-show-logo", "aof_rewrite_cpulist", "appenddirname", "appendfilename",
-    "bgsave_cpulist", "bio_cpulist", "cluster-config-file", "cluster-enabled", "cluster-port",
-    "daemonize", "databases", "disable-thp", "enable-debug-command", "enable-module-command",
-    "io-threads", "io-threads-do-reads", "logfile", "pidfile", "rdbchecksum", "replicaof",
-    "server_cpulist", "set-proc-title", "socket-mark-id", "supervised", "syslog-enabled",
-    "syslog-facility", "syslog-ident", "tcp-backlog", "unixsocket", "unixsocketperm",
-    // Redis rebinds its listeners on CONFIG SET port; kvstore does not (yet).
-    "port", "tls-port"};
+const char* const kImmutable[] = {"aclfile",
+                                  "always-show-logo",
+                                  "aof_rewrite_cpulist",
+                                  "appenddirname",
+                                  "appendfilename",
+                                  "bgsave_cpulist",
+                                  "bio_cpulist",
+                                  "cluster-config-file",
+                                  "cluster-enabled",
+                                  "cluster-port",
+                                  "daemonize",
+                                  "databases",
+                                  "disable-thp",
+                                  "enable-debug-command",
+                                  "enable-module-command",
+                                  "io-threads",
+                                  "io-threads-do-reads",
+                                  "logfile",
+                                  "pidfile",
+                                  "rdbchecksum",
+                                  "replicaof",
+                                  "server_cpulist",
+                                  "set-proc-title",
+                                  "socket-mark-id",
+                                  "supervised",
+                                  "syslog-enabled",
+                                  "syslog-facility",
+                                  "syslog-ident",
+                                  "tcp-backlog",
+                                  "unixsocket",
+                                  "unixsocketperm",
+                                  "tls-port"};
 // Refused by CONFIG SET unless enable-protected-configs allows it.
 const char* const kProtected[] = {"dir", "dbfilename", "enable-protected-configs"};
 
@@ -124,6 +147,8 @@ std::vector<ParamSpec> TableParams() {
       B("crash-memcheck-enabled", true),
       // A panic exits with status 1 instead of aborting; a testing knob, hidden as in Redis.
       Hidden(B("use-exit-on-panic", false)),
+      // The software watchdog's period in ms (0: off; watchdog.h); a testing knob, hidden.
+      Hidden(I("watchdog-period", 0, 0, INT_MAX)),
       E("enable-debug-command", "no", {"no", "yes", "local"}),
       E("enable-protected-configs", "no", {"no", "yes", "local"}),
       E("enable-module-command", "no", {"no", "yes", "local"}),
@@ -148,7 +173,10 @@ std::vector<ParamSpec> TableParams() {
       Hidden(I("rdb-key-save-delay", 0, INT_MIN, INT_MAX)),
       // The same after each key loaded.
       Hidden(I("key-load-delay", 0, INT_MIN, INT_MAX)),
-      B("sanitize-dump-payload", false),
+      // Bytes of a snapshot loaded between a replica's progress events (its keepalives to the
+      // primary, its progress log); hidden, as in Redis.
+      Hidden(I("loading-process-events-interval-bytes", 2 << 20, 1024, INT_MAX)),
+      E("sanitize-dump-payload", "no", {"no", "yes", "clients"}),
       // Replication.
       Alias(Multi("replicaof", ""), "slaveof"),
       Alias(B("replica-serve-stale-data", true), "slave-serve-stale-data"),
@@ -258,8 +286,8 @@ std::vector<ParamSpec> TableParams() {
       S("ignore-warnings", ""),
       E("propagation-error-behavior", "ignore", {"ignore", "panic", "panic-on-replicas"}),
       B("replica-ignore-disk-write-errors", false),
-      S("shutdown-on-sigint", "default"),
-      S("shutdown-on-sigterm", "default"),
+      Multi("shutdown-on-sigint", "default"),  // flags: process_params.h
+      Multi("shutdown-on-sigterm", "default"),
       I("shutdown-timeout", 10, 0, INT_MAX),
       I("socket-mark-id", 0, 0, UINT_MAX),
       S("tls-auth-clients", "yes"),

@@ -72,8 +72,9 @@ TEST(Config, SetManyIsAtomic) {
   EXPECT_EQ(c.GetInt("timeout"), 5);  // nothing applied
   EXPECT_EQ(c.SetMany({{"nosuch", "1"}}).message(),
             "Unknown option or number of arguments for CONFIG SET - 'nosuch'");
-  EXPECT_EQ(c.SetMany({{"port", "1"}}).message(),
-            "CONFIG SET failed (possibly related to argument 'port') - can't set immutable config");
+  EXPECT_EQ(c.SetMany({{"daemonize", "yes"}}).message(),
+            "CONFIG SET failed (possibly related to argument 'daemonize') - can't set immutable "
+            "config");
 }
 
 TEST(Config, TypesAreCanonicalised) {

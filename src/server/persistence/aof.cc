@@ -127,6 +127,9 @@ void Aof::WriteLocked(bool fsync_always) {
   } reuse{pending};
   int64_t now_s = WallMs() / 1000;
   if (!pending.empty()) {
+    // DEBUG AOF-FLUSH-SLEEP: tests widen the window between a write and its reply with it.
+    int sleep_us = server_.debug_state().aof_flush_sleep_us.load(std::memory_order_relaxed);
+    if (sleep_us > 0) usleep(static_cast<useconds_t>(sleep_us));
     ssize_t n = WriteAll(fd_, pending.data(), pending.size());
     if (n != static_cast<ssize_t>(pending.size())) {
       int err = n < 0 ? errno : ENOSPC;

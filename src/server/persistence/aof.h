@@ -114,11 +114,18 @@ class Aof {
   void ApplySettings();
   // Removes the history files the manifest lists (unless aof-disable-auto-gc).
   void DeleteHistory();
+  // DEBUG LOADAOF (Redis' sequence): writes the buffer, empties the dataset, reads the manifest
+  // from disk again, removes the history files and loads the AOF. NotFound when there is no
+  // AOF; an error otherwise when a file does not load (the log says why). An empty AOF loads.
+  // Leaves no current client (the caller restores its own).
+  Status DebugLoad();
 
  private:
   friend class AofLoader;
   std::string DirPath(const std::string& name) const { return dir_ + "/" + name; }
   Status PersistManifest(const persist::AofManifest& m);
+  // Loads the files manifest_ lists; `*empty` when they hold nothing.
+  Status LoadFiles(bool* empty);
   std::string NewBaseName(persist::AofManifest* m) const;
   std::string NewIncrName(persist::AofManifest* m) const;
   Status OpenNewIncr();

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "common/cpu_affinity.h"
 #include "common/logging.h"
 
 namespace kv::server {
@@ -52,6 +53,7 @@ class AofBio {
     cv_.notify_one();
   }
   void Run() {
+    PinThreadForRole(ThreadRole::kBackground);  // bio_cpulist
     std::unique_lock lock(mu_);
     for (;;) {
       cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });

@@ -58,7 +58,8 @@ class AofLoader {
       persist::RdbLoadOptions opts;
       opts.now_ms = WallMs();
       opts.drop_expired = false;  // the increments may still touch them
-      opts.verify_checksum = server_.config().GetBool("rdbchecksum");
+      opts.verify_checksum = server_.config().GetBool("rdbchecksum") &&
+                             !server_.debug_state().skip_checksum_validation;
       opts.key_load_delay_us = static_cast<int>(server_.config().GetInt("key-load-delay"));
       opts.warn = [](const std::string& w) { LOG_WARNING("RDB load: %s", w.c_str()); };
       persist::MemorySource src(data);
@@ -296,6 +297,13 @@ Status Aof::LoadAtStartup(bool* used) {
     }
   }
   if (!manifest_.base && manifest_.incrs.empty()) return Status::Ok();
+  bool empty = false;
+  return LoadFiles(&empty);
+}
+
+// Redis' loadAppendOnlyFiles: the base, then each increment, in the manifest's order.
+Status Aof::LoadFiles(bool* empty) {
+  *empty = false;
   std::vector<std::string> files;
   if (manifest_.base) files.push_back(manifest_.base->name);
   for (const auto& i : manifest_.incrs) files.push_back(i.name);
@@ -310,7 +318,10 @@ Status Aof::LoadAtStartup(bool* used) {
     if (manifest_.base && f == manifest_.base->name) base_size = size;
     total += size;
   }
-  if (total == 0) return Status::Ok();
+  if (total == 0) {
+    *empty = true;
+    return Status::Ok();
+  }
   int64_t start_ms = MonoMs();
   AofLoader loader(server_, *this);
   server_.keyspace().set_loading(true);
@@ -338,6 +349,33 @@ Status Aof::LoadAtStartup(bool* used) {
   rewrite_base_size_ = base_size;
   fsync_size_ = total;
   LOG_NOTICE("DB loaded from append only file: %.3f seconds", (MonoMs() - start_ms) / 1000.0);
+  return Status::Ok();
+}
+
+Status Aof::DebugLoad() {
+  if (enabled()) WriteBuffer();
+  server_.keyspace().FlushAll();
+  // The manifest as the disk has it now (Redis' aofLoadManifestFromDisk).
+  manifest_ = persist::AofManifest{};
+  std::string manifest_path = DirPath(persist::AofManifestName(filename_));
+  if (PathExists(manifest_path)) {
+    auto map = persist::MappedFile::Open(manifest_path);
+    if (!map.ok()) return map.status();
+    auto m = persist::ParseAofManifest((*map)->bytes());
+    if (!m.ok()) {
+      LOG_WARNING("*** FATAL AOF MANIFEST FILE ERROR *** %s", m.status().message().c_str());
+      return m.status();
+    }
+    manifest_ = std::move(*m);
+  }
+  DeleteHistory();
+  if (!manifest_.base && manifest_.incrs.empty()) {
+    LOG_WARNING("The AOF directory %s doesn't exist or holds no AOF file", dir_.c_str());
+    return Status::NotFound("no AOF to load");
+  }
+  bool empty = false;
+  KV_TRY(LoadFiles(&empty));
+  LOG_NOTICE("Append Only File loaded by DEBUG LOADAOF");
   return Status::Ok();
 }
 

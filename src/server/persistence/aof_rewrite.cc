@@ -19,6 +19,7 @@
 #include "server/persistence/aof.h"
 #include "server/persistence/aof_bio.h"
 #include "server/persistence/persistence.h"
+#include "server/process_params.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -44,13 +45,14 @@ Status Aof::WriteBaseFile(const std::string& path) {
                static_cast<unsigned long long>(total), total ? 100.0 * keys / total : 100.0);
   };
   std::string temp = "temp-rewriteaof-" + std::to_string(getpid()) + ".aof";
+  uint64_t autosync = c.GetBool("aof-rewrite-incremental-fsync") ? persist::kAutoSyncBytes : 0;
   if (c.GetBool("aof-use-rdb-preamble")) {
     persist::RdbWriteOptions opts = server_.persistence().WriteOptions();
     opts.progress = [&](uint64_t, uint64_t keys) { progress(keys); };
     persist::AuxFields aux = server_.persistence().AofBaseAux();
     return persist::SaveFileAtomic(
         path, [&](persist::Sink& sink) { return persist::WriteRdb(ks, sink, opts, aux, nullptr); },
-        temp);
+        temp, autosync);
   }
   persist::AofCommandsOptions opts;
   opts.timestamp = c.GetBool("aof-timestamp-enabled");
@@ -60,7 +62,7 @@ Status Aof::WriteBaseFile(const std::string& path) {
   opts.functions = server_.FunctionCodes();
   return persist::SaveFileAtomic(
       path, [&](persist::Sink& sink) { return persist::WriteAofCommands(ks, sink, opts, nullptr); },
-      temp);
+      temp, autosync);
 }
 
 std::string Aof::BgRewriteCommand(bool in_exec) {
@@ -149,6 +151,7 @@ Status Aof::StartRewrite() {
 void Aof::RunChild() {
   SetLogRole('C');
   server_.CloseListenersInChild();
+  EnterChildProcess(server_.config(), /*aof_rewrite=*/true);
   server_.ShowChildProcTitle(Server::ChildKind::kAofRewrite);
   std::string temp = ChildTempName(getpid());
   Status st = WriteBaseFile(temp);

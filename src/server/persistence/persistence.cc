@@ -13,6 +13,7 @@
 #include "common/strutil.h"
 #include "repl/primary/primary.h"
 #include "repl/replica/replica.h"
+#include "server/process_params.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -56,6 +57,7 @@ persist::RdbWriteOptions Persistence::WriteOptions() const {
   o.compression = c.GetBool("rdbcompression");
   o.checksum = c.GetBool("rdbchecksum");
   o.key_save_delay_us = static_cast<int>(c.GetInt("rdb-key-save-delay"));
+  o.autosync_bytes = c.GetBool("rdb-save-incremental-fsync") ? persist::kAutoSyncBytes : 0;
   o.limits = server_.keyspace().limits();
   std::string policy = c.GetString("maxmemory-policy");
   if (policy.find("lru") != std::string::npos) o.access = persist::RdbWriteOptions::Access::kIdle;
@@ -98,10 +100,19 @@ std::vector<std::pair<int64_t, int64_t>> Persistence::SavePoints() const {
   return points;
 }
 
-Status Persistence::Load(const std::string& path, bool merge, persist::RdbLoadResult* res) {
+Status Persistence::Load(const std::string& path, bool merge, persist::RdbLoadResult* res,
+                         Server::FunctionsLoad functions,
+                         std::vector<std::pair<int, std::string>>* expired, bool keep_expired) {
   persist::RdbLoadOptions opts;
   opts.now_ms = WallMs();
-  opts.verify_checksum = server_.config().GetBool("rdbchecksum");
+  opts.drop_expired = !keep_expired;
+  if (expired) {
+    opts.on_expired = [expired](int db, std::string_view key) {
+      expired->emplace_back(db, std::string(key));
+    };
+  }
+  opts.verify_checksum =
+      server_.config().GetBool("rdbchecksum") && !server_.debug_state().skip_checksum_validation;
   opts.replace_existing = merge;
   opts.key_load_delay_us = static_cast<int>(server_.config().GetInt("key-load-delay"));
   int64_t start = MonoMs(), last_log = start;
@@ -113,7 +124,7 @@ Status Persistence::Load(const std::string& path, bool merge, persist::RdbLoadRe
   };
   opts.warn = [](const std::string& w) { LOG_WARNING("RDB load: %s", w.c_str()); };
   Status st = persist::LoadRdbFile(path, server_.keyspace(), opts, res);
-  if (st.ok()) st = server_.InstallFunctions(res->functions, merge);
+  if (st.ok()) st = server_.InstallFunctions(res->functions, functions);
   if (st.ok()) {
     load_keys_loaded_ = res->keys_loaded;
     load_keys_expired_ = res->expired_skipped;
@@ -128,7 +139,11 @@ Status Persistence::Load(const std::string& path, bool merge, persist::RdbLoadRe
 Status Persistence::LoadAtStartup() {
   std::string path = RdbPath();
   persist::RdbLoadResult res;
-  Status st = Load(path, false, &res);
+  // As Redis: a replica keeps the keys whose TTL passed (its primary will send their DELs); a
+  // primary drops them and remembers them for its replicas.
+  bool replica = !server_.config().GetString("replicaof").empty();
+  Status st = Load(path, false, &res, Server::FunctionsLoad::kReplaceAll,
+                   replica ? nullptr : &startup_expired_, replica);
   if (st.code() == Code::kNotFound) return Status::Ok();
   if (!st.ok()) {
     LOG_WARNING("Fatal error loading the DB: %s. Exiting.", st.message().c_str());
@@ -225,6 +240,7 @@ Status Persistence::StartBackgroundSave() {
   }
   if (pid == 0) {
     close(fds[0]);
+    EnterChildProcess(server_.config(), /*aof_rewrite=*/false);
     server_.ShowChildProcTitle(Server::ChildKind::kBgsave);
     RunChild(fds[1]);  // never returns
   }
@@ -324,7 +340,11 @@ Status Persistence::PrepareShutdown(bool force_save, bool nosave) {
 Status Persistence::Reload(bool flush, bool merge) {
   if (flush) server_.keyspace().FlushAll();
   persist::RdbLoadResult res;
-  Status st = Load(RdbPath(), merge, &res);
+  // Without a flush the live libraries stay: the file's join them (MERGE: replace them).
+  Server::FunctionsLoad functions = flush   ? Server::FunctionsLoad::kReplaceAll
+                                    : merge ? Server::FunctionsLoad::kMerge
+                                            : Server::FunctionsLoad::kAdd;
+  Status st = Load(RdbPath(), merge, &res, functions);
   if (st.ok()) LOG_NOTICE("DB reloaded by DEBUG RELOAD");
   return st;
 }
@@ -338,7 +358,7 @@ void Persistence::AppendInfo(std::string* out, int64_t now_ms) const {
   char buf[1024];
   auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   snprintf(buf, sizeof(buf),
-           "loading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\n"
+           "loading:%d\r\nasync_loading:%d\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\n"
            "current_cow_size_age:0\r\ncurrent_fork_perc:%.2f\r\n"
            "current_save_keys_processed:%llu\r\ncurrent_save_keys_total:%llu\r\n"
            "rdb_changes_since_last_save:%llu\r\nrdb_bgsave_in_progress:%d\r\n"
@@ -346,6 +366,7 @@ void Persistence::AppendInfo(std::string* out, int64_t now_ms) const {
            "rdb_last_bgsave_time_sec:%lld\r\nrdb_current_bgsave_time_sec:%lld\r\n"
            "rdb_saves:%llu\r\nrdb_last_cow_size:0\r\n"
            "rdb_last_load_keys_expired:%llu\r\nrdb_last_load_keys_loaded:%llu\r\n",
+           server_.replica().loading() ? 1 : 0, server_.replica().async_loading() ? 1 : 0,
            child_running() && child_keys_total_
                ? 100.0 * static_cast<double>(child_keys_done_) / child_keys_total_
                : 0.0,

@@ -17,6 +17,7 @@
 #include "common/status.h"
 #include "persist/rdb_loader.h"
 #include "persist/snapshot.h"
+#include "server/server.h"
 
 namespace kv::server {
 
@@ -72,6 +73,12 @@ class Persistence {
     int stream_db = 0;
   };
   const std::optional<History>& startup_history() const { return startup_history_; }
+  // The keys a primary's startup load dropped because their TTL had passed, with their
+  // databases: the restarted primary sends their DELs to its replicas through the backlog
+  // (Redis' RDBFLAGS_FEED_REPL). Empty after the first call.
+  std::vector<std::pair<int, std::string>> TakeStartupExpired() {
+    return std::move(startup_expired_);
+  }
   void AppendInfo(std::string* out, int64_t now_ms) const;
   void AppendForkStats(std::string* out) const;
   // Counts a fork made by another part of the server (the AOF rewrite) in INFO's fork stats.
@@ -89,7 +96,12 @@ class Persistence {
   std::string RdbPath() const;
   persist::AuxFields Aux() const;
   std::vector<std::pair<int64_t, int64_t>> SavePoints() const;
-  Status Load(const std::string& path, bool merge, persist::RdbLoadResult* res);
+  // `expired` (when set) receives the keys dropped as expired; `keep_expired` loads them
+  // instead (a replica's: its primary sends their DELs).
+  Status Load(const std::string& path, bool merge, persist::RdbLoadResult* res,
+              Server::FunctionsLoad functions,
+              std::vector<std::pair<int, std::string>>* expired = nullptr,
+              bool keep_expired = false);
   void RunChild(int progress_fd);
   void ReapChild(int status);
   void ReadChildProgress();
@@ -112,6 +124,7 @@ class Persistence {
   uint64_t total_forks_ = 0;
   int64_t latest_fork_us_ = 0;
   std::optional<History> startup_history_;
+  std::vector<std::pair<int, std::string>> startup_expired_;
 };
 
 }  // namespace kv::server

@@ -142,7 +142,8 @@ void FunctionRestore(Context& c) {
     }
   }
   std::string_view payload = c.arg(2);
-  if (!persist::VerifyDumpPayload(payload).ok()) {
+  if (!persist::VerifyDumpPayload(payload, !ServerOf(c).debug_state().skip_checksum_validation)
+           .ok()) {
     c.Error("DUMP payload version or checksum are wrong");
     return;
   }
@@ -277,14 +278,13 @@ std::vector<std::string> Server::FunctionCodes() const {
   return functions_ ? functions_->Codes() : std::vector<std::string>{};
 }
 
-Status Server::InstallFunctions(const std::vector<std::string>& codes, bool merge) {
+Status Server::InstallFunctions(const std::vector<std::string>& codes, FunctionsLoad how) {
   if (codes.empty() && !functions_) return Status::Ok();
   std::string err;
-  if (merge) {
-    // DEBUG RELOAD MERGE: the file's libraries replace those of the same name.
+  if (how != FunctionsLoad::kReplaceAll) {
     for (const std::string& code : codes) {
       std::string name;
-      if (!functions().Load(code, true, 0, &name, &err)) {
+      if (!functions().Load(code, how == FunctionsLoad::kMerge, 0, &name, &err)) {
         return Status::Corruption("failed loading a function library: " + err);
       }
     }

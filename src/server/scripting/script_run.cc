@@ -22,6 +22,7 @@
 #include "server/persistence/aof.h"
 #include "server/persistence/persistence.h"
 #include "server/server.h"
+#include "server/tracking.h"
 
 namespace kv::server {
 
@@ -126,12 +127,15 @@ void ScriptRun::Call(std::vector<std::string>& argv, const script::RunState& run
   int db = session_.db;  // a write propagates in the db it ran in
   int64_t start_us = WallUs();
   spec->handler(ctx);
+  if (flags & cmd::kReadOnly) s_.tracking().AfterScriptRead(caller_, caller_args_);
   Propagate(ctx, flags, db, args, run.repl);
   if (!(flags & (cmd::kSkipMonitor | cmd::kAdmin)) && !s_.monitors_.empty()) {
     s_.FeedMonitors(session_.db, "lua", args, start_us);
   }
+  int64_t dur_us = std::max<int64_t>(0, WallUs() - start_us);
   mspec->stats.calls++;
-  mspec->stats.usec += static_cast<uint64_t>(std::max<int64_t>(0, WallUs() - start_us));
+  mspec->stats.usec += static_cast<uint64_t>(dur_us);
+  s_.RecordCommandLatency(*spec, dur_us);
   if (w.errors()) {
     mspec->stats.failed_calls++;
     s_.CountErrors(w);
@@ -194,7 +198,7 @@ const cmd::CommandSpec* ScriptRun::Lookup(std::span<const std::string_view> args
 
 // scriptCall's checks, in its order, with its messages.
 bool ScriptRun::Allowed(uint32_t flags, std::string* error) {
-  if (flags & cmd::kNoScript) {
+  if ((flags & cmd::kNoScript) && !s_.debug_state().disable_deny_scripts) {
     *error = "This Redis command is not allowed from script";
     return false;
   }

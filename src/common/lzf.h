@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace kv::persist {
+namespace kv {
 
 // Compresses `in` into `out` (capacity `out_cap`). Returns the compressed size, or 0 when the
 // result would not fit in out_cap (the data does not compress well enough).
@@ -18,4 +18,4 @@ size_t LzfCompress(const void* in, size_t in_len, void* out, size_t out_cap);
 // never reads or writes out of bounds.
 bool LzfDecompress(const void* in, size_t in_len, void* out, size_t out_len);
 
-}  // namespace kv::persist
+}  // namespace kv

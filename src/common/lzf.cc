@@ -1,9 +1,9 @@
-#include "persist/lzf.h"
+#include "common/lzf.h"
 
 #include <cstring>
 #include <memory>
 
-namespace kv::persist {
+namespace kv {
 namespace {
 
 constexpr int kHashLog = 14;
@@ -130,4 +130,4 @@ bool LzfDecompress(const void* in_v, size_t in_len, void* out_v, size_t out_len)
   return op == out_end;
 }
 
-}  // namespace kv::persist
+}  // namespace kv

@@ -1,0 +1,237 @@
+// DEBUG's actions on the server as a whole: its testing switches (PAUSE-CRON, AOF-FLUSH-SLEEP,
+// SET-SKIP-CHECKSUM-VALIDATION, SET-DISABLE-DENY-SCRIPTS; debug_state.h), LOADAOF,
+// CHANGE-REPL-ID, RESTART and CRASH-AND-RECOVER, LOG, LEAK, OOM, STRINGMATCH-TEST, and the
+// answers for what kvstore lacks (cluster mode, client eviction, reply-buffer resizing, plain
+// list nodes). Arities, reply texts and errors are Redis 7.0's.
+#include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cmd/errors.h"
+#include "common/glob.h"
+#include "common/logging.h"
+#include "common/strutil.h"
+#include "repl/primary/primary.h"
+#include "server/cmds/debug_cmds.h"
+#include "server/crash.h"
+#include "server/persistence/aof.h"
+#include "server/proc_title.h"
+#include "server/server.h"
+
+extern char** environ;
+
+namespace kv::server::debug {
+namespace {
+
+// Redis reads these flags with atoi: anything that is not a non-zero number is 0.
+int AtoiArg(cmd::Context& c, size_t i) { return atoi(std::string(c.arg(i)).c_str()); }
+
+// Redis' restartServer: optionally the config rewrite and a proper shutdown (the AOF's last
+// writes, the final snapshot), then every descriptor but the standard three closed and the
+// same executable run again with the same arguments, in this process. Returns only on a
+// failure before the point of no return (logged).
+void RestartServer(Server& s, bool graceful, int64_t delay_ms) {
+  const char* exe = "/proc/self/exe";  // this binary, even if its file was replaced since
+  if (access(exe, X_OK) == -1) {
+    LOG_WARNING("Can't restart: this process has no permissions to execute %s", exe);
+    return;
+  }
+  if (graceful) {
+    Config& config = s.config();
+    if (!config.config_file().empty()) {
+      Status st = config.Rewrite(config.config_file());
+      if (!st.ok()) {
+        LOG_WARNING("Can't restart: configuration rewrite process failed: %s",
+                    st.message().c_str());
+        return;
+      }
+    }
+    if (!s.PrepareShutdown(/*save=*/false, /*nosave=*/false, /*force=*/false).ok()) {
+      LOG_WARNING("Can't restart: error preparing for shutdown");
+      return;
+    }
+  }
+  // The command line the server started with; a config file by its absolute path, as the
+  // server resolved it (the working directory may have changed since, to `dir`).
+  std::vector<std::string> args = OriginalArgv();
+  if (args.empty()) {
+    LOG_WARNING("Can't restart: the command line is unknown");
+    return;
+  }
+  if (args.size() > 1 && args[1].rfind("--", 0) != 0 && !s.config().config_file().empty()) {
+    args[1] = s.config().config_file();
+  }
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  long max_fd = sysconf(_SC_OPEN_MAX);
+  for (int fd = 3; fd < (max_fd > 0 ? max_fd : 65536); fd++) close(fd);
+  if (delay_ms > 0) usleep(static_cast<useconds_t>(delay_ms * 1000));
+  execve(exe, argv.data(), environ);
+  _exit(1);  // nothing left to go back to
+}
+
+}  // namespace
+
+void LoadAof(cmd::Context& c) {
+  Server& s = ServerOf(c);
+  Client& caller = s.current_client();
+  Status st = s.aof().DebugLoad();
+  s.set_current_client(&caller);
+  if (!st.ok()) {
+    c.Error("Error trying to load the AOF files, check server logs.");
+    return;
+  }
+  c.out.Ok();
+}
+
+void ChangeReplId(cmd::Context& c) {
+  LOG_NOTICE("Changing replication IDs after receiving DEBUG change-repl-id");
+  ServerOf(c).primary().ChangeReplId();
+  c.out.Ok();
+}
+
+void PauseCron(cmd::Context& c) {
+  ServerOf(c).debug_state().pause_cron = AtoiArg(c, 2) != 0;
+  c.out.Ok();
+}
+
+void AofFlushSleep(cmd::Context& c) {
+  ServerOf(c).debug_state().aof_flush_sleep_us = AtoiArg(c, 2);
+  c.out.Ok();
+}
+
+void SetSkipChecksumValidation(cmd::Context& c) {
+  ServerOf(c).debug_state().skip_checksum_validation = AtoiArg(c, 2) != 0;
+  c.out.Ok();
+}
+
+void SetDisableDenyScripts(cmd::Context& c) {
+  ServerOf(c).debug_state().disable_deny_scripts = AtoiArg(c, 2) != 0;
+  c.out.Ok();
+}
+
+// Redis' threshold decides which list elements get a node of their own (a "plain" node);
+// kvstore's list nodes have no such form, so a valid size is refused rather than ignored.
+void QuicklistPackedThreshold(cmd::Context& c) {
+  std::optional<int64_t> sz = ParseMemory(c.arg(2));
+  if (!sz || *sz < 0 || *sz > (int64_t{1} << 32) - (1 << 20)) {
+    c.Error("argument must be a memory value bigger than 1 and smaller than 4gb");
+    return;
+  }
+  c.Error(
+      "QUICKLIST-PACKED-THRESHOLD is not supported: kvstore's list nodes have no plain form "
+      "for large elements");
+}
+
+// The syntax is checked as Redis does; both settings concern a mechanism kvstore lacks.
+void ReplyBuffer(cmd::Context& c) {
+  std::string_view what = c.arg(2);
+  if (EqualsIgnoreCase(what, "peak-reset-time")) {
+    int64_t ms = 0;
+    if (!EqualsIgnoreCase(c.arg(3), "never") && !EqualsIgnoreCase(c.arg(3), "reset") &&
+        !c.ParseInt(c.arg(3), &ms)) {
+      return;
+    }
+  } else if (!EqualsIgnoreCase(what, "resizing")) {
+    c.Error(cmd::SubcommandSyntax(c.arg(1), c.arg(0)));
+    return;
+  }
+  c.Error(
+      "REPLYBUFFER is not supported: kvstore's reply buffers are not resized by the cron, so "
+      "there is no peak to reset and no resizing to switch");
+}
+
+// maxmemory-clients cannot be set in kvstore (config_support.cc), so it is always disabled.
+void ClientEviction(cmd::Context& c) { c.Error("maxmemory-clients is disabled."); }
+
+// As in a Redis server out of cluster mode: the filter is kept, and there is no cluster bus
+// for it to drop packets from.
+void DropClusterPacketFilter(cmd::Context& c) {
+  int64_t type = 0;
+  if (!c.ParseInt(c.arg(2), &type)) return;
+  c.out.Ok();
+}
+
+void ClusterLink(cmd::Context& c) {
+  if (!EqualsIgnoreCase(c.arg(2), "kill")) {
+    c.Error(cmd::SubcommandSyntax(c.arg(1), c.arg(0)));
+    return;
+  }
+  c.Error("Debug option only available for cluster mode enabled setup!");
+}
+
+void ConfigRewriteForceAll(cmd::Context& c) {
+  Config& config = ServerOf(c).config();
+  if (config.config_file().empty()) {
+    // Redis passes the missing path on and fails on it.
+    c.Error(std::string("CONFIG-REWRITE-FORCE-ALL failed: ") + strerror(EFAULT));
+    return;
+  }
+  Status st = config.Rewrite(config.config_file(), /*force_all=*/true);
+  if (!st.ok()) {
+    c.Error("CONFIG-REWRITE-FORCE-ALL failed: " + st.message());
+    return;
+  }
+  c.out.Ok();
+}
+
+// RESTART [ms] (graceful) and CRASH-AND-RECOVER [ms]; a negative delay is none.
+void Restart(cmd::Context& c) {
+  int64_t delay = 0;
+  if (c.argc() >= 3) {
+    if (!c.ParseInt(c.arg(2), &delay)) return;
+    if (delay < 0) delay = 0;
+  }
+  RestartServer(ServerOf(c), EqualsIgnoreCase(c.arg(1), "restart"), delay);
+  c.Error("failed to restart the server. Check server logs.");
+}
+
+void Log(cmd::Context& c) {
+  LOG_WARNING("DEBUG LOG: %s", std::string(c.arg(2)).c_str());
+  c.out.Ok();
+}
+
+// Leaks a copy of the argument on purpose (leak checkers' tests).
+void Leak(cmd::Context& c) {
+  auto* leaked = new std::string(c.arg(2));
+  (void)leaked;
+  c.out.Ok();
+}
+
+// An allocation no machine can satisfy, and what kvstore does when one fails: a panic.
+void Oom(cmd::Context& c) {
+  volatile size_t size = SIZE_MAX;
+  void* p = malloc(size);
+  if (!p) {
+    KV_PANIC("kvstore aborting for OUT OF MEMORY. Allocating " + std::to_string(size) + " bytes!");
+  }
+  free(p);
+  c.out.Ok();
+}
+
+// Redis' stringmatchlen_fuzz_test: ten million random patterns against random strings (of
+// 0 to 31 bytes below 128), to show the matcher neither crashes nor runs away.
+void StringmatchTest(cmd::Context& c) {
+  char str[32], pat[32];
+  uint64_t matches = 0;
+  for (int cycle = 0; cycle < 10000000; cycle++) {
+    size_t slen = static_cast<size_t>(rand()) % sizeof(str);
+    size_t plen = static_cast<size_t>(rand()) % sizeof(pat);
+    for (size_t j = 0; j < slen; j++) str[j] = static_cast<char>(rand() % 128);
+    for (size_t j = 0; j < plen; j++) pat[j] = static_cast<char>(rand() % 128);
+    matches += GlobMatch(std::string_view(pat, plen), std::string_view(str, slen));
+  }
+  printf("total matches: %llu\n", static_cast<unsigned long long>(matches));
+  c.out.Simple("Apparently Redis did not crash: test passed");
+}
+
+}  // namespace kv::server::debug

@@ -1,0 +1,77 @@
+// The backlog's lifetime as the primary's replicas see it: a replica that comes back before
+// repl-backlog-ttl continues from the backlog; one that comes back after it finds the backlog
+// (and the history) gone, which counts as a failed partial resync. The replica drops its own
+// link and sleeps, as Redis' test does (MULTI, CLIENT KILL of the primary, DEBUG SLEEP, EXEC):
+// the killed connection must end at once, not when the sleep is over.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+
+#include "tests/support/process.h"
+#include "tests/support/resp_client.h"
+#include "tests/support/wait.h"
+
+namespace kv::test {
+namespace {
+
+using Kind = ServerProcess::Kind;
+
+std::string Name(Kind k) { return k == Kind::kKvstore ? "Kvstore" : "Redis"; }
+
+class BacklogTtl : public ::testing::TestWithParam<std::tuple<Kind, Kind>> {
+ protected:
+  void SetUp() override {
+    if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  }
+
+  // The replica kills its link to the primary and sleeps `sleep_s` in the same transaction.
+  // Returns the primary's sync_partial_ok and sync_partial_err once the replica is back.
+  std::pair<int64_t, int64_t> DropLinkAndSleep(const std::string& ttl, const std::string& sleep_s) {
+    auto [primary_kind, replica_kind] = GetParam();
+    ServerProcess primary(primary_kind,
+                          {"--repl-backlog-ttl", ttl, "--repl-diskless-sync-delay", "0"});
+    ServerProcess replica(replica_kind,
+                          {"--replicaof", "127.0.0.1 " + std::to_string(primary.port())});
+    RespClient p(primary.port()), r(replica.port());
+    EXPECT_EQ(p.Call({"SET", "k", "v"}).str, "OK");
+    EXPECT_TRUE(InSync(p, r));
+    EXPECT_EQ(r.Call({"MULTI"}).str, "OK");
+    r.Call({"CLIENT", "KILL", "127.0.0.1:" + std::to_string(primary.port())});
+    r.Call({"DEBUG", "SLEEP", sleep_s});
+    Reply exec = r.Call({"EXEC"});
+    EXPECT_EQ(exec.elems.size(), 2u);
+    if (exec.elems.size() == 2) EXPECT_EQ(exec.elems[0].str, "OK");
+    EXPECT_EQ(p.Call({"SET", "k", "v2"}).str, "OK");
+    EXPECT_TRUE(InSync(p, r));
+    EXPECT_EQ(r.Call({"GET", "k"}).str, "v2");
+    return {InfoInt(p, "stats", "sync_partial_ok"), InfoInt(p, "stats", "sync_partial_err")};
+  }
+};
+
+// Back within the TTL: the replica continues.
+TEST_P(BacklogTtl, ReplicaBackBeforeTheTtlContinues) {
+  auto [ok, err] = DropLinkAndSleep("3600", "0.5");
+  EXPECT_EQ(ok, 1);
+  EXPECT_EQ(err, 0);
+}
+
+// Asleep for longer than the TTL: the primary had no replica for that long and freed its
+// backlog, so the replica's PSYNC fails (and is counted) and it resyncs fully.
+TEST_P(BacklogTtl, ReplicaBackAfterTheTtlCountsAFailedPartialResync) {
+  auto [ok, err] = DropLinkAndSleep("1", "3");
+  EXPECT_EQ(ok, 0);
+  EXPECT_EQ(err, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Servers, BacklogTtl,
+                         ::testing::Values(std::make_tuple(Kind::kKvstore, Kind::kKvstore),
+                                           std::make_tuple(Kind::kKvstore, Kind::kRedis),
+                                           std::make_tuple(Kind::kRedis, Kind::kKvstore)),
+                         [](const auto& info) {
+                           return Name(std::get<0>(info.param)) + "PrimaryOf" +
+                                  Name(std::get<1>(info.param));
+                         });
+
+}  // namespace
+}  // namespace kv::test
