@@ -143,6 +143,10 @@ class Context {
   // With `propagate` empty: replicate nothing even though data changed (Redis'
   // preventCommandPropagation; XREADGROUP and XCLAIM replicate only what they add to it).
   bool prevent_propagation = false;
+  // Replicate this command (to replicas, not to the AOF) though it changed no data: PUBLISH
+  // and SPUBLISH, so a replica's subscribers get the message too (Redis'
+  // forceCommandPropagation(PROPAGATE_REPL)).
+  bool replicate_only = false;
   // Set by a blocking command that must wait (never when session.deny_blocking).
   std::optional<BlockRequest> block;
   // Arguments MONITOR and SLOWLOG show as "(redacted)" (passwords), in the order redacted.

@@ -241,8 +241,10 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   // A replica's sub-replicas follow its primary's stream alone: a writable replica's own writes
   // reach its AOF but not its replication stream, whose offsets are its primary's (as Redis).
   bool to_replicas = !(c.flags() & Client::kMaster) && !replica_->is_replica();
-  if (ctx.dirty > 0 && !(flags & cmd::kNoPropagate) &&
-      ((feed.active() && to_replicas) || feed.aof_on())) {
+  if (ctx.replicate_only && ctx.dirty == 0 && feed.active() && to_replicas) {
+    feed.Add(db, args, /*to_replicas=*/true, /*to_aof=*/false);
+  } else if (ctx.dirty > 0 && !(flags & cmd::kNoPropagate) &&
+             ((feed.active() && to_replicas) || feed.aof_on())) {
     if (!ctx.propagate.empty()) {
       for (const auto& argv : ctx.propagate) {
         feed.Add(db, std::span<const std::string>(argv), to_replicas);

@@ -213,8 +213,14 @@ void SSubscribe(Context& c) {
   SubscribeTo(c, Kind::kShard);
 }
 
-void Publish(Context& c) { c.out.Int(ServerOf(c).Publish(c.arg(1), c.arg(2))); }
-void SPublish(Context& c) { c.out.Int(ServerOf(c).PublishShard(c.arg(1), c.arg(2))); }
+void Publish(Context& c) {
+  c.out.Int(ServerOf(c).Publish(c.arg(1), c.arg(2)));
+  c.replicate_only = true;
+}
+void SPublish(Context& c) {
+  c.out.Int(ServerOf(c).PublishShard(c.arg(1), c.arg(2)));
+  c.replicate_only = true;
+}
 
 // PUBSUB CHANNELS / SHARDCHANNELS [pattern]: the names with subscribers, matching the pattern.
 void ListChannels(Context& c, const Server::Subscribers& subs) {
@@ -233,9 +239,10 @@ void ListChannels(Context& c, const Server::Subscribers& subs) {
 void PubsubChannels(Context& c) { ListChannels(c, ServerOf(c).channel_subscribers()); }
 void PubsubShardChannels(Context& c) { ListChannels(c, ServerOf(c).shard_channel_subscribers()); }
 
+// PUBSUB NUMSUB: name, count pairs as a flat array in both protocols, as Redis 7.0 sends.
 void PubsubNumSub(Context& c) {
   Server& s = ServerOf(c);
-  c.out.Map(c.argc() - 2);
+  c.out.Array((c.argc() - 2) * 2);
   for (size_t i = 2; i < c.argc(); i++) {
     auto it = s.channel_subscribers().find(std::string(c.arg(i)));
     c.out.Bulk(c.arg(i));

@@ -7,6 +7,7 @@
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
 #include "tests/support/suite_servers.h"
+#include "tests/support/wait.h"
 
 namespace kv::test {
 namespace {
@@ -107,6 +108,11 @@ TEST_F(MultiPubSub, PubSubFramesMatchRedis) {
                      {"PUNSUBSCRIBE"}, {"UNSUBSCRIBE"}, {"GET", "k"}});
   ExpectSameAsRedis({{"HELLO", "3"}, {"SUBSCRIBE", "a"}, {"GET", "k"}, {"PUBLISH", "a", "self"},
                      {"UNSUBSCRIBE", "a", "zz"}});
+  // NUMSUB's pairs are a flat array in RESP3 too (Redis 7.0).
+  ExpectSameAsRedis({{"HELLO", "3"},
+                     {"SUBSCRIBE", "a"},
+                     {"PUBSUB", "NUMSUB", "a", "b"},
+                     {"PUBSUB", "SHARDNUMSUB", "a"}});
 }
 
 TEST_F(MultiPubSub, MessagesReachSubscribersOnOtherThreads) {
@@ -171,6 +177,30 @@ TEST_F(MultiPubSub, SlowSubscriberIsCutOffNotBuffered) {
   EXPECT_TRUE(lazy.WaitClosed(5000));
   EXPECT_EQ(admin.Raw({"PING"}), "+PONG\r\n");
   admin.Raw({"CONFIG", "SET", "client-output-buffer-limit", "pubsub 32mb 8mb 60"});
+}
+
+// PUBLISH and SPUBLISH reach the replicas' subscribers: the primary replicates them (not to
+// its AOF), as Redis 7.0 does; kvstore and redis-server as either side.
+TEST(PubSubReplication, MessagesReachTheReplicasSubscribers) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  using Kind = ServerProcess::Kind;
+  for (auto [pk, rk] :
+       {std::pair{Kind::kKvstore, Kind::kKvstore}, std::pair{Kind::kKvstore, Kind::kRedis},
+        std::pair{Kind::kRedis, Kind::kKvstore}}) {
+    ServerProcess primary(pk, {"--repl-diskless-sync-delay", "0"});
+    ServerProcess replica(rk, {"--replicaof", "127.0.0.1 " + std::to_string(primary.port())});
+    RespClient p(primary.port()), r(replica.port()), sub(replica.port()), ssub(replica.port());
+    ASSERT_TRUE(InSync(p, r));
+    sub.Call({"SUBSCRIBE", "news"});
+    ssub.Call({"SSUBSCRIBE", "shard"});
+    EXPECT_EQ(p.Call({"PUBLISH", "news", "hello"}).integer, 0);  // none on the primary
+    EXPECT_EQ(p.Call({"SPUBLISH", "shard", "hi"}).integer, 0);
+    EXPECT_EQ(sub.Read().raw, "*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n");
+    EXPECT_EQ(ssub.Read().raw, "*3\r\n$8\r\nsmessage\r\n$5\r\nshard\r\n$2\r\nhi\r\n");
+    EXPECT_TRUE(InSync(p, r));
+    // Not a change of data: nothing to save.
+    EXPECT_EQ(InfoField(p, "persistence", "rdb_changes_since_last_save"), "0");
+  }
 }
 
 }  // namespace

@@ -243,6 +243,10 @@ void ScriptRun::Propagate(cmd::Context& ctx, uint32_t flags, int db,
   bool from_primary = caller_.flags() & Client::kMaster;
   bool to_replicas = (repl & script::RunState::kReplReplica) && !from_primary;
   bool to_aof = repl & script::RunState::kReplAof;
+  if (ctx.replicate_only && ctx.dirty == 0) {
+    if (to_replicas) feed.Add(db, args, /*to_replicas=*/true, /*to_aof=*/false);
+    return;
+  }
   if (ctx.dirty == 0 || (flags & cmd::kNoPropagate) || (!to_replicas && !to_aof)) return;
   if (!ctx.propagate.empty()) {
     for (const auto& argv : ctx.propagate) {
