@@ -1,5 +1,6 @@
 #include "persist/aof_manifest.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
@@ -29,35 +30,42 @@ void AppendLine(std::string* out, const AofFileInfo& f) {
 
 Status Invalid(const char* why) { return Status::Invalid(why); }
 
+// Redis reads the manifest with fgets into a buffer of MANIFEST_MAX_LINE + 1 (1025) bytes.
+constexpr size_t kMaxManifestRead = 1024;
+
 }  // namespace
 
-Result<AofManifest> ParseAofManifest(std::string_view text) {
+Result<AofManifest> ParseAofManifest(std::string_view text, AofManifestErrorAt* at) {
   AofManifest m;
   int64_t max_seq = 0;
-  size_t lines = 0;
+  int linenum = 0;
   size_t pos = 0;
+  std::string_view line;  // the trimmed line, once it is past the length check
+  bool have_line = false;
+  auto fail = [&](const char* why) -> Result<AofManifest> {
+    if (at) *at = have_line ? AofManifestErrorAt{linenum, std::string(line)} : AofManifestErrorAt{};
+    return Invalid(why);
+  };
   while (pos < text.size()) {
+    // One fgets into Redis' buffer: through the newline, or 1024 bytes, or to the end.
+    size_t limit = std::min(text.size(), pos + kMaxManifestRead);
     size_t nl = text.find('\n', pos);
-    lines++;
-    if (text[pos] == '#') {  // a comment (Redis skips it before checking its length)
-      if (nl == std::string_view::npos) break;
-      pos = nl + 1;
-      continue;
-    }
-    // Redis reads lines with fgets into a 1024-byte buffer: a longer line, or a last line
-    // without its newline, has no '\n' in what it read.
-    if (nl == std::string_view::npos || nl - pos + 1 >= 1024) {
-      return Invalid("The AOF manifest file contains too long line");
-    }
-    std::string_view raw = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    size_t b = raw.find_first_not_of(" \t\r\n");
-    if (b == std::string_view::npos) return Invalid("Invalid AOF manifest file format");
-    raw = raw.substr(b, raw.find_last_not_of(" \t\r\n") - b + 1);
-    auto argv = SplitArgs(raw);
+    bool has_nl = nl != std::string_view::npos && nl < limit;
+    std::string_view chunk = text.substr(pos, (has_nl ? nl + 1 : limit) - pos);
+    pos += chunk.size();
+    linenum++;
+    have_line = false;
+    if (chunk[0] == '#') continue;  // a comment (skipped before its length is checked)
+    if (!has_nl) return fail("The AOF manifest file contains too long line");
+    size_t b = chunk.find_first_not_of(" \t\r\n");
+    line = b == std::string_view::npos ? std::string_view()
+                                       : chunk.substr(b, chunk.find_last_not_of(" \t\r\n") - b + 1);
+    have_line = true;
+    if (line.empty()) return fail("Invalid AOF manifest file format");
+    auto argv = SplitArgs(line);
     // At least file, seq and type; pairs only.
     if (!argv || argv->size() < 6 || argv->size() % 2 != 0) {
-      return Invalid("Invalid AOF manifest file format");
+      return fail("Invalid AOF manifest file format");
     }
     AofFileInfo f;
     bool have_name = false;
@@ -67,7 +75,7 @@ Result<AofManifest> ParseAofManifest(std::string_view text) {
       const std::string& value = (*argv)[i + 1];
       if (EqualsIgnoreCase(key, "file")) {
         if (value.find_first_of("/\\") != std::string::npos) {  // as pathIsBaseName
-          return Invalid("File can't be a path, just a filename");
+          return fail("File can't be a path, just a filename");
         }
         f.name = value;
         have_name = true;
@@ -77,11 +85,10 @@ Result<AofManifest> ParseAofManifest(std::string_view text) {
         type = value.empty() ? 0 : value[0];
       }
     }
-    if (!have_name || f.name.empty() || f.seq == 0 || type == 0) {
-      return Invalid("Invalid AOF manifest file format");
-    }
+    // An empty name passes, as in Redis (loading then fails on the directory itself).
+    if (!have_name || f.seq == 0 || type == 0) return fail("Invalid AOF manifest file format");
     if (type == 'b') {
-      if (m.base) return Invalid("Found duplicate base file information");
+      if (m.base) return fail("Found duplicate base file information");
       f.type = AofFileInfo::Type::kBase;
       m.curr_base_seq = f.seq;
       m.base = f;
@@ -89,15 +96,15 @@ Result<AofManifest> ParseAofManifest(std::string_view text) {
       f.type = AofFileInfo::Type::kHistory;
       m.history.push_back(f);
     } else if (type == 'i') {
-      if (f.seq <= max_seq) return Invalid("Found a non-monotonic sequence number");
+      if (f.seq <= max_seq) return fail("Found a non-monotonic sequence number");
       f.type = AofFileInfo::Type::kIncr;
       m.curr_incr_seq = max_seq = f.seq;
       m.incrs.push_back(f);
     } else {
-      return Invalid("Unknown AOF file type");
+      return fail("Unknown AOF file type");
     }
   }
-  if (lines == 0) return Invalid("Found an empty AOF manifest");
+  if (linenum == 0) return fail("Found an empty AOF manifest");
   return m;
 }
 

@@ -32,10 +32,21 @@ struct AofManifest {
   bool operator==(const AofManifest&) const = default;
 };
 
+// Where a manifest failed to parse, for the log: the line as Redis counts lines (each read of
+// at most 1024 bytes, comments included) and its text without surrounding blanks. `line` is 0
+// when the error concerns no single line (an empty manifest, a line too long).
+struct AofManifestErrorAt {
+  int line = 0;
+  std::string text;
+};
+
 // Parses a manifest as Redis 7.0's aofLoadManifestFromFile does, with its error messages:
-// "#" lines are skipped, keys other than file/seq/type are ignored (forward compatibility), a
-// second base, a non-monotonic increment sequence, a path for a name or an unknown type fail.
-Result<AofManifest> ParseAofManifest(std::string_view text);
+// lines are read as fgets reads them into a 1025-byte buffer (a longer line, or a last one
+// without its newline, is "too long"; the rest of a long comment is read as a line of its
+// own), "#" lines are skipped, keys other than file/seq/type are ignored (forward
+// compatibility), a second base, a non-monotonic increment sequence, a path for a name or an
+// unknown type fail. On an error, `*at` (when given) says where.
+Result<AofManifest> ParseAofManifest(std::string_view text, AofManifestErrorAt* at = nullptr);
 // The manifest's text as redis-server writes it (names quoted where Redis quotes them).
 std::string FormatAofManifest(const AofManifest& m);
 

@@ -67,6 +67,45 @@ TEST(AofManifest, RefusesWhatRedisRefusesWithItsMessages) {
             "The AOF manifest file contains too long line");
 }
 
+// The log names the line as Redis counts lines (comments included), with its trimmed text;
+// errors of no single line name none.
+TEST(AofManifest, ErrorsSayWhereAsRedisLogsIt) {
+  AofManifestErrorAt at;
+  EXPECT_FALSE(ParseAofManifest("# c\nfile a seq 1 type b\n  file b seq 2 type b \r\n", &at).ok());
+  EXPECT_EQ(at.line, 3);
+  EXPECT_EQ(at.text, "file b seq 2 type b");
+  at = {};
+  EXPECT_FALSE(ParseAofManifest("file a seq 1 type i\n\n", &at).ok());
+  EXPECT_EQ(at.line, 2);
+  EXPECT_EQ(at.text, "");
+  at = {7, "x"};
+  EXPECT_FALSE(ParseAofManifest("file a seq 1 type i\nfile b seq 2 type i", &at).ok());
+  EXPECT_EQ(at.line, 0);
+  at = {7, "x"};
+  EXPECT_FALSE(ParseAofManifest("", &at).ok());
+  EXPECT_EQ(at.line, 0);
+}
+
+// fgets into 1025 bytes: a line of 1024 bytes with its newline fits, one more does not; the
+// rest of a comment past 1024 bytes is read as a line of its own (and is no valid line).
+TEST(AofManifest, LinesAreReadAsRedisReadsThem) {
+  auto line_of = [](size_t total) {
+    std::string head = "file a seq 1 type i pad ";
+    return head + std::string(total - head.size() - 1, 'x') + "\n";
+  };
+  EXPECT_TRUE(ParseAofManifest(line_of(1024)).ok());
+  EXPECT_EQ(ParseAofManifest(line_of(1025)).status().message(),
+            "The AOF manifest file contains too long line");
+  AofManifestErrorAt at;
+  auto m = ParseAofManifest("#" + std::string(1500, 'c') + "\nfile a seq 1 type i\n", &at);
+  EXPECT_EQ(m.status().message(), "Invalid AOF manifest file format");
+  EXPECT_EQ(at.line, 2);
+  EXPECT_EQ(at.text, std::string(1500 - 1023, 'c'));
+  EXPECT_TRUE(ParseAofManifest("file a seq 1 type i\n# no newline").ok());
+  // An empty name passes the parse, as in Redis.
+  EXPECT_TRUE(ParseAofManifest("file \"\" seq 1 type i\n").ok());
+}
+
 TEST(AofManifest, FileNamesAreRedis) {
   EXPECT_EQ(AofBaseName("appendonly.aof", 1, true), "appendonly.aof.1.base.rdb");
   EXPECT_EQ(AofBaseName("appendonly.aof", 2, false), "appendonly.aof.2.base.aof");

@@ -5,46 +5,97 @@
 
 namespace kv::repl {
 
-Backlog::Backlog(size_t capacity, int64_t start_offset)
-    : buf_(std::max<size_t>(capacity, 1)), end_(start_offset) {}
+Backlog::Block::~Block() {
+  // Freed one after the other, not by recursion: a long list must not exhaust the stack.
+  std::shared_ptr<Block> n = std::move(next);
+  while (n && n.use_count() == 1) n = std::move(n->next);
+}
+
+std::string_view Backlog::Cursor::Readable() {
+  for (;;) {
+    // has_next first: once it is set, `used` is final.
+    bool last = !block_->has_next.load(std::memory_order_acquire);
+    size_t used = block_->used.load(std::memory_order_acquire);
+    if (pos_ < used) return {block_->data.get() + pos_, used - pos_};
+    if (last) return {};
+    block_ = block_->next;
+    pos_ = 0;
+  }
+}
+
+// The first block is empty, so that a cursor always has a block to stand on.
+Backlog::Backlog(size_t capacity, int64_t start_offset, size_t block_bytes)
+    : capacity_(capacity),
+      block_bytes_(std::max<size_t>(block_bytes, 1)),
+      head_(std::make_shared<Block>(start_offset, 0)),
+      tail_(head_.get()),
+      end_(start_offset) {}
+
+Backlog::~Backlog() {
+  // Blocks a cursor still holds stay alive with it; the rest go here.
+  std::shared_ptr<Block> n = std::move(head_);
+  while (n && n.use_count() == 1) n = std::move(n->next);
+}
 
 void Backlog::Append(std::string_view data) {
-  end_ += static_cast<int64_t>(data.size());
-  size_t cap = buf_.size();
-  if (data.size() >= cap) {  // only the tail fits
-    memcpy(buf_.data(), data.data() + data.size() - cap, cap);
-    head_ = 0;
-    len_ = cap;
-    return;
+  while (!data.empty()) {
+    size_t used = tail_->used.load(std::memory_order_relaxed);
+    size_t n = std::min(data.size(), tail_->cap - used);
+    if (n > 0) {
+      memcpy(tail_->data.get() + used, data.data(), n);
+      tail_->used.store(used + n, std::memory_order_release);
+      data.remove_prefix(n);
+      end_ += static_cast<int64_t>(n);
+      continue;
+    }
+    auto block = std::make_shared<Block>(end_, block_bytes_);
+    memory_ += block->cap;
+    Block* fresh = block.get();
+    tail_->next = std::move(block);
+    tail_->has_next.store(true, std::memory_order_release);
+    tail_ = fresh;
   }
-  size_t first = std::min(data.size(), cap - head_);
-  memcpy(buf_.data() + head_, data.data(), first);
-  memcpy(buf_.data(), data.data() + first, data.size() - first);
-  head_ = (head_ + data.size()) % cap;
-  len_ = std::min(cap, len_ + data.size());
+  Trim();
+}
+
+void Backlog::Resize(size_t capacity) {
+  capacity_ = capacity;
+  Trim();
+}
+
+void Backlog::Trim() {
+  // As Redis' incrementalTrimReplicationBacklog: the first block goes when the rest still
+  // holds more than the capacity and no replica needs it.
+  for (;;) {
+    size_t used = head_->used.load(std::memory_order_relaxed);
+    if (head_.get() == tail_ || histlen() - used <= capacity_ ||
+        head_->start + static_cast<int64_t>(used) > needed_from_) {
+      break;
+    }
+    memory_ -= head_->cap;
+    head_ = head_->next;  // the old first block goes (its `next` is still held here)
+  }
 }
 
 bool Backlog::CopySince(int64_t offset, std::string* out) const {
   if (!Covers(offset)) return false;
-  size_t n = static_cast<size_t>(end_ - offset);
-  size_t cap = buf_.size();
-  size_t start = (head_ + cap - n) % cap;
-  size_t first = std::min(n, cap - start);
-  out->append(buf_.data() + start, first);
-  out->append(buf_.data(), n - first);
+  Cursor c = CursorAt(offset);
+  for (std::string_view s = c.Readable(); !s.empty(); s = c.Readable()) {
+    out->append(s);
+    c.Consume(s.size());
+  }
   return true;
 }
 
-void Backlog::Resize(size_t capacity) {
-  capacity = std::max<size_t>(capacity, 1);
-  if (capacity == buf_.size()) return;
-  std::string keep;
-  size_t n = std::min(len_, capacity);
-  CopySince(end_ - static_cast<int64_t>(n), &keep);
-  buf_.assign(capacity, '\0');
-  memcpy(buf_.data(), keep.data(), n);
-  len_ = n;
-  head_ = n % capacity;
+Backlog::Cursor Backlog::CursorAt(int64_t offset) const {
+  Cursor c;
+  c.block_ = head_;
+  while (c.block_.get() != tail_ &&
+         offset >= c.block_->start + static_cast<int64_t>(c.block_->used.load())) {
+    c.block_ = c.block_->next;
+  }
+  c.pos_ = static_cast<size_t>(offset - c.block_->start);
+  return c;
 }
 
 }  // namespace kv::repl

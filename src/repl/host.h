@@ -23,6 +23,7 @@
 #include "common/status.h"
 #include "net/event_loop.h"
 #include "net/output_limit.h"
+#include "repl/backlog.h"
 #include "store/keyspace.h"
 
 namespace kv::repl {
@@ -36,15 +37,22 @@ class ClientConn {
   virtual const std::string& peer() const = 0;
   // The socket: +FULLRESYNC and the snapshot child write it directly.
   virtual int fd() const = 0;
-  // The replication stream to a replica, queued behind its unsent output; past `limit`
-  // (client-output-buffer-limit replica) the connection is closed instead.
-  virtual void PushStream(std::string_view bytes, const net::OutputLimit& limit) = 0;
+  // The replication stream to a replica: from `from` on, after the replies already queued, the
+  // connection's loop writes the shared buffer's blocks as they fill (no copy per replica).
+  // Replies to later commands of a replica are not sent (they would cut into the stream).
+  virtual void StartStream(Backlog::Cursor from) = 0;
+  // The shared buffer has more bytes: wakes the connection's loop (any thread).
+  virtual void StreamMore() = 0;
+  // The offset of the next stream byte not yet written to the socket (from StartStream on).
+  virtual int64_t stream_sent() const = 0;
   // Unsent output: queued bytes (for maxmemory's accounting), or any at all (PSYNC is refused
   // on a connection that still has replies to write).
   virtual size_t output_pending() const = 0;
   virtual bool HasPendingOutput() = 0;
   // Closes the connection from its own loop (any thread).
   virtual void RequestClose() = 0;
+  // Whether it is being closed (killed, or asked to close): it needs no more stream.
+  virtual bool closing() const = 0;
   // Redis' line for a client closed for its output buffer limit.
   virtual void LogOverLimit() const = 0;
 
@@ -72,6 +80,9 @@ class Host {
   virtual int64_t ConfigInt(const char* name) = 0;
   virtual std::string ConfigString(const char* name) = 0;
   virtual bool ConfigBool(const char* name) = 0;
+  // Whether a snapshot's CRC-64 is checked on load: rdbchecksum, unless DEBUG
+  // SET-SKIP-CHECKSUM-VALIDATION turned checks off.
+  virtual bool VerifyRdbChecksum() = 0;
   // A setting the server changes itself (`replicaof` as REPLICAOF sets it): CONFIG GET and
   // CONFIG REWRITE show it.
   virtual void SetConfigInternal(const char* name, const std::string& value) = 0;
@@ -104,6 +115,10 @@ class Host {
   virtual Status InstallFunctions(const std::vector<std::string>& libraries) = 0;
   // A full sync replaced the dataset: the append-only file (when on) starts again from it.
   virtual void RestartAofAfterSync() = 0;
+  // A full sync is about to replace the dataset (keyspace lock held): clients that track keys
+  // get the null invalidation of a flush, and WATCHed keys of the old dataset are touched, as
+  // Redis signals a flush of every database.
+  virtual void DatasetReplaced() {}
 
   // The master client. AdoptMaster makes the connection `fd` one: `first` goes out before
   // anything else, `input` is read before the socket, and commands apply in `db`. Returns its

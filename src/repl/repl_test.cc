@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -10,49 +12,108 @@
 namespace kv::repl {
 namespace {
 
-TEST(Backlog, KeepsTheLastBytesAndAnswersOffsets) {
-  Backlog b(10, 100);
-  b.Append("abcdef");
+TEST(Backlog, KeepsWholeBlocksPastTheCapacityAndAnswersOffsets) {
+  Backlog b(10, 100, /*block_bytes=*/4);
+  b.Append("abcdef");  // blocks "abcd" "ef"
   EXPECT_EQ(b.end_offset(), 106);
   EXPECT_EQ(b.first_byte_offset(), 101);
   std::string out;
   ASSERT_TRUE(b.CopySince(102, &out));
   EXPECT_EQ(out, "cdef");
-  b.Append("ghijklmno");  // wraps: holds "fghijklmno"
-  EXPECT_EQ(b.histlen(), 10u);
-  EXPECT_FALSE(b.Covers(104));
+  // "abcd" "efgh" "ijkl" "mno": the first block goes (11 > 10 without it), the next stays.
+  b.Append("ghijklmno");
+  EXPECT_EQ(b.histlen(), 11u);
+  EXPECT_TRUE(b.Covers(104));
+  EXPECT_FALSE(b.Covers(103));
+  b.Append("pq");  // 13 bytes held: without "efgh" only 9 would be
+  EXPECT_EQ(b.histlen(), 13u);
   out.clear();
-  ASSERT_TRUE(b.CopySince(105, &out));
-  EXPECT_EQ(out, "fghijklmno");
+  ASSERT_TRUE(b.CopySince(104, &out));
+  EXPECT_EQ(out, "efghijklmnopq");
   out.clear();
-  ASSERT_TRUE(b.CopySince(115, &out));
+  ASSERT_TRUE(b.CopySince(117, &out));
   EXPECT_EQ(out, "");
-  EXPECT_FALSE(b.Covers(116));
-  b.Append(std::string(25, 'x') + "END");
-  out.clear();
-  ASSERT_TRUE(b.CopySince(b.end_offset() - 5, &out));
-  EXPECT_EQ(out, "xxEND");
+  EXPECT_FALSE(b.Covers(118));
 }
 
-TEST(Backlog, MatchesAStringModelUnderRandomAppendsAndResizes) {
+// A cursor keeps its blocks: the backlog grows past its capacity for a reader that lags, and
+// shrinks back once the reader moves on or goes.
+TEST(Backlog, ACursorKeepsTheHistoryItHasNotRead) {
+  Backlog b(8, 0, 4);
+  b.Append("0123");
+  Backlog::Cursor lagging = b.CursorAt(2);
+  b.set_needed_from(2);
+  for (int i = 0; i < 100; i++) b.Append("abcd");
+  EXPECT_EQ(b.histlen(), 404u);  // everything from the reader's block on
+  EXPECT_TRUE(b.Covers(2));
+  std::string got;
+  for (std::string_view s = lagging.Readable(); !s.empty(); s = lagging.Readable()) {
+    got.append(s);
+    lagging.Consume(s.size());
+  }
+  EXPECT_EQ(got.size(), 402u);
+  EXPECT_EQ(got.substr(0, 6), "23abcd");
+  EXPECT_EQ(lagging.offset(), b.end_offset());
+  b.set_needed_from(lagging.offset());
+  b.Trim();  // the reader is at the end now
+  EXPECT_LE(b.histlen(), 12u);
+  EXPECT_LE(b.memory(), 16u);
+  Backlog::Cursor at_end = b.CursorAt(b.end_offset());
+  lagging = Backlog::Cursor();
+  b.Append("x");
+  EXPECT_TRUE(at_end.Readable() == "x");
+  // A reader that is cut off needs nothing: its blocks leave the backlog, and live on with it.
+  Backlog::Cursor cut = b.CursorAt(b.end_offset());
+  b.set_needed_from(INT64_MAX);
+  for (int i = 0; i < 100; i++) b.Append("abcd");
+  EXPECT_LE(b.histlen(), 12u);
+  EXPECT_FALSE(b.Covers(cut.offset()));
+  std::string rest;
+  for (std::string_view v = cut.Readable(); !v.empty(); v = cut.Readable()) {
+    rest.append(v);
+    cut.Consume(v.size());
+  }
+  EXPECT_EQ(rest.size(), 400u);
+}
+
+TEST(Backlog, MatchesAStringModelUnderRandomAppendsResizesAndCursors) {
   std::mt19937_64 rng(1);
-  Backlog b(64, 0);
+  Backlog b(64, 0, 16);
   std::string all;
-  size_t cap = 64;
-  for (int i = 0; i < 2000; i++) {
+  std::vector<Backlog::Cursor> cursors;
+  size_t at_least = 0;  // what the backlog must hold: a bigger capacity fills up as it goes
+  for (int i = 0; i < 4000; i++) {
     if (rng() % 50 == 0) {
-      cap = 1 + rng() % 200;
-      b.Resize(cap);
+      b.Resize(1 + rng() % 200);
+      at_least = b.histlen();
     }
+    if (rng() % 40 == 0 && cursors.size() < 4) {
+      cursors.push_back(b.CursorAt(b.end_offset() - static_cast<int64_t>(rng() % 10 % (b.histlen() + 1))));
+    }
+    int64_t needed = INT64_MAX;
+    for (auto& c : cursors) needed = std::min(needed, c.offset());
+    b.set_needed_from(needed);
     std::string chunk(rng() % 90, static_cast<char>('a' + rng() % 26));
     b.Append(chunk);
     all += chunk;
+    at_least += chunk.size();
     ASSERT_EQ(b.end_offset(), static_cast<int64_t>(all.size()));
-    ASSERT_LE(b.histlen(), cap);
+    // Whole blocks: at least the capacity is held (or all there is, when less was written).
+    ASSERT_GE(b.histlen(), std::min(b.capacity(), at_least));
+    // And no more than a block past it, unless a reader needs more.
+    if (cursors.empty()) ASSERT_LE(b.histlen(), b.capacity() + 16);
     int64_t from = b.end_offset() - static_cast<int64_t>(b.histlen());
     std::string out;
     ASSERT_TRUE(b.CopySince(from, &out));
     ASSERT_EQ(out, all.substr(static_cast<size_t>(from)));
+    for (auto& c : cursors) {  // a reader reads some of what it has, and gets the model's bytes
+      ASSERT_TRUE(b.Covers(c.offset()));
+      std::string_view s = c.Readable();
+      size_t n = s.empty() ? 0 : rng() % s.size() + 1;
+      ASSERT_EQ(std::string(s.substr(0, n)), all.substr(static_cast<size_t>(c.offset()), n));
+      c.Consume(n);
+    }
+    if (rng() % 60 == 0 && !cursors.empty()) cursors.erase(cursors.begin());
   }
 }
 

@@ -66,6 +66,7 @@ void Client::Close(const std::string& reason) {
   {
     std::lock_guard lock(server_.mu());
     server_.UnregisterClient(this);
+    server_.client_eviction().Remove(*this);
   }
   group_.loop().RemoveFd(fd_.get(), this);
   fd_.Reset();
@@ -272,6 +273,7 @@ void Client::ProcessInput() {
       if (server_.shutdown_requested()) break;
       server_.primary().HoldDataLinkBytes();
     }
+    if (CheckMemoryLocked()) break;  // evicted (maxmemory-clients): nothing more runs
     if (n > 1) {
       prefetch_keys_.clear();
       for (const Pending& req : batch_) {
@@ -424,12 +426,15 @@ bool Client::Flush() {
     out_sent_ = 0;
   }
   out_pending_.store(out_.size() - out_sent_, std::memory_order_relaxed);
+  // A replica's stream follows the replies queued before it (+CONTINUE).
+  if (stream_.valid() && out_.empty()) return FlushStream();
   return true;
 }
 
 void Client::UpdateInterest() {
+  NoteMemory();  // maxmemory-clients: the figure after this round of IO
   // Replies held for the AOF go out from the round's end, not on EPOLLOUT.
-  bool need_write = out_sent_ < out_.size() && !aof_held_;
+  bool need_write = (out_sent_ < out_.size() && !aof_held_) || StreamPending();
   uint32_t ev = (reading_paused_ ? 0 : net::EventLoop::kReadable) |
                 (need_write ? net::EventLoop::kWritable : 0);
   if (need_write == want_write_ && !reading_paused_ && ev_reading_) return;
@@ -450,13 +455,51 @@ bool Client::Push(std::string_view data, size_t hard_limit, size_t soft_limit,
     return false;
   }
   pushed_.append(data);
-  if (push_scheduled_) return true;
+  SchedulePushedLocked();
+  return true;
+}
+
+void Client::SchedulePushedLocked() {
+  if (push_scheduled_) return;
   push_scheduled_ = true;
   PollGroup* g = &group_;
   uint64_t cid = id();
   g->loop().Post([g, cid] {
     if (Client* c = g->Find(cid)) c->DrainPushed();
   });
+}
+
+void Client::StartStream(repl::Backlog::Cursor from) {
+  std::lock_guard lock(push_mu_);
+  stream_sent_.store(from.offset(), std::memory_order_relaxed);
+  pending_stream_ = std::move(from);
+  SchedulePushedLocked();
+}
+
+void Client::StreamMore() {
+  if (stream_wake_.exchange(true, std::memory_order_acq_rel)) return;
+  PollGroup* g = &group_;
+  uint64_t cid = id();
+  g->loop().Post([g, cid] {
+    Client* c = g->Find(cid);
+    if (c == nullptr) return;
+    c->stream_wake_.store(false, std::memory_order_release);
+    if (!c->closed_ && c->Flush()) c->UpdateInterest();
+  });
+}
+
+bool Client::FlushStream() {
+  for (std::string_view s = stream_.Readable(); !s.empty(); s = stream_.Readable()) {
+    ssize_t n = write(fd_.get(), s.data(), s.size());
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) break;
+      Close(std::string("write error: ") + strerror(errno));
+      return false;
+    }
+    stream_.Consume(static_cast<size_t>(n));
+    server_.stats().net_output_bytes.Add(static_cast<uint64_t>(n));
+  }
+  stream_sent_.store(stream_.offset(), std::memory_order_relaxed);
   return true;
 }
 
@@ -543,6 +586,7 @@ void Client::DrainPushed() {
     out_.append(pushed_);
     pushed_.clear();
     push_scheduled_ = false;
+    if (pending_stream_.valid()) stream_ = std::move(pending_stream_);
   }
   if (closed_) return;
   if (Flush()) UpdateInterest();
@@ -590,14 +634,15 @@ std::string Client::Describe(int64_t now_mono_ms) const {
   char buf[1024];
   snprintf(buf, sizeof(buf),
            "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu "
-           "psub=%zu ssub=%zu multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 "
+           "psub=%zu ssub=%zu multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=%zu rbs=%zu rbp=0 "
            "obl=0 oll=0 omem=%zu tot-mem=%zu events=r%s cmd=%s user=%s redir=%lld resp=%d "
            "lib-name=%s lib-ver=%s",
            static_cast<unsigned long long>(session_.id), peer_.c_str(), local_.c_str(), fd_.get(),
            session_.name.c_str(), static_cast<long long>((now_mono_ms - created_ms_) / 1000),
            static_cast<long long>((now_mono_ms - last_interaction_ms()) / 1000), flags.c_str(),
            session_.db, channels_.size(), patterns_.size(), shard_channels_.size(), qbuf,
-           rbs > qbuf ? rbs - qbuf : 0, rbs, omem, rbs + omem + sizeof(Client), omem ? "w" : "",
+           rbs > qbuf ? rbs - qbuf : 0, MultiMemory(), rbs, omem, MemoryUsage(),
+           omem ? "w" : "",
            last_cmd_ ? last_cmd_->c_str() : "NULL", session_.user.c_str(),
            tracking_.on ? static_cast<long long>(tracking_.redirect) : -1LL, session_.resp,
            session_.lib_name.c_str(), session_.lib_ver.c_str());

@@ -20,6 +20,7 @@
 #include "net/socket.h"
 #include "repl/host.h"
 #include "resp/parser.h"
+#include "server/client_eviction.h"
 #include "server/io_buffer.h"
 #include "server/tracking.h"
 
@@ -62,12 +63,13 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   // `soft_limit` for `soft_seconds`; returns false then.
   bool Push(std::string_view data, size_t hard_limit = 0, size_t soft_limit = 0,
             int64_t soft_seconds = 0);
-  // The replication stream to a replica (client-output-buffer-limit replica).
-  void PushStream(std::string_view bytes, const net::OutputLimit& limit) override {
-    Push(bytes, limit.hard, limit.soft, limit.seconds);
-  }
+  // The replication stream to a replica, written from the shared buffer (repl::ClientConn).
+  void StartStream(repl::Backlog::Cursor from) override;
+  void StreamMore() override;
+  int64_t stream_sent() const override { return stream_sent_.load(std::memory_order_relaxed); }
   // Asks the owning loop to close this client (CLIENT KILL). Any thread, keyspace lock held.
   void RequestClose() override;
+  bool closing() const override { return close_requested_.load(std::memory_order_relaxed); }
   // CLIENT KILL: the connection ends at once, as Redis frees a killed client at once; the peer
   // sees it even while this server is still busy (with the rest of a MULTI, a DEBUG SLEEP).
   // The socket is shut down here and closed by the owning loop. Keyspace lock held (so the
@@ -213,6 +215,16 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   ClientTracking& tracking() { return tracking_; }
   const ClientTracking& tracking() const { return tracking_; }
 
+  // Client eviction (client_eviction.h; defined in client_eviction.cc). Whether the client
+  // counts toward maxmemory-clients (not the primary's link, not a replica), and may be
+  // evicted (not NO-EVICT either): its own thread, or keyspace lock held.
+  bool EvictionCounted() const;
+  bool EvictionAllowed() const;
+  ClientMemSlot& mem_slot() { return mem_slot_; }
+  // CLIENT LIST's tot-mem and the figure eviction compares. Keyspace lock held.
+  size_t MemoryUsage() const;
+  size_t MultiMemory() const;
+
  private:
   // Whether unsent replies pass client-output-buffer-limit normal (client.cc).
   bool OverNormalOutputLimit();
@@ -249,7 +261,21 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   bool Flush();
   void UpdateInterest();
   void DrainPushed();
+  // Posts DrainPushed to the loop unless it is posted already. push_mu_ held.
+  void SchedulePushedLocked();
+  // Writes the replication stream from stream_ once the replies before it are out. Returns
+  // false if closed.
+  bool FlushStream();
+  bool StreamPending() { return stream_.valid() && !stream_.Readable().empty(); }
   void RequestCloseLocked();  // push_mu_ held
+  // Client eviction (client_eviction.cc). NoteMemory: reports this client's figure after its
+  // IO, and has the eviction run when the total passed the limit. CheckMemoryLocked: the same
+  // between batches of commands, evicting at once; true when this client was evicted. Loop
+  // thread (CheckMemoryLocked with the keyspace lock held).
+  void NoteMemory();
+  bool CheckMemoryLocked();
+  size_t StateMemory() const;
+  size_t OwnMemory() const;
 
   Server& server_;
   PollGroup& group_;
@@ -296,12 +322,21 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   bool aof_held_ = false;  // replies wait in round_aof for the AOF's write (loop thread)
   bool retry_armed_ = false;  // RetryAfterScript's timer is set (loop thread)
 
+  // A replica's place in the replication stream (loop thread), handed over through
+  // pending_stream_ (push_mu_); stream_sent_ is its offset, for the primary's output limit.
+  repl::Backlog::Cursor stream_;
+  std::atomic<int64_t> stream_sent_{0};
+  std::atomic<bool> stream_wake_{false};  // a StreamMore wake-up is posted
+
   std::mutex push_mu_;
+  repl::Backlog::Cursor pending_stream_;  // guarded by push_mu_
   std::string pushed_;          // guarded by push_mu_
   bool push_scheduled_ = false; // guarded by push_mu_
   int64_t over_soft_since_ms_ = 0;  // guarded by push_mu_; 0 when under the soft limit
   int64_t over_normal_soft_since_ms_ = 0;  // own thread; the same for the normal class
   std::atomic<bool> close_requested_{false};
+  ClientMemSlot mem_slot_;  // see client_eviction.h
+  friend class ClientEviction;  // measures the client whose CONFIG SET it runs (OwnMemory)
 };
 
 }  // namespace kv::server

@@ -121,7 +121,9 @@ int main(int argc, char** argv) {
   kv::server::Server server(std::move(config));
   s = server.Start();
   if (!s.ok()) {
-    LOG_WARNING("%s", s.message().c_str());
+    // An error without a message was logged where it happened, in Redis' words; its line
+    // stays the log's last (scripts wait for it there).
+    if (!s.message().empty()) LOG_WARNING("%s", s.message().c_str());
     return 1;
   }
   if (auto said = kv::server::NotifySupervisor(supervised); !said.ok()) {

@@ -80,6 +80,11 @@ void Server::TouchWatchedKey(int db, std::string_view key, bool exists) {
   }
 }
 
+void Server::DatasetReplaced() {
+  for (int db = 0; db < keyspace_->num_dbs(); db++) DbReplaced(db, -1);
+  tracking_->FlushNow();  // no command ends this one: the null goes out now
+}
+
 // Redis' touchAllWatchedKeysInDb, run before the flush or the swap: a watched key changes if
 // it exists in `emptied` or in `replaced_with`, except that an expired key replaced by nothing
 // or by another expired key, and nothing replaced by an expired key, are no change.

@@ -22,6 +22,9 @@ std::string ServerReplHost::ConfigString(const char* name) {
   return server_.config().GetString(name);
 }
 bool ServerReplHost::ConfigBool(const char* name) { return server_.config().GetBool(name); }
+bool ServerReplHost::VerifyRdbChecksum() {
+  return server_.config().GetBool("rdbchecksum") && !server_.debug_state().skip_checksum_validation;
+}
 void ServerReplHost::SetConfigInternal(const char* name, const std::string& value) {
   server_.config().SetInternal(name, value);
   // The server became a replica or a primary: oom-score-adj follows the role.
@@ -52,6 +55,8 @@ Status ServerReplHost::InstallFunctions(const std::vector<std::string>& librarie
   return server_.InstallFunctions(libraries);
 }
 void ServerReplHost::RestartAofAfterSync() { server_.aof().RestartAfterSync(); }
+
+void ServerReplHost::DatasetReplaced() { server_.DatasetReplaced(); }
 
 uint64_t ServerReplHost::AdoptMaster(int fd, std::string first, std::string input, int db) {
   uint64_t id = server_.NextClientId();

@@ -19,6 +19,7 @@ class ServerReplHost final : public repl::Host {
   int64_t ConfigInt(const char* name) override;
   std::string ConfigString(const char* name) override;
   bool ConfigBool(const char* name) override;
+  bool VerifyRdbChecksum() override;
   void SetConfigInternal(const char* name, const std::string& value) override;
   const net::OutputLimit& replica_limits() override;
   int port() override;
@@ -36,6 +37,7 @@ class ServerReplHost final : public repl::Host {
   std::vector<std::string> FunctionCodes() override;
   Status InstallFunctions(const std::vector<std::string>& libraries) override;
   void RestartAofAfterSync() override;
+  void DatasetReplaced() override;
 
   uint64_t AdoptMaster(int fd, std::string first, std::string input, int db) override;
   int ClientDb(uint64_t id) override;

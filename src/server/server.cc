@@ -18,6 +18,7 @@
 #include "script/function_libraries.h"
 #include "script/lua_engine.h"
 #include "server/client.h"
+#include "server/client_eviction.h"
 #include "server/cmds/migrate_sockets.h"
 #include "server/crash.h"
 #include "server/evict.h"
@@ -87,6 +88,7 @@ Server::Server(std::unique_ptr<Config> config)
   primary_ = std::make_unique<repl::Primary>(*repl_host_);
   replica_ = std::make_unique<repl::Replica>(*repl_host_, *primary_);
   evictor_ = std::make_unique<Evictor>(*this);
+  client_eviction_ = std::make_unique<ClientEviction>(*this);
   migrate_sockets_ = std::make_unique<MigrateSockets>();
   tracking_ = std::make_unique<Tracking>(*this);
   failover_ = std::make_unique<Failover>(*this);
@@ -248,6 +250,7 @@ void Server::WireConfig() {
   c.OnApply("maxmemory", [this](const std::string& v) {
     uint64_t limit = std::stoull(v);
     evictor_->set_maxmemory(limit);
+    ApplyClientEviction();  // maxmemory-clients may be a percentage of it
     if (limit == 0 || !listening_) return Status::Ok();
     // CONFIG SET lowering it: as Redis, a warning when usage is already past it, and the
     // evictions start now rather than at the next write.
@@ -259,6 +262,10 @@ void Server::WireConfig() {
           static_cast<unsigned long long>(limit), used);
     }
     evictor_->Perform();
+    return Status::Ok();
+  });
+  c.OnApply("maxmemory-clients", [this](const std::string&) {
+    ApplyClientEviction();
     return Status::Ok();
   });
   c.OnApply("maxmemory-samples", [this](const std::string& v) {

@@ -50,6 +50,7 @@ class Persistence;
 class Aof;
 class ServerReplHost;
 class Evictor;
+class ClientEviction;
 class MigrateSockets;
 class Tracking;
 class Failover;
@@ -147,6 +148,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   repl::Primary& primary() { return *primary_; }
   repl::Replica& replica() { return *replica_; }
   Evictor& evictor() { return *evictor_; }
+  // maxmemory-clients (client_eviction.h).
+  ClientEviction& client_eviction() { return *client_eviction_; }
   // MIGRATE's cached connections (cmds/migrate_sockets.h). Keyspace lock held.
   MigrateSockets& migrate_sockets() { return *migrate_sockets_; }
   // Client-side caching (tracking.h). Keyspace lock held.
@@ -244,6 +247,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // acks, its stream deleted) counts as one call here, as Redis' updateStatsOnUnblock; one
   // that runs again once woken counts as that run.
   void CountUnblocked(Client& c, bool failed);
+  // A full sync replaces the dataset (repl::Host::DatasetReplaced). Keyspace lock held.
+  void DatasetReplaced();
   // Clients blocked in a blocking command or held by CLIENT PAUSE (INFO blocked_clients, which
   // counts both in Redis 7.0).
   size_t blocked_clients() const { return blocked_count_ + held_.size(); }
@@ -342,6 +347,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   class Listener;
   class ChildWatch;
   void WireConfig();
+  // maxmemory-clients or maxmemory changed (client_eviction.cc). Keyspace lock held.
+  void ApplyClientEviction();
   Status StartListeners();
   // CONFIG SET port / bind: binds the TCP listeners anew (the Unix socket stays). Keyspace
   // lock held.
@@ -399,6 +406,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::unique_ptr<repl::Primary> primary_;
   std::unique_ptr<repl::Replica> replica_;
   std::unique_ptr<Evictor> evictor_;
+  std::unique_ptr<ClientEviction> client_eviction_;
   std::unique_ptr<MigrateSockets> migrate_sockets_;
   std::unique_ptr<Tracking> tracking_;
   std::unique_ptr<Failover> failover_;

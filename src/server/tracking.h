@@ -91,6 +91,12 @@ class Tracking {
   void InvalidateKey(std::string_view key, const Client* modifier);
   // FLUSHDB / FLUSHALL emptied a database: the null goes out after the command.
   void FlushRequested() { flush_requested_ = true; }
+  // A full sync replaced the dataset outside any command: the null goes out now.
+  void FlushNow() {
+    flush_requested_ = false;
+    InvalidateAllOnFlush();
+    FlushPending();
+  }
 
   size_t clients() const { return clients_; }
   size_t total_keys() const { return table_.size(); }

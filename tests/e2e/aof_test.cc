@@ -218,9 +218,12 @@ TEST(Aof, TornTailAndCorruptMiddle) {
     f << bad;
   }
   log = ExpectRefusesToStart(s.dir(), {"--appendonly", "yes"});
-  EXPECT_NE(log.find("Bad file format reading the append only file appendonly.aof.1.incr.aof "
-                     "(expected '*' at offset " +
-                     std::to_string(middle) + ")"),
+  EXPECT_NE(log.find("The append only file appendonly.aof.1.incr.aof has a bad format: "
+                     "expected '*' at offset " +
+                     std::to_string(middle) + "\n"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("Bad file format reading the append only file appendonly.aof.1.incr.aof: "),
             std::string::npos)
       << log;
   EXPECT_EQ(ReadFile(incr), bad);  // never rewritten

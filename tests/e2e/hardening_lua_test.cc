@@ -185,7 +185,9 @@ TEST(HardeningLua, RepliesThatExplodeStopAtTheirBudget) {
 // meanwhile) until it ran out of memory.
 TEST(HardeningLua, SingleAllocationsAreBoundedByProtoMaxBulkLen) {
   ServerProcess s(ServerProcess::Kind::kKvstore);
-  RespClient c(s.port());
+  // The 10^12-byte request builds strings up to the limit before it is refused: about 12 s on
+  // a 2-core machine, so the client waits far longer than that.
+  RespClient c(s.port(), 180000);
   ASSERT_EQ(c.Raw({"CONFIG", "SET", "proto-max-bulk-len", "2mb"}), "+OK\r\n");
   Reply r = c.Call(Eval("return #string.rep('x', 3 * 1024 * 1024)"));
   ASSERT_TRUE(r.is_error()) << r.Debug();

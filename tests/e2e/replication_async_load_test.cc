@@ -5,8 +5,10 @@
 // during Redis' blocking load. Both kvstore and redis-server replicas, of either primary.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
@@ -116,6 +118,36 @@ TEST_P(DisklessLoad, OnEmptyDbAnswersLoadingWhileItLoads) {
   EXPECT_EQ(InfoField(r, "persistence", "loading"), "0");
   EXPECT_EQ(r.Call({"GET", "key:1"}).str, "value:1");
   EXPECT_EQ(r.Call({"DBSIZE"}).integer, 2000);
+}
+
+// A full sync replaces the dataset whichever way the replica loads it: a client tracking keys
+// there gets the null invalidation of a flush (RESP3) at once, and a transaction that WATCHed a
+// key of the old dataset fails, as after FLUSHALL.
+TEST_P(DisklessLoad, AFullSyncInvalidatesTrackedAndWatchedKeys) {
+  for (const char* mode : {"disabled", "swapdb"}) {
+    SCOPED_TRACE(mode);
+    auto replica =
+        std::make_unique<ServerProcess>(std::get<1>(GetParam()),
+                                        std::vector<std::string>{"--repl-diskless-load", mode});
+    RespClient r(replica->port()), tracker(replica->port()), watcher(replica->port());
+    Follow(r);
+    ASSERT_TRUE(InSync(*p_, r));
+    tracker.Call({"HELLO", "3"});
+    ASSERT_EQ(tracker.Call({"CLIENT", "TRACKING", "ON"}).str, "OK");
+    ASSERT_EQ(tracker.Call({"GET", "key:1"}).str, "value:1");
+    ASSERT_EQ(watcher.Call({"WATCH", "key:1"}).str, "OK");
+    // A replica that was promoted has a history of its own: following again is a full sync.
+    int64_t full_syncs = InfoInt(*p_, "stats", "sync_full");
+    ASSERT_EQ(r.Call({"REPLICAOF", "NO", "ONE"}).str, "OK");
+    Follow(r);
+    ASSERT_TRUE(WaitFor([&] { return InfoInt(*p_, "stats", "sync_full") > full_syncs; }));
+    ASSERT_TRUE(InSync(*p_, r));
+    EXPECT_EQ(tracker.Read().raw, ">2\r\n$10\r\ninvalidate\r\n_\r\n");
+    EXPECT_EQ(tracker.Call({"GET", "key:1"}).str, "value:1");
+    ASSERT_EQ(watcher.Call({"MULTI"}).str, "OK");
+    ASSERT_EQ(watcher.Call({"GET", "key:1"}).str, "QUEUED");
+    EXPECT_TRUE(watcher.Call({"EXEC"}).is_null);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, DisklessLoad,

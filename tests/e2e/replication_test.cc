@@ -387,6 +387,45 @@ TEST(ReplicationFaults, GarbageAndCorruptSnapshotsAreRefused) {
   }
 }
 
+// DEBUG SET-SKIP-CHECKSUM-VALIDATION 1 lets a replica load a full sync whose CRC-64 is wrong,
+// as Redis' rdbLoad honours it; without it a kvstore replica refuses the snapshot, keeps
+// nothing of it and asks again. (A redis-server replica exits on such a snapshot.)
+TEST(ReplicationFaults, SkipChecksumValidationAppliesToAFullSync) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  std::string rdb;
+  {
+    ServerProcess src(Kind::kKvstore);
+    RespClient c(src.port());
+    ASSERT_EQ(c.Call({"SET", "k", "v"}).str, "OK");
+    ASSERT_EQ(c.Call({"SAVE"}).str, "OK");
+    rdb = ReadFile(src.dir() + "/dump.rdb");
+  }
+  ASSERT_GT(rdb.size(), 8u);
+  rdb.back() = static_cast<char>(rdb.back() ^ 0x5a);  // the checksum's last byte
+  FakePrimary fake("+FULLRESYNC " + std::string(40, 'a') + " 0\r\n",
+                   "$" + std::to_string(rdb.size()) + "\r\n" + rdb);
+  std::string port = std::to_string(fake.port());
+  {
+    ServerProcess kv(Kind::kKvstore);
+    RespClient c(kv.port());
+    int before = fake.connections();
+    ASSERT_EQ(c.Call({"REPLICAOF", "127.0.0.1", port}).str, "OK");
+    ASSERT_TRUE(WaitFor([&] { return fake.connections() >= before + 2; }, 10000));  // retried
+    EXPECT_EQ(InfoField(c, "replication", "master_link_status"), "down");
+    EXPECT_EQ(c.Call({"DBSIZE"}).integer, 0);
+  }
+  for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
+    SCOPED_TRACE(kind == Kind::kKvstore ? "kvstore" : "redis");
+    ServerProcess replica(kind);
+    RespClient c(replica.port());
+    ASSERT_EQ(c.Call({"DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "1"}).str, "OK");
+    ASSERT_EQ(c.Call({"REPLICAOF", "127.0.0.1", port}).str, "OK");
+    ASSERT_TRUE(WaitFor([&] { return InfoField(c, "replication", "master_link_status") == "up"; }))
+        << replica.LogText();
+    EXPECT_EQ(c.Call({"GET", "k"}).str, "v");
+  }
+}
+
 // The primary dies in the middle of a snapshot transfer: the replica serves nothing partial and
 // syncs again once a primary is back on that port.
 TEST_F(Replication, PrimaryKilledMidTransfer) {

@@ -130,27 +130,45 @@ void Primary::OnClientClosed(ClientConn* c) {
     LOG_NOTICE("Connection with replica %s lost.", c->peer().c_str());
     return true;
   });
+  UpdateNeededFrom();
 }
 
 void Primary::OnStream(std::string_view bytes) {
+  // The bytes are in the shared buffer already: sockets read them from there.
   // client-output-buffer-limit replica: a replica that cannot keep up is cut off (it resyncs).
   for (auto& r : replicas_) {
-    if (r->stream_on_ack) {
-      Hold(*r, bytes);
-    } else if (r->state == State::kOnline || (r->data && r->state == State::kSendingSnapshot)) {
-      SendTo(*r, bytes);  // a data link sends the snapshot first, then these
-    } else if (r->state == State::kSendingSnapshot) {
-      Hold(*r, bytes);
+    if (r->data) {
+      // A data link sends the snapshot first, then these.
+      if (r->state == State::kOnline || r->state == State::kSendingSnapshot) SendTo(*r, bytes);
+    } else if (r->pin.valid()) {
+      OverOutputLimit(*r, Unsent(*r));
+    } else if (r->state == State::kOnline && !OverOutputLimit(*r, Unsent(*r))) {
+      r->client->StreamMore();
     }
   }
+  UpdateNeededFrom();
 }
 
-void Primary::Hold(AttachedReplica& r, std::string_view bytes) {
-  if (r.over_limit) return;
-  r.held.append(bytes);
-  if (!OverOutputLimit(r, r.held.size())) return;
-  r.held.clear();
-  r.held.shrink_to_fit();
+void Primary::UpdateNeededFrom() {
+  Backlog* b = feed_.backlog();
+  if (!b) return;
+  int64_t from = INT64_MAX;
+  for (const auto& r : replicas_) {
+    if (r->data || r->over_limit || r->client->closing()) continue;  // a data link has copies
+    if (r->pin.valid()) {
+      from = std::min(from, r->pin.offset());
+    } else if (r->state == State::kOnline) {
+      from = std::min(from, r->client->stream_sent());
+    }
+  }
+  b->set_needed_from(from);
+}
+
+size_t Primary::Unsent(const AttachedReplica& r) const {
+  if (r.data) return r.data->Unsent() + r.data_batch.size();
+  int64_t from = r.pin.valid() ? r.pin.offset() : r.client->stream_sent();
+  return static_cast<size_t>(std::max<int64_t>(feed_.offset() - from, 0)) +
+         r.client->output_pending();
 }
 
 bool Primary::OverOutputLimit(AttachedReplica& r, size_t pending) {
@@ -158,21 +176,18 @@ bool Primary::OverOutputLimit(AttachedReplica& r, size_t pending) {
   if (!host_.replica_limits().Exceeded(pending, MonoMs(), &r.over_soft_since_ms)) return false;
   r.client->LogOverLimit();
   r.over_limit = true;
+  r.pin = Backlog::Cursor();  // its blocks need not be kept for it any more
   r.client->RequestClose();
   return true;
 }
 
 void Primary::SendTo(AttachedReplica& r, std::string_view bytes) {
-  if (r.data) {
-    if (hold_data_links_) {
-      r.data_batch.append(bytes);
-    } else if (!OverOutputLimit(r, r.data->Unsent() + bytes.size())) {
-      r.data->Enqueue(bytes);
-      r.data->Kick();
-    }
-    return;
+  if (hold_data_links_) {
+    r.data_batch.append(bytes);
+  } else if (!OverOutputLimit(r, r.data->Unsent() + bytes.size())) {
+    r.data->Enqueue(bytes);
+    r.data->Kick();
   }
-  r.client->PushStream(bytes, host_.replica_limits());
 }
 
 void Primary::ResizeBacklog(size_t bytes) {
@@ -301,17 +316,24 @@ bool Primary::TryPartial(cmd::Context& c, ClientConn& client, std::string_view r
                          int64_t offset) {
   if (!feed_.active()) return false;
   bool ours = replid == replid_ || (replid == replid2_ && offset <= second_offset_);
-  std::string data;
   // PSYNC names the next byte it wants (1-based), i.e. processed bytes + 1.
-  if (!ours || !feed_.backlog()->CopySince(offset - 1, &data)) return false;
+  Backlog* backlog = feed_.backlog();
+  if (!ours || !backlog->Covers(offset - 1)) return false;
   AttachedReplica* r = Register(client);
   r->state = State::kOnline;
   c.out.Simple("CONTINUE " + replid_);
-  if (!data.empty()) SendTo(*r, data);
+  size_t sending = static_cast<size_t>(backlog->end_offset() - (offset - 1));
+  if (r->data) {
+    std::string data;
+    backlog->CopySince(offset - 1, &data);
+    if (!data.empty()) SendTo(*r, data);
+  } else {
+    client.StartStream(backlog->CursorAt(offset - 1));  // from the shared buffer, no copy
+  }
   LOG_NOTICE(
       "Partial resynchronization request from %s accepted. Sending %zu bytes of backlog "
       "starting from offset %lld.",
-      client.peer().c_str(), data.size(), static_cast<long long>(offset));
+      client.peer().c_str(), sending, static_cast<long long>(offset));
   return true;
 }
 
@@ -393,6 +415,11 @@ void Primary::RemoveSyncFileIfUnused() {
 }
 
 void Primary::Cron(int64_t now_ms) {
+  // Blocks the replicas are done with (they moved on, or went) leave the shared buffer.
+  if (Backlog* b = feed_.backlog()) {
+    UpdateNeededFrom();
+    b->Trim();
+  }
   OnChildExit(now_ms);
   RemoveSyncFileIfUnused();
   // A replica that stopped acknowledging for repl-timeout is cut off (it will resync).
@@ -574,12 +601,25 @@ void Primary::AppendInfo(std::string* out, int64_t now_ms, bool role) const {
   out->append(buf);
 }
 
-size_t Primary::OutputBytes() const {
-  size_t total = 0;
+Primary::Memory Primary::ReplicationMemory() const {
+  Memory m;
+  const Backlog* b = const_cast<Feed&>(feed_).backlog();
+  size_t own = 0;  // each replica's output besides the shared buffer
   for (const auto& r : replicas_) {
-    total += r->client->output_pending() + r->held.capacity() + r->data_batch.capacity();
+    own += r->client->output_pending() + r->data_batch.capacity() + (r->data ? r->data->Unsent() : 0);
   }
-  return total;
+  m.total_buffers = (b ? b->memory() : 0) + own;
+  size_t size = static_cast<size_t>(host_.ConfigInt("repl-backlog-size"));
+  if (!replicas_.empty() && b && b->memory() > size) {
+    m.backlog = size;
+    m.replicas = b->memory() - size + own;
+  } else {
+    m.backlog = b ? b->memory() : 0;
+    m.replicas = own;
+  }
+  return m;
 }
+
+size_t Primary::OutputBytes() const { return ReplicationMemory().replicas; }
 
 }  // namespace kv::repl

@@ -107,8 +107,15 @@ class Primary {
     AttachedReplica* r = Find(c);
     return r && r->data;
   }
-  // Memory the replicas' output takes (unsent replies, the stream held for them while their
-  // snapshot goes out): maxmemory leaves it out, as Redis' mem_not_counted_for_evict does.
+  // The memory of the shared replication buffer and of the replicas' output (INFO memory's
+  // mem_total_replication_buffers, mem_replication_backlog, mem_clients_slaves), split as
+  // Redis 7.0 splits it: the backlog is the configured size, the replicas the rest.
+  struct Memory {
+    size_t total_buffers = 0, backlog = 0, replicas = 0;
+  };
+  Memory ReplicationMemory() const;
+  // Memory maxmemory leaves out, as Redis' freeMemoryGetNotCountedMemory: the replicas' part
+  // of the shared buffer (what it holds past the backlog's size) and their other output.
   size_t OutputBytes() const;
   // INFO replication; `role` adds the role line (a replica writes its own first).
   void AppendInfo(std::string* out, int64_t now_ms, bool role) const;
@@ -143,7 +150,9 @@ class Primary {
     ClientConn* client;
     State state;
     int64_t since_ms;  // when it asked for a full sync
-    std::string held;  // stream bytes produced while its snapshot is being sent
+    // Its place in the shared buffer while its stream waits (for its snapshot, or for its
+    // first ACK): it keeps the stream from the snapshot's offset on (Backlog::Cursor).
+    Backlog::Cursor pin;
     // Online after a diskless snapshot on its socket, its stream waits for its first ACK: the
     // RDB's end mark must be the last thing the replica reads (Redis'
     // repl_start_cmd_stream_on_ack).
@@ -225,9 +234,13 @@ class Primary {
   const char* StateName(const AttachedReplica& r) const;
   // Sends what was held for `r` and streams to it from now on.
   void StartStream(AttachedReplica& r);
-  // Holds stream bytes for `r` (see OverOutputLimit).
-  void Hold(AttachedReplica& r, std::string_view bytes);
-  // client-output-buffer-limit replica on `pending` bytes held or queued for `r` and not yet
+  // Tells the backlog from which offset on the replicas still need the stream (their places
+  // in the shared buffer): older blocks may go. A replica being closed needs none.
+  void UpdateNeededFrom();
+  // The stream bytes `r` has yet to be sent: from its place in the shared buffer (or queued
+  // on its data link) to the end.
+  size_t Unsent(const AttachedReplica& r) const;
+  // client-output-buffer-limit replica on `pending` bytes kept or queued for `r` and not yet
   // sent: past the limit the replica is closed (it resyncs), as Redis closes a replica whose
   // output buffer grows so, during its sync or after. True when it is closing.
   bool OverOutputLimit(AttachedReplica& r, size_t pending);
@@ -239,7 +252,8 @@ class Primary {
   // Breaks a data link and lets this reference go; a kick still holding one finds it broken.
   // The link itself is destroyed off-thread once its last reference goes (SetupDataLink).
   static void DropDataLink(std::shared_ptr<DataLinkSender> link);
-  // Sends stream bytes to one replica, over its data link or its socket.
+  // Sends stream bytes to a replica's data link (a copy: the link writes from its own
+  // registered memory).
   void SendTo(AttachedReplica& r, std::string_view bytes);
 
   Host& host_;

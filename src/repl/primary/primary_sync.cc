@@ -104,6 +104,8 @@ void Primary::StartSnapshot(int64_t now_ms) {
     }
     fds.push_back(r->client->fd());
     fd_ids.push_back(r->client->id());
+    // The stream from the snapshot's offset on waits in the shared buffer until it is sent.
+    r->pin = feed_.backlog()->CursorAt(offset);
   }
   std::vector<uint64_t> targets;
   for (auto& [r, ring] : rings) targets.push_back(r->client->id());
@@ -322,9 +324,9 @@ void Primary::PutOnline(AttachedReplica& r) {
 
 void Primary::StartStream(AttachedReplica& r) {
   r.stream_on_ack = false;
-  if (!r.held.empty()) SendTo(r, r.held);
-  r.held.clear();
-  r.held.shrink_to_fit();
+  // A data link was sent the stream all along (behind its snapshot).
+  if (r.pin.valid()) r.client->StartStream(std::move(r.pin));
+  r.pin = Backlog::Cursor();
 }
 
 }  // namespace kv::repl

@@ -156,9 +156,11 @@ class Replica {
   // key-load-delay, and progress once a second: a log line ("<n MB> <done> <from>, <rate>")
   // and a newline to the primary on `fd`, as Redis' replicas send while they load (the
   // primary takes it as a sign of life: a load longer than its repl-timeout does not get the
-  // replica cut off).
+  // replica cut off). The checksum is checked where `verify_checksum` (Host::VerifyRdbChecksum).
   static persist::RdbLoadOptions SyncLoadOptions(int fd, const char* done, const char* from,
-                                                 int key_load_delay_us);
+                                                 int key_load_delay_us, bool verify_checksum);
+  // Host::VerifyRdbChecksum, under the keyspace lock (from the sync's threads).
+  bool VerifyRdbChecksum();
   // A numeric config parameter, read under the keyspace lock (from the sync's threads).
   int64_t ConfigInt(const char* name);
   // Whether a load from `replid`'s primary is an asynchronous one (repl-diskless-load swapdb

@@ -145,9 +145,10 @@ std::string Replica::TempSnapshotPath() {
 }
 
 persist::RdbLoadOptions Replica::SyncLoadOptions(int fd, const char* done, const char* from,
-                                                 int key_load_delay_us) {
+                                                 int key_load_delay_us, bool verify_checksum) {
   persist::RdbLoadOptions opts;
   opts.drop_expired = false;
+  opts.verify_checksum = verify_checksum;
   opts.now_ms = WallMs();
   opts.key_load_delay_us = key_load_delay_us;
   int64_t start = MonoMs();
@@ -170,6 +171,11 @@ persist::RdbLoadOptions Replica::SyncLoadOptions(int fd, const char* done, const
 int64_t Replica::ConfigInt(const char* name) {
   std::lock_guard lock(server_.mu());
   return server_.ConfigInt(name);
+}
+
+bool Replica::VerifyRdbChecksum() {
+  std::lock_guard lock(server_.mu());
+  return server_.VerifyRdbChecksum();
 }
 
 bool Replica::LoadsAsync(const std::string& replid) {
@@ -200,7 +206,8 @@ Status Replica::LoadSide(int fd, persist::Source& src, const char* from,
   (*side)->limits() = server_.keyspace().limits();
   (*side)->set_expire_deletes(false);
   persist::RdbLoadOptions opts =
-      SyncLoadOptions(fd, "loaded", from, static_cast<int>(ConfigInt("key-load-delay")));
+      SyncLoadOptions(fd, "loaded", from, static_cast<int>(ConfigInt("key-load-delay")),
+                      VerifyRdbChecksum());
   opts.progress_bytes = static_cast<uint64_t>(ConfigInt("loading-process-events-interval-bytes"));
   persist::RdbLoadResult res;
   KV_TRY(persist::LoadRdb(src, **side, opts, &res));
@@ -214,6 +221,7 @@ Status Replica::InstallSide(store::Keyspace& side, const std::vector<std::string
   KV_TRY(server_.InstallFunctions(functions));
   if (async_loading()) LOG_NOTICE("MASTER <-> REPLICA sync: Swapping active DB with loaded DB");
   loading_ = Loading::kNone;
+  server_.DatasetReplaced();
   server_.keyspace().SwapData(side);
   // The old dataset goes to the background freer whatever replica-lazy-flush says, as Redis
   // discards the dataset a diskless load replaced (discardTempDb is always async).
@@ -279,10 +287,12 @@ Status Replica::LoadSnapshot(int fd, const std::string& path, const std::string&
     return st;
   }
   LOG_NOTICE("MASTER <-> REPLICA sync: Flushing old data");
+  server_.DatasetReplaced();
   server_.keyspace().FlushAll(server_.ConfigBool("replica-lazy-flush"));
   LOG_NOTICE("MASTER <-> REPLICA sync: Loading DB in memory");
   persist::RdbLoadOptions opts = SyncLoadOptions(
-      fd, "loaded", "from disk", static_cast<int>(server_.ConfigInt("key-load-delay")));
+      fd, "loaded", "from disk", static_cast<int>(server_.ConfigInt("key-load-delay")),
+      server_.VerifyRdbChecksum());
   opts.progress_bytes =
       static_cast<uint64_t>(server_.ConfigInt("loading-process-events-interval-bytes"));
   persist::RdbLoadResult res;

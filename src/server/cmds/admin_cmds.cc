@@ -177,9 +177,9 @@ void MemoryStats(Context& c) {
   const AllocatorStats& a = m.alloc;
   num("total.allocated", static_cast<int64_t>(a.allocated));
   num("startup.allocated", static_cast<int64_t>(m.startup));
-  repl::Backlog* backlog = ServerOf(c).primary().feed().backlog();
-  num("replication.backlog", static_cast<int64_t>(backlog ? backlog->capacity() : 0));
-  num("clients.slaves", static_cast<int64_t>(ServerOf(c).evictor().NotCounted()));
+  repl::Primary::Memory repl_mem = ServerOf(c).primary().ReplicationMemory();
+  num("replication.backlog", static_cast<int64_t>(repl_mem.backlog));
+  num("clients.slaves", static_cast<int64_t>(repl_mem.replicas));
   for (const DbOverhead& d : m.dbs) {  // one pair whose value is a map
     w.Bulk("db." + std::to_string(d.index));
     w.Map(2);

@@ -21,6 +21,7 @@
 #include "common/strutil.h"
 #include "repl/primary/primary.h"
 #include "server/cmds/debug_cmds.h"
+#include "server/client_eviction.h"
 #include "server/crash.h"
 #include "server/persistence/aof.h"
 #include "server/proc_title.h"
@@ -150,8 +151,15 @@ void ReplyBuffer(cmd::Context& c) {
       "there is no peak to reset and no resizing to switch");
 }
 
-// maxmemory-clients cannot be set in kvstore (config_support.cc), so it is always disabled.
-void ClientEviction(cmd::Context& c) { c.Error("maxmemory-clients is disabled."); }
+// The buckets of client eviction (client_eviction.h), while maxmemory-clients is set.
+void ClientEviction(cmd::Context& c) {
+  server::ClientEviction& ev = ServerOf(c).client_eviction();
+  if (!ev.enabled()) {
+    c.Error("maxmemory-clients is disabled.");
+    return;
+  }
+  c.out.Verbatim(ev.DescribeBuckets(), "txt");
+}
 
 // As in a Redis server out of cluster mode: the filter is kept, and there is no cluster bus
 // for it to drop packets from.

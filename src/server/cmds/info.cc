@@ -31,6 +31,7 @@
 #include "script/function_libraries.h"
 #include "script/lua_engine.h"
 #include "server/client.h"
+#include "server/client_eviction.h"
 #include "server/cmds/migrate_sockets.h"
 #include "server/evict.h"
 #include "server/persistence/aof.h"
@@ -220,16 +221,15 @@ void MemorySection(Server& s, std::string* out) {
   Appendf(out, "mem_fragmentation_ratio:%.2f\r\nmem_fragmentation_bytes:%lld\r\n",
           Ratio(m.rss, m.used), diff(m.rss, m.used));
   size_t not_counted = s.evictor().NotCounted();
-  size_t replica_out = s.primary().OutputBytes();
-  repl::Backlog* backlog = s.primary().feed().backlog();
-  size_t backlog_bytes = backlog ? backlog->capacity() : 0;
+  repl::Primary::Memory repl_mem = s.primary().ReplicationMemory();
   Appendf(out,
           "mem_not_counted_for_evict:%zu\r\nmem_replication_backlog:%zu\r\n"
           "mem_total_replication_buffers:%zu\r\nmem_clients_slaves:%zu\r\n"
           "mem_clients_normal:%zu\r\n"
           "mem_cluster_links:0\r\nmem_aof_buffer:%zu\r\nmem_allocator:libc\r\n"
           "active_defrag_running:0\r\nlazyfree_pending_objects:%zu\r\nlazyfreed_objects:%llu\r\n",
-          not_counted, backlog_bytes, backlog_bytes + replica_out, replica_out, ClientMemory(s),
+          not_counted, repl_mem.backlog, repl_mem.total_buffers, repl_mem.replicas,
+          ClientMemory(s),
           s.aof().buffer_length(), s.keyspace().lazy_pending(),
           static_cast<unsigned long long>(s.keyspace().lazy_freed()));
 }
@@ -282,10 +282,11 @@ void StatsSection(Server& s, std::string* out) {
   Appendf(out,
           "rejected_connections:%llu\r\nsync_full:%llu\r\nsync_partial_ok:%llu\r\n"
           "sync_partial_err:%llu\r\nexpired_keys:%llu\r\nevicted_keys:%llu\r\n"
-          "evicted_clients:0\r\ntotal_eviction_exceeded_time:%llu\r\n"
+          "evicted_clients:%llu\r\ntotal_eviction_exceeded_time:%llu\r\n"
           "current_eviction_exceeded_time:%llu\r\n",
           u(st.rejected_connections.load()), u(syncs.full), u(syncs.partial_ok),
           u(syncs.partial_err), u(s.keyspace().expired_keys()), u(s.evictor().evicted_keys()),
+          u(s.client_eviction().evicted_clients()),
           u(s.evictor().ExceededMs(MonoUs(), true)), u(s.evictor().ExceededMs(MonoUs(), false)));
   Appendf(out,
           "keyspace_hits:%llu\r\nkeyspace_misses:%llu\r\npubsub_channels:%zu\r\n"

@@ -8,6 +8,7 @@
 #include "repl/primary/primary.h"
 #include "repl/replica/replica.h"
 #include "server/client.h"
+#include "server/client_eviction.h"
 #include "server/evict.h"
 #include "server/server.h"
 
@@ -84,6 +85,7 @@ void ConfigResetStat(Context& c) {
   s.ResetCommandLatencies();
   s.keyspace().ResetStats();
   s.evictor().ResetStats();
+  s.client_eviction().ResetStats();
   c.out.Ok();
 }
 

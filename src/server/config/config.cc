@@ -6,6 +6,7 @@
 
 #include "common/histogram.h"
 #include "common/strutil.h"
+#include "server/client_eviction.h"
 #include "server/proc_title.h"
 #include "server/process_params.h"
 
@@ -141,6 +142,13 @@ Result<std::string> Config::Canonical(const Param& p, const std::vector<std::str
     case ParamType::kInt:
     case ParamType::kMemory: {
       if (s.name == "unixsocketperm") return CanonicalOctal(v, s.max);
+      if (s.name == "maxmemory-clients") {
+        // Bytes, or a percentage of maxmemory ("10%"), shown back as it was given.
+        int64_t n = 0;
+        std::string error;
+        if (!ParseMaxmemoryClients(v, &n, &error)) return Status::Invalid(error);
+        return n < 0 ? std::to_string(-n) + "%" : std::to_string(n);
+      }
       auto n = s.type == ParamType::kInt ? ParseInt64(v) : ParseMemory(v);
       if (!n) {
         return Status::Invalid(s.type == ParamType::kInt

@@ -11,8 +11,6 @@
 namespace kv::server {
 namespace {
 
-constexpr const char* kNoClientEviction =
-    "client eviction (maxmemory-clients) is not implemented yet: only keys are evicted";
 constexpr const char* kNoTls = "kvstore has no TLS support yet";
 constexpr const char* kNoCluster = "kvstore has no cluster mode";
 constexpr const char* kNoDefrag =
@@ -21,7 +19,6 @@ constexpr const char* kNoDefrag =
 
 const std::map<std::string, std::string>& Refused() {
   static const std::map<std::string, std::string> m = {
-      {"maxmemory-clients", kNoClientEviction},
       {"tls-port", kNoTls},
       {"tls-auth-clients", kNoTls},
       {"tls-ca-cert-dir", kNoTls},

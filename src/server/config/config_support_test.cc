@@ -94,10 +94,9 @@ TEST(ConfigSupport, RefusedParametersRefuseAnythingButTheirDefault) {
 }
 
 // The guarantees users rely on most are refused until they exist, with a reason that says so.
-TEST(ConfigSupport, ClientEvictionClusterAndTlsAreRefusedUntilTheyExist) {
+TEST(ConfigSupport, ClusterAndTlsAreRefusedUntilTheyExist) {
   Config c;
-  for (auto [name, value] : {std::pair{"maxmemory-clients", "10mb"},
-                             {"cluster-enabled", "yes"},
+  for (auto [name, value] : {std::pair{"cluster-enabled", "yes"},
                              {"activedefrag", "yes"},
                              {"tls-port", "6380"}}) {
     Status s = c.Load({{name, {value}, "t"}});
@@ -118,6 +117,36 @@ TEST(ConfigSupport, ClientEvictionClusterAndTlsAreRefusedUntilTheyExist) {
                              {"aof-load-truncated", "no"}}) {
     EXPECT_TRUE(c.Load({{name, {value}, "t"}}).ok()) << name;
   }
+}
+
+// maxmemory-clients exists now (client_eviction.h): bytes with units or a percentage of
+// maxmemory, in the config file and CONFIG SET alike, shown as Redis shows it.
+TEST(ConfigSupport, MaxmemoryClientsTakesBytesOrAPercentage) {
+  Config c;
+  EXPECT_EQ(RefusedReason("maxmemory-clients"), nullptr);
+  for (auto [value, shown] : {std::pair{"10mb", "10485760"},
+                              {"1k", "1000"},
+                              {"10%", "10%"},
+                              {"100%", "100%"},
+                              {"0%", "0"},
+                              {"0", "0"}}) {
+    ASSERT_TRUE(c.Load({{"maxmemory-clients", {value}, "t"}}).ok()) << value;
+    EXPECT_EQ(c.GetString("maxmemory-clients"), shown) << value;
+    ASSERT_TRUE(c.SetMany({{"maxmemory-clients", value}}).ok()) << value;
+    EXPECT_EQ(c.GetString("maxmemory-clients"), shown) << value;
+  }
+  for (auto [value, why] : {std::pair{"101%", "percentage argument must be less or equal to 100"},
+                            {"-1", "argument must be a memory or percent value"},
+                            {"-5%", "argument must be a memory or percent value"},
+                            {"1.5%", "argument must be a memory or percent value"},
+                            {"abc%", "argument must be a memory or percent value"},
+                            {"%", "argument must be a memory or percent value"}}) {
+    Status s = c.SetMany({{"maxmemory-clients", value}});
+    EXPECT_FALSE(s.ok()) << value;
+    EXPECT_NE(s.message().find(why), std::string::npos) << s.message();
+    EXPECT_FALSE(c.Load({{"maxmemory-clients", {value}, "t"}}).ok()) << value;
+  }
+  EXPECT_EQ(c.GetString("maxmemory-clients"), "0");
 }
 
 TEST(ConfigSupport, UnixsocketpermIsOctal) {

@@ -213,6 +213,13 @@ void Aof::WriteLocked(bool fsync_always) {
   }
 }
 
+int CreateDirIfMissing(const std::string& dir) {
+  if (mkdir(dir.c_str(), 0755) == 0) return 0;
+  if (errno != EEXIST) return errno;
+  struct stat st;
+  return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+}
+
 int64_t Aof::FileSize(const std::string& name, bool* exists) const {
   struct stat st;
   if (stat(DirPath(name).c_str(), &st) != 0) {
@@ -285,9 +292,9 @@ std::string Aof::NewIncrName(persist::AofManifest* m) const {
 
 Status Aof::OpenOnStart() {
   if (state_ != State::kOn) return Status::Ok();
-  if (mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) {
-    LOG_WARNING("Can't open or create append-only dir %s: %s", dir_.c_str(), strerror(errno));
-    return Status::FromErrno("mkdir " + dir_, errno);
+  if (int err = CreateDirIfMissing(dir_); err != 0) {
+    LOG_WARNING("Can't open or create append-only dir %s: %s", dir_.c_str(), strerror(err));
+    return Status::Corruption("");  // logged: the refused start ends with this line
   }
   size_t incrs = manifest_.incrs.size();
   if (!manifest_.base && incrs == 0) {
@@ -301,9 +308,9 @@ Status Aof::OpenOnStart() {
   fd_ = open(DirPath(name).c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) {
     LOG_WARNING("Can't open the append-only file %s: %s", name.c_str(), strerror(errno));
-    return Status::FromErrno("open " + name, errno);
+    return Status::Corruption("");  // logged
   }
-  KV_TRY(PersistManifest(manifest_));
+  if (!PersistManifest(manifest_).ok()) return Status::Corruption("");  // logged
   last_incr_size_ = FileSize(name, nullptr);
   LOG_NOTICE("%s AOF incr file %s on server start", incrs ? "Opening" : "Creating", name.c_str());
   SetFeedSink();

@@ -51,6 +51,10 @@ namespace kv::server {
 class Server;
 class AofBio;
 
+// Redis' dirCreateIfMissing: 0 when `dir` is a directory (made now or before), else the errno
+// (ENOTDIR for something else by that name).
+int CreateDirIfMissing(const std::string& dir);
+
 class Aof {
  public:
   enum class State { kOff, kOn, kWaitRewrite };

@@ -1,7 +1,9 @@
 // Loading the AOF at startup, as Redis 7.0's loadAppendOnlyFiles and loadSingleAppendOnlyFile
 // do it: the manifest, then the base (an RDB, or commands) and each increment in order, with
 // the same rules for torn tails, incomplete transactions and corruption, and the same log
-// lines (kvstore adds the offset and the reason to a format error).
+// lines, down to the last one of a refused start (scripts wait for it there; kvstore says
+// where a format error is on a line of its own before Redis' line).
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +32,53 @@ bool PathExists(const std::string& p) {
   return stat(p.c_str(), &st) == 0;
 }
 
+// Redis' fileExist: a regular file (a directory by the manifest's name counts as none).
+bool RegularFileExists(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// A failure whose reason the log already gives: main exits without another line, so the log
+// ends as Redis' does.
+Status AlreadyLogged() { return Status::Corruption(""); }
+
+// Reads and parses the manifest (a regular file) as Redis' aofLoadManifestFromFile, logging
+// its lines when the manifest is unusable.
+Status ReadManifest(const std::string& path, persist::AofManifest* out) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    LOG_WARNING("Fatal error: can't open the AOF manifest file %s for reading: %s", path.c_str(),
+                strerror(errno));
+    return AlreadyLogged();
+  }
+  std::string text;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) text.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  persist::AofManifestErrorAt at;
+  Result<persist::AofManifest> m =
+      n < 0 ? Result<persist::AofManifest>(Status::IoError("Read AOF manifest failed"))
+            : persist::ParseAofManifest(text, &at);
+  if (!m.ok()) {
+    // Redis' lines, each ending in a newline of its own (so an empty line follows each).
+    LOG_WARNING("\n*** FATAL AOF MANIFEST FILE ERROR ***\n");
+    if (at.line > 0) {
+      LOG_WARNING("Reading the manifest file, at line %d\n", at.line);
+      // Cut where Redis cuts a log message (LOG_MAX_LEN, 1024 bytes with the NUL).
+      std::string shown = ">>> '" + at.text + "'\n";
+      if (shown.size() > 1023) shown.resize(1023);
+      LOG_WARNING("%s", shown.c_str());
+    }
+    LOG_WARNING("%s\n", m.status().message().c_str());
+    return AlreadyLogged();
+  }
+  *out = std::move(*m);
+  return Status::Ok();
+}
+
 }  // namespace
 
 // Replays one file of the AOF into the keyspace.
@@ -39,6 +88,15 @@ class AofLoader {
 
   LoadResult LoadFile(const std::string& name, bool old_style) {
     std::string path = aof_.DirPath(name);
+    struct stat st;
+    if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      // Redis opens it, takes its size, and fails on the first read (or loads nothing from a
+      // directory of size 0).
+      if (st.st_size == 0) return LoadResult::kEmpty;
+      LOG_WARNING("Unrecoverable error reading the append only file %s: %s", name.c_str(),
+                  strerror(EISDIR));
+      return LoadResult::kFailed;
+    }
     auto map = persist::MappedFile::Open(path);
     if (!map.ok()) {
       if (map.status().code() == Code::kNotFound) {
@@ -130,7 +188,9 @@ class AofLoader {
         std::string error;
         const cmd::CommandSpec* spec = cmd::ResolveCommand(server_.commands(), argv, &error);
         if (!spec) {
-          if (!server_.commands().Find(argv[0])) {
+          // Redis' lookupCommand finds no command for an unknown name or subcommand.
+          const cmd::CommandSpec* top = server_.commands().Find(argv[0]);
+          if (!top || (!top->subcommands.empty() && argv.size() >= 2 && !top->FindSub(argv[1]))) {
             LOG_WARNING("Unknown command '%s' reading the append only file %s",
                         std::string(argv[0]).c_str(), name.c_str());
           } else {
@@ -175,10 +235,12 @@ class AofLoader {
       if (next == persist::AofCommandReader::Next::kTruncated) {
         return TornTail(name, path, in_multi ? valid_before_multi : valid_up_to, truncate_ok);
       }
+      LOG_WARNING("The append only file %s has a bad format: %s", name.c_str(),
+                  AtOffset(reader.error(), start).c_str());
       LOG_WARNING(
-          "Bad file format reading the append only file %s (%s): make a backup of your AOF "
-          "file, then use ./redis-check-aof --fix <filename.manifest>",
-          name.c_str(), AtOffset(reader.error(), start).c_str());
+          "Bad file format reading the append only file %s: make a backup of your AOF file, "
+          "then use ./redis-check-aof --fix <filename.manifest>",
+          name.c_str());
       return LoadResult::kFailed;
     }
   }
@@ -254,20 +316,15 @@ Status Aof::LoadAtStartup(bool* used) {
   ApplySettings();
   // The manifest is read whatever appendonly says, so that a runtime `appendonly yes` or a
   // BGREWRITEAOF continues its numbering.
-  std::string manifest_path = DirPath(persist::AofManifestName(filename_));
-  if (PathExists(manifest_path)) {
-    auto map = persist::MappedFile::Open(manifest_path);
-    if (!map.ok()) {
-      LOG_WARNING("Fatal error: can't open the AOF manifest file %s for reading: %s",
-                  manifest_path.c_str(), map.status().message().c_str());
-      return map.status();
-    }
-    auto m = persist::ParseAofManifest((*map)->bytes());
-    if (!m.ok()) {
-      LOG_WARNING("*** FATAL AOF MANIFEST FILE ERROR *** %s", m.status().message().c_str());
-      return m.status();
-    }
-    manifest_ = std::move(*m);
+  std::string manifest_name = persist::AofManifestName(filename_);
+  std::string manifest_path = DirPath(manifest_name);
+  struct stat st;
+  if (stat(dir_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    LOG_DEBUG("The AOF directory %s doesn't exist", dir_.c_str());
+  } else if (!RegularFileExists(manifest_path)) {
+    LOG_DEBUG("The AOF manifest file %s doesn't exist", manifest_name.c_str());
+  } else {
+    KV_TRY(ReadManifest(manifest_path, &manifest_));
   }
   if (!c.GetBool("appendonly")) return Status::Ok();
   state_ = State::kOn;
@@ -279,26 +336,30 @@ Status Aof::LoadAtStartup(bool* used) {
     bool only_it = manifest_.base && manifest_.incrs.empty() && manifest_.base->name == filename_ &&
                    !PathExists(DirPath(filename_));
     if (no_dir || empty || only_it) {
-      if (mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) {
-        LOG_WARNING("Can't open or create append-only dir %s: %s", dir_.c_str(), strerror(errno));
-        return Status::FromErrno("mkdir " + dir_, errno);
+      if (int err = CreateDirIfMissing(dir_); err != 0) {
+        LOG_WARNING("Can't open or create append-only dir %s: %s", dir_.c_str(), strerror(err));
+        return AlreadyLogged();
       }
       manifest_ = persist::AofManifest{};
       manifest_.base = persist::AofFileInfo{filename_, 1, persist::AofFileInfo::Type::kBase};
       manifest_.curr_base_seq = 1;
-      KV_TRY(PersistManifest(manifest_));
+      if (!PersistManifest(manifest_).ok()) return AlreadyLogged();
       if (rename(filename_.c_str(), DirPath(filename_).c_str()) != 0) {
         LOG_WARNING("Error trying to move the old AOF file %s into dir %s: %s", filename_.c_str(),
                     dir_.c_str(), strerror(errno));
-        return Status::FromErrno("rename " + filename_, errno);
+        return AlreadyLogged();
       }
       LOG_NOTICE("Successfully migrated an old-style AOF file (%s) into the AOF directory (%s).",
                  filename_.c_str(), dir_.c_str());
     }
   }
+  // No AOF at all: nothing loaded, nothing said (Redis' AOF_NOT_EXIST).
   if (!manifest_.base && manifest_.incrs.empty()) return Status::Ok();
+  int64_t start_ms = MonoMs();
   bool empty = false;
-  return LoadFiles(&empty);
+  KV_TRY(LoadFiles(&empty));
+  LOG_NOTICE("DB loaded from append only file: %.3f seconds", (MonoMs() - start_ms) / 1000.0);
+  return Status::Ok();
 }
 
 // Redis' loadAppendOnlyFiles: the base, then each increment, in the manifest's order.
@@ -313,7 +374,7 @@ Status Aof::LoadFiles(bool* empty) {
     int64_t size = FileSize(f, &exists);
     if (!exists) {
       LOG_WARNING("Unable to obtain the AOF file %s length. stat: %s", f.c_str(), strerror(errno));
-      return Status::NotFound("the AOF file " + f + " listed in the manifest is missing");
+      return AlreadyLogged();
     }
     if (manifest_.base && f == manifest_.base->name) base_size = size;
     total += size;
@@ -322,7 +383,6 @@ Status Aof::LoadFiles(bool* empty) {
     *empty = true;
     return Status::Ok();
   }
-  int64_t start_ms = MonoMs();
   AofLoader loader(server_, *this);
   server_.keyspace().set_loading(true);
   LoadResult r = LoadResult::kOk;
@@ -336,19 +396,21 @@ Status Aof::LoadFiles(bool* empty) {
                  files[i].c_str(), (MonoMs() - file_start) / 1000.0);
     }
     if (r == LoadResult::kEmpty && !is_base) r = LoadResult::kOk;
-    if (r == LoadResult::kTruncated && !last) r = LoadResult::kFailed;
+    if (r == LoadResult::kTruncated && !last) {
+      LOG_WARNING("Fatal error: the truncated file is not the last file");
+      r = LoadResult::kFailed;
+    }
     if (r == LoadResult::kOpenError || r == LoadResult::kFailed || r == LoadResult::kNotExist) {
       break;
     }
   }
   server_.keyspace().set_loading(false);
   if (r == LoadResult::kOpenError || r == LoadResult::kFailed || r == LoadResult::kNotExist) {
-    return Status::Corruption("the AOF could not be loaded (see the log)");
+    return AlreadyLogged();
   }
   current_size_ = total;
   rewrite_base_size_ = base_size;
   fsync_size_ = total;
-  LOG_NOTICE("DB loaded from append only file: %.3f seconds", (MonoMs() - start_ms) / 1000.0);
   return Status::Ok();
 }
 
@@ -358,16 +420,7 @@ Status Aof::DebugLoad() {
   // The manifest as the disk has it now (Redis' aofLoadManifestFromDisk).
   manifest_ = persist::AofManifest{};
   std::string manifest_path = DirPath(persist::AofManifestName(filename_));
-  if (PathExists(manifest_path)) {
-    auto map = persist::MappedFile::Open(manifest_path);
-    if (!map.ok()) return map.status();
-    auto m = persist::ParseAofManifest((*map)->bytes());
-    if (!m.ok()) {
-      LOG_WARNING("*** FATAL AOF MANIFEST FILE ERROR *** %s", m.status().message().c_str());
-      return m.status();
-    }
-    manifest_ = std::move(*m);
-  }
+  if (RegularFileExists(manifest_path)) KV_TRY(ReadManifest(manifest_path, &manifest_));
   DeleteHistory();
   if (!manifest_.base && manifest_.incrs.empty()) {
     LOG_WARNING("The AOF directory %s doesn't exist or holds no AOF file", dir_.c_str());
