@@ -88,7 +88,8 @@ TEST(Backlog, MatchesAStringModelUnderRandomAppendsResizesAndCursors) {
       at_least = b.histlen();
     }
     if (rng() % 40 == 0 && cursors.size() < 4) {
-      cursors.push_back(b.CursorAt(b.end_offset() - static_cast<int64_t>(rng() % 10 % (b.histlen() + 1))));
+      cursors.push_back(
+          b.CursorAt(b.end_offset() - static_cast<int64_t>(rng() % 10 % (b.histlen() + 1))));
     }
     int64_t needed = INT64_MAX;
     for (auto& c : cursors) needed = std::min(needed, c.offset());

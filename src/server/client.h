@@ -335,7 +335,7 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   int64_t over_soft_since_ms_ = 0;  // guarded by push_mu_; 0 when under the soft limit
   int64_t over_normal_soft_since_ms_ = 0;  // own thread; the same for the normal class
   std::atomic<bool> close_requested_{false};
-  ClientMemSlot mem_slot_;  // see client_eviction.h
+  ClientMemSlot mem_slot_;      // see client_eviction.h
   friend class ClientEviction;  // measures the client whose CONFIG SET it runs (OwnMemory)
 };
 

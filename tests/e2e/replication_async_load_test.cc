@@ -126,9 +126,8 @@ TEST_P(DisklessLoad, OnEmptyDbAnswersLoadingWhileItLoads) {
 TEST_P(DisklessLoad, AFullSyncInvalidatesTrackedAndWatchedKeys) {
   for (const char* mode : {"disabled", "swapdb"}) {
     SCOPED_TRACE(mode);
-    auto replica =
-        std::make_unique<ServerProcess>(std::get<1>(GetParam()),
-                                        std::vector<std::string>{"--repl-diskless-load", mode});
+    auto replica = std::make_unique<ServerProcess>(
+        std::get<1>(GetParam()), std::vector<std::string>{"--repl-diskless-load", mode});
     RespClient r(replica->port()), tracker(replica->port()), watcher(replica->port());
     Follow(r);
     ASSERT_TRUE(InSync(*p_, r));

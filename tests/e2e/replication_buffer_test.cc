@@ -27,8 +27,8 @@ class ReplicationBuffer : public ::testing::TestWithParam<Kind> {
     // The replicas of one batch share a snapshot (a second to join it), and the snapshot
     // takes 100 ms a key: it is still being sent while the test writes.
     primary_ = std::make_unique<ServerProcess>(
-        GetParam(), std::vector<std::string>{"--repl-diskless-sync", "yes",
-                                             "--repl-diskless-sync-delay", "1"});
+        GetParam(),
+        std::vector<std::string>{"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "1"});
     p_ = std::make_unique<RespClient>(primary_->port());
     ASSERT_EQ(p_->Call({"DEBUG", "POPULATE", "30"}).str, "OK");
   }
@@ -118,8 +118,7 @@ TEST_P(ReplicationBuffer, TheBacklogOutgrowsItsSizeForAReplicaThatNeedsIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, ReplicationBuffer,
-                         ::testing::Values(Kind::kKvstore, Kind::kRedis),
-                         [](const auto& info) {
+                         ::testing::Values(Kind::kKvstore, Kind::kRedis), [](const auto& info) {
                            return info.param == Kind::kKvstore ? "kvstore" : "redis";
                          });
 

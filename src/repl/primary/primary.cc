@@ -606,7 +606,8 @@ Primary::Memory Primary::ReplicationMemory() const {
   const Backlog* b = const_cast<Feed&>(feed_).backlog();
   size_t own = 0;  // each replica's output besides the shared buffer
   for (const auto& r : replicas_) {
-    own += r->client->output_pending() + r->data_batch.capacity() + (r->data ? r->data->Unsent() : 0);
+    own +=
+        r->client->output_pending() + r->data_batch.capacity() + (r->data ? r->data->Unsent() : 0);
   }
   m.total_buffers = (b ? b->memory() : 0) + own;
   size_t size = static_cast<size_t>(host_.ConfigInt("repl-backlog-size"));

@@ -445,8 +445,8 @@ Status Replica::ReceiveFromDataLink(const Target& t, int fd, const std::string& 
   ChannelSource src(*this, t, fd, &sink);
   // The walk needs the db count and encoding limits only; nothing is added to this dataset.
   store::Keyspace none(server_.keyspace().num_dbs());
-  persist::RdbLoadOptions opts = SyncLoadOptions(fd, "received", "over the data link", 0,
-                                                 VerifyRdbChecksum());
+  persist::RdbLoadOptions opts =
+      SyncLoadOptions(fd, "received", "over the data link", 0, VerifyRdbChecksum());
   opts.skim = true;
   persist::RdbLoadResult res;
   Status st = persist::LoadRdb(src, none, opts, &res);

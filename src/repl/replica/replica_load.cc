@@ -205,9 +205,8 @@ Status Replica::LoadSide(int fd, persist::Source& src, const char* from,
   *side = std::make_unique<store::Keyspace>(server_.keyspace().num_dbs());
   (*side)->limits() = server_.keyspace().limits();
   (*side)->set_expire_deletes(false);
-  persist::RdbLoadOptions opts =
-      SyncLoadOptions(fd, "loaded", from, static_cast<int>(ConfigInt("key-load-delay")),
-                      VerifyRdbChecksum());
+  persist::RdbLoadOptions opts = SyncLoadOptions(
+      fd, "loaded", from, static_cast<int>(ConfigInt("key-load-delay")), VerifyRdbChecksum());
   opts.progress_bytes = static_cast<uint64_t>(ConfigInt("loading-process-events-interval-bytes"));
   persist::RdbLoadResult res;
   KV_TRY(persist::LoadRdb(src, **side, opts, &res));

@@ -228,8 +228,7 @@ void MemorySection(Server& s, std::string* out) {
           "mem_clients_normal:%zu\r\n"
           "mem_cluster_links:0\r\nmem_aof_buffer:%zu\r\nmem_allocator:libc\r\n"
           "active_defrag_running:0\r\nlazyfree_pending_objects:%zu\r\nlazyfreed_objects:%llu\r\n",
-          not_counted, repl_mem.backlog, repl_mem.total_buffers, repl_mem.replicas,
-          ClientMemory(s),
+          not_counted, repl_mem.backlog, repl_mem.total_buffers, repl_mem.replicas, ClientMemory(s),
           s.aof().buffer_length(), s.keyspace().lazy_pending(),
           static_cast<unsigned long long>(s.keyspace().lazy_freed()));
 }
@@ -286,8 +285,8 @@ void StatsSection(Server& s, std::string* out) {
           "current_eviction_exceeded_time:%llu\r\n",
           u(st.rejected_connections.load()), u(syncs.full), u(syncs.partial_ok),
           u(syncs.partial_err), u(s.keyspace().expired_keys()), u(s.evictor().evicted_keys()),
-          u(s.client_eviction().evicted_clients()),
-          u(s.evictor().ExceededMs(MonoUs(), true)), u(s.evictor().ExceededMs(MonoUs(), false)));
+          u(s.client_eviction().evicted_clients()), u(s.evictor().ExceededMs(MonoUs(), true)),
+          u(s.evictor().ExceededMs(MonoUs(), false)));
   Appendf(out,
           "keyspace_hits:%llu\r\nkeyspace_misses:%llu\r\npubsub_channels:%zu\r\n"
           "pubsub_patterns:%zu\r\npubsubshard_channels:%zu\r\n",
