@@ -296,11 +296,17 @@ TEST_P(ProcessParams, ACrashReportEndsWithTheFastMemoryTest) {
   ASSERT_NE(test, std::string::npos) << log;
   EXPECT_NE(log.find("*** Preparing to test memory region ", test), std::string::npos) << log;
   EXPECT_NE(log.find(".O", test), std::string::npos) << log;
+  // The verdict is one of Redis' two lines. Which one depends on the machine: the test inverts
+  // every anonymous mapping in place, and a page that another thread touches meanwhile reads as a
+  // memory error, so a loaded host can see the second line from a healthy server.
   size_t verdict = log.find(
       "\nFast memory test PASSED, however your memory can still be broken. Please run a memory "
       "test for several hours if possible.\n",
       test);
-  EXPECT_NE(verdict, std::string::npos) << log;
+  if (verdict == std::string::npos) {
+    verdict = log.find("\n!!! MEMORY ERROR DETECTED! Check your memory ASAP !!!\n", test);
+  }
+  ASSERT_NE(verdict, std::string::npos) << log;
   EXPECT_LT(verdict, log.find("=== REDIS BUG REPORT END."));
 }
 
