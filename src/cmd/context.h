@@ -73,6 +73,8 @@ class ServerHooks {
   // Database `db` is about to be emptied (FLUSHDB, FLUSHALL: replaced_with < 0) or to take
   // database replaced_with's keys (SWAPDB): its watched keys and blocked clients learn of it.
   virtual void DbReplaced(int db, int replaced_with) {}
+  // FLUSHDB or FLUSHALL emptied the database(s): once per command (client-side caching's null).
+  virtual void Flushed() {}
   // FLUSHALL emptied every database (the server resets its snapshot, as Redis does).
   virtual void FlushedAll() {}
   // Fires a keyspace notification if notify-keyspace-events enables its class.

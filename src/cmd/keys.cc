@@ -385,6 +385,7 @@ void FlushDb(Context& c) {
   size_t freed = db.size();
   c.dirty += freed;
   c.ks.FlushDb(c.session.db, *async);
+  c.hooks.Flushed();
   ReleaseFreedMemory(freed, *async);
   // Redis forces propagation even when the db was empty; here propagation follows dirty.
   if (c.dirty == 0) c.dirty = 1;
@@ -401,6 +402,7 @@ void FlushAll(Context& c) {
   }
   c.dirty += freed;
   c.ks.FlushAll(*async);
+  c.hooks.Flushed();
   ReleaseFreedMemory(freed, *async);
   c.dirty++;  // Redis counts the flush itself as one more change
   c.hooks.FlushedAll();

@@ -6,13 +6,16 @@
 // Clients may live on other poll groups than the command that wakes them: the reply goes
 // through Deliver (Client::Push) and the client's loop resumes its input.
 #include <algorithm>
+#include <span>
 
 #include "cmd/context.h"
 #include "common/clock.h"
+#include "common/strutil.h"
 #include "repl/primary/primary.h"
 #include "server/client.h"
 #include "server/poll_group.h"
 #include "server/server.h"
+#include "server/tracking.h"
 
 namespace kv::server {
 
@@ -121,7 +124,19 @@ bool Server::TryServe(Client& c, const std::string& key) {
   int saved_db = c.session().db;
   c.session().db = b.db;
   c.session().woken = true;
+  // Redis 7.0 serves BLPOP, BRPOP, BRPOPLPUSH and BLMOVE by popping the list without signalling
+  // it as modified (a move's destination is): client-side caching sees no change of the list.
+  std::span<const std::string_view> sources;
+  std::string_view name = views[0];
+  if (views.size() >= 3 && (EqualsIgnoreCase(name, "blpop") || EqualsIgnoreCase(name, "brpop"))) {
+    sources = std::span(views).subspan(1, views.size() - 2);
+  } else if (views.size() >= 3 && views[1] != views[2] &&
+             (EqualsIgnoreCase(name, "blmove") || EqualsIgnoreCase(name, "brpoplpush"))) {
+    sources = std::span(views).subspan(1, 1);
+  }
+  tracking_->set_unchanged_keys(sources);
   auto again = Run(c, views, w);
+  tracking_->set_unchanged_keys({});
   c.session().woken = false;
   if (EndReplicationUnit()) c.set_write_offset(primary_->feed().offset());
   c.session().db = saved_db;

@@ -26,7 +26,6 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   c.StartReplies();
   c.set_in_execute(true);
   resp::ReplyWriter w(&c.out(), session.resp);
-  tracking_->LimitUsedSlots();  // tracking-table-max-keys, before each command as Redis
   auto block = Run(c, args, w);
   // Invalidations of the client's own keys follow its reply (EXEC's, a script's).
   if (!c.paused()) tracking_->AfterExecute(c, args);
@@ -115,7 +114,10 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   // queued one. The primary's stream is never refused.
   bool out_of_memory = false;
   if (evictor_->maxmemory() > 0 && !running_queued_) {
+    // Evicted before the command starts: the caller's own invalidations precede its reply.
+    tracking_->set_before_command(true);
     out_of_memory = evictor_->Perform() == Evictor::Outcome::kFail;
+    tracking_->set_before_command(false);
     EndReplicationUnit();  // the evictions' DELs go before the command, on their own
   }
   if (!running_queued_) oom_before_command_ = out_of_memory;
@@ -145,6 +147,9 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
       return std::nullopt;
     }
   }
+  // tracking-table-max-keys, where Redis' processCommand applies it: after the memory checks, not
+  // for EXEC's commands nor for a blocked command run again.
+  if (!running_queued_ && !session.woken) tracking_->LimitUsedSlots();
   // RESP2 subscribers may only manage subscriptions (RESP3 mixes pushes with replies).
   if (session.resp == 2 && c.subscriptions() > 0 && !AllowedWhileSubscribed(*spec)) {
     w.Error("Can't execute '" + spec->name +

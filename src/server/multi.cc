@@ -40,9 +40,11 @@ void Server::FlagTransactionError(Client& c) {
   if (c.tx().active) c.tx().abort = true;
 }
 
-void Server::KeyModified(int db, std::string_view key) {
+void Server::KeyModified(int db, std::string_view key) { KeyModifiedBy(db, key, current_client_); }
+
+void Server::KeyModifiedBy(int db, std::string_view key, const Client* modifier) {
   WakeBlockedOn(db, key);
-  tracking_->InvalidateKey(key, current_client_);  // client-side caching
+  tracking_->InvalidateKey(key, modifier);  // client-side caching
   if (current_client_ != nullptr && !current_client_->is_master() && replica_->is_replica()) {
     local_writes_.emplace_back(db, key);
   }
@@ -88,8 +90,10 @@ void Server::DatasetReplaced() {
 // Redis' touchAllWatchedKeysInDb, run before the flush or the swap: a watched key changes if
 // it exists in `emptied` or in `replaced_with`, except that an expired key replaced by nothing
 // or by another expired key, and nothing replaced by an expired key, are no change.
+// Client-side caching's null for every key, once per FLUSHDB or FLUSHALL (SWAPDB sends none).
+void Server::Flushed() { tracking_->Flushed(); }
+
 void Server::DbReplaced(int emptied, int replaced_with) {
-  if (replaced_with < 0) tracking_->FlushRequested();  // one null after the flush command
   int64_t now = WallMs();
   store::Db& from = keyspace_->db(emptied);
   store::Db* to = replaced_with >= 0 ? &keyspace_->db(replaced_with) : nullptr;

@@ -21,6 +21,7 @@
 
 #include "cmd/command.h"
 #include "common/clock.h"
+#include "repl/primary/primary.h"
 #include "server/client.h"
 #include "server/poll_group.h"
 #include "server/server.h"
@@ -209,6 +210,11 @@ void Server::ReleaseNextHeld() {
     });
     return;
   }
+}
+
+void Server::InputDone(Client& c) {
+  if (unpauser_ == &c) unpauser_ = nullptr;
+  primary_->SendRequestedAcks(clients_paused());
 }
 
 void Server::ResumedClientDone(Client& c) {

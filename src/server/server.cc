@@ -479,11 +479,14 @@ int64_t Server::Cron() {
   persistence_->Cron(now);
   aof_->Cron(now);
   primary_->Cron(now);
+  primary_->SendRequestedAcks(clients_paused());  // a WAIT that came while writes were paused
   replica_->Cron(now);
   failover_->Cron(now);
   shutdown_wait_->Cron(now);
   if (shutdown_requested_) return period_ms;  // finished waiting for the replicas: exiting
   migrate_sockets_->CloseIdle(now / 1000);
+  // Also here, so that a tracking-table-max-keys lowered by CONFIG SET applies to an idle server.
+  tracking_->LimitUsedSlots();
   EndReplicationUnit();
   // Instantaneous metrics.
   int i = stats_.sample_idx++ % ServerStats::kSamples;
@@ -540,7 +543,7 @@ void Server::EvictKey(int db, std::string_view key) {
   std::string k(key);  // the view may point into the entry the deletion frees
   bool lazy = keyspace_->lazy_free_settings().eviction;
   keyspace_->Delete(db, k, lazy);
-  KeyModified(db, k);
+  KeyModifiedBy(db, k, nullptr);  // no client changed it: BCAST's NOLOOP hides it from none
   Notify(cmd::kNotifyEvicted, "evicted", k, db);
   PropagateDeletion(db, k, lazy);
 }

@@ -278,9 +278,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void ResumedClientDone(Client& c);
   // A client went through the input it had (its lock is released next): the exemption of
   // the client whose CLIENT UNPAUSE released the others ends with it.
-  void InputDone(Client& c) {
-    if (unpauser_ == &c) unpauser_ = nullptr;
-  }
+  // The WAITs it ran get their GETACK then, unless writes are paused.
+  void InputDone(Client& c);
 
   // Pub/sub (pubsub.cc). Keyspace lock held.
   int64_t Publish(std::string_view channel, std::string_view message);
@@ -326,6 +325,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
 
   // ServerHooks.
   void KeyModified(int db, std::string_view key) override;  // multi.cc
+  void Flushed() override;                                  // multi.cc
   void DbReplaced(int db, int replaced_with) override;      // multi.cc
   void FlushedAll() override;                               // dispatch.cc
   void Notify(int klass, std::string_view event, std::string_view key, int db) override;
@@ -374,6 +374,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void ServeReadyKeys();
   void ServeKey(const std::pair<int, std::string>& k);
   bool TryServe(Client& c, const std::string& key);
+  // KeyModified with the client the change counts as (nullptr: the server's own, as an
+  // eviction's) for client-side caching (multi.cc).
+  void KeyModifiedBy(int db, std::string_view key, const Client* modifier);
   // Answers the timeout reply if `c` is still in the blocking episode `generation`.
   bool TimeOutClient(Client& c, uint64_t generation);
   int64_t blocked_run_us_ = 0;  // the duration of the run that just blocked (BlockClient)

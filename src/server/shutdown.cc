@@ -32,7 +32,7 @@ ShutdownWait::Outcome ShutdownWait::Begin(const ShutdownFlags& flags, Client* cl
     deadline_ms_ = WallMs() + timeout_s * 1000;
     // The GETACK moves the offset, so not while writes are paused already (a FAILOVER, CLIENT
     // PAUSE): the replicas' own ACKs, once a second, tell where they are then, as in Redis.
-    if (!server_.clients_paused()) server_.primary().RequestAcks();
+    if (!server_.clients_paused()) server_.primary().SendGetack();
     server_.PauseWritesFor(Server::PausePurpose::kShutdown);
     LOG_NOTICE("Waiting for replicas before shutting down.");
     if (client) waiters_.push_back(client->id());

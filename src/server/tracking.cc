@@ -26,6 +26,9 @@ void AppendBulk(std::string* out, std::string_view s) {
   out->append("$").append(std::to_string(s.size())).append("\r\n").append(s).append("\r\n");
 }
 
+// The modifier of a script's writes for BCAST's NOLOOP: Redis' script client, which no client is.
+constexpr char kScriptWriter = 0;
+
 // The keys part of a message for one key: an array of one.
 std::string OneKey(std::string_view key) {
   std::string out = "*1\r\n";
@@ -128,10 +131,6 @@ void Tracking::LimitUsedSlots() {
 
 void Tracking::AfterCommand(Client& c, const cmd::CommandSpec& spec, uint32_t,
                             std::span<const std::string_view> args) {
-  if (flush_requested_) {
-    flush_requested_ = false;
-    InvalidateAllOnFlush();
-  }
   if (!c.tracking().on || c.tracking().bcast) return;
   uint32_t flags = spec.parent ? spec.parent->flags | spec.flags : spec.flags;
   if (!(flags & cmd::kReadOnly)) return;
@@ -180,8 +179,15 @@ void Tracking::FlushPending() {
 }
 
 void Tracking::InvalidateKey(std::string_view key, const Client* modifier) {
-  if (!prefixes_.empty()) RememberToBroadcast(key, modifier);
-  if (!table_.empty()) InvalidateTracked(key, /*from_command=*/true);
+  for (std::string_view k : unchanged_keys_) {
+    if (k == key) return;
+  }
+  if (!prefixes_.empty()) {
+    const void* by = modifier;
+    if (modifier != nullptr && script_depth_ > 0) by = &kScriptWriter;
+    RememberToBroadcast(key, by);
+  }
+  if (!table_.empty()) InvalidateTracked(key, /*from_command=*/!before_command_);
 }
 
 void Tracking::InvalidateTracked(std::string_view key, bool from_command) {
@@ -222,7 +228,7 @@ void Tracking::InvalidateAllOnFlush() {
   items_ = 0;
 }
 
-void Tracking::RememberToBroadcast(std::string_view key, const Client* modifier) {
+void Tracking::RememberToBroadcast(std::string_view key, const void* modifier) {
   bool any = false;
   for (auto& [prefix, state] : prefixes_) {
     if (!key.starts_with(prefix)) continue;
@@ -259,7 +265,7 @@ void Tracking::RunScheduledBroadcast(net::EventLoop* loop) {
 namespace {
 
 // The array of the changed keys, less those `skip` changed last (NOLOOP); "" when none is left.
-std::string BroadcastArray(const std::map<std::string, const Client*>& keys, const Client* skip) {
+std::string BroadcastArray(const std::map<std::string, const void*>& keys, const Client* skip) {
   size_t n = 0;
   for (const auto& [key, modifier] : keys) n += (skip == nullptr || modifier != skip);
   if (n == 0) return "";

@@ -6,12 +6,15 @@
 // table and each client that read it gets `>2 invalidate [key]`, or, through REDIRECT, a RESP2
 // subscriber gets a `message` on __redis__:invalidate. BCAST mode remembers nothing per client:
 // every change to a key under one of the client's prefixes is collected and sent at the end of the
-// event-loop round, one message per prefix. FLUSHDB and FLUSHALL send a null (every key) to every
-// tracking client and empty the table. tracking-table-max-keys bounds the table: before each
-// command, keys past it are dropped as if they had changed.
+// event-loop round, one message per prefix; NOLOOP leaves out the keys a client changed last, where
+// a script's writes are the script's, not its caller's, and expiry and eviction are no client's.
+// FLUSHDB and FLUSHALL send a null (every key) to every tracking client and empty the table.
+// tracking-table-max-keys bounds the table: before each command and from the cron, keys past it
+// are dropped as if they had changed.
 //
 // A message for the client whose command is running waits for the command's end (after its reply,
-// after EXEC's and a script's too), as Redis 7.0 orders it; others go out at once, through
+// after EXEC's and a script's too), as Redis 7.0 orders it; one due before the command started (a
+// key evicted for it) goes out at once, before its reply, as do those for other clients, through
 // Client::Push when the recipient lives on another poll group.
 //
 // Threading: everything here runs with the keyspace lock held.
@@ -70,7 +73,8 @@ class Tracking {
   // client's; else the error to answer.
   std::string PrefixCollision(const Client& c, const std::vector<std::string>& prefixes) const;
 
-  // Before each command: drops keys past tracking-table-max-keys, invalidating them.
+  // Before each command and from the cron: drops keys past tracking-table-max-keys, invalidating
+  // them.
   void LimitUsedSlots();
   // After a command `spec` ran for `c`: a read-only one's keys are remembered (default mode, with
   // OPTIN/OPTOUT and CLIENT CACHING deciding), and a flush's null goes out.
@@ -87,16 +91,26 @@ class Tracking {
   void FlushPending();
 
   // A key changed. `modifier` is the client whose command changed it (NOLOOP skips it in BCAST
-  // mode); nullptr for expiry and eviction.
+  // mode); nullptr for expiry and eviction. Inside a script the change is the script's.
   void InvalidateKey(std::string_view key, const Client* modifier);
-  // FLUSHDB / FLUSHALL emptied a database: the null goes out after the command.
-  void FlushRequested() { flush_requested_ = true; }
+  // FLUSHDB / FLUSHALL emptied a database (once per command): the null goes to every tracking
+  // client now, the running client's after its command.
+  void Flushed() { InvalidateAllOnFlush(); }
   // A full sync replaced the dataset outside any command: the null goes out now.
   void FlushNow() {
-    flush_requested_ = false;
     InvalidateAllOnFlush();
     FlushPending();
   }
+  // Between ScriptCommandStarts and ScriptCommandEnds a script's command runs: for NOLOOP in BCAST
+  // mode its writes are the script client's (never a tracking one), not the caller's.
+  void ScriptCommandStarts() { script_depth_++; }
+  void ScriptCommandEnds() { script_depth_--; }
+  // While true, the running client's command has not started yet (maxmemory evicts for it):
+  // invalidations of its own keys go out at once, ahead of its reply.
+  void set_before_command(bool on) { before_command_ = on; }
+  // While set, changes of these keys are none to caching: a served blocked list pop, which Redis
+  // 7.0 makes without signalling the list as modified.
+  void set_unchanged_keys(std::span<const std::string_view> keys) { unchanged_keys_ = keys; }
 
   size_t clients() const { return clients_; }
   size_t total_keys() const { return table_.size(); }
@@ -105,7 +119,8 @@ class Tracking {
 
  private:
   struct BcastState {
-    std::map<std::string, const Client*> keys;  // changed this round, by their last modifier
+    // Changed this round, by their last modifier: a client, kScriptWriter, or nullptr.
+    std::map<std::string, const void*> keys;
     std::set<Client*> clients;
   };
   void RememberKeys(Client& c, const cmd::CommandSpec& spec,
@@ -114,7 +129,7 @@ class Tracking {
   // running client waits for the command's end.
   void InvalidateTracked(std::string_view key, bool from_command);
   void InvalidateAllOnFlush();
-  void RememberToBroadcast(std::string_view key, const Client* modifier);
+  void RememberToBroadcast(std::string_view key, const void* modifier);
   void ScheduleBroadcast();
   void RunScheduledBroadcast(net::EventLoop* loop);
   void Broadcast();
@@ -131,8 +146,10 @@ class Tracking {
   // Invalidations for the running client (by id), sent after its command: a key, or nullopt (a
   // flush).
   std::vector<std::pair<uint64_t, std::optional<std::string>>> pending_;
-  bool flush_requested_ = false;
   bool broadcast_scheduled_ = false;
+  int script_depth_ = 0;
+  bool before_command_ = false;
+  std::span<const std::string_view> unchanged_keys_;
   unsigned limit_rounds_ = 0;  // LimitUsedSlots' consecutive calls that stayed over the limit
 };
 

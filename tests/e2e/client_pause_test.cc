@@ -296,5 +296,35 @@ TEST_F(ClientPause, ReplicaHoldsItsPrimarysStream) {
   EXPECT_EQ(r.Raw({"GET", "b"}), "$1\r\n2\r\n");
 }
 
+// WAIT asks the replicas where they are with a GETACK in the stream, which moves the offset: not
+// while writes are paused (a FAILOVER waits for the offsets to stay put), but once they resume.
+TEST_F(ClientPause, WaitSendsItsGetackOnceThePauseEnds) {
+  for (auto kind : {ServerProcess::Kind::kKvstore, ServerProcess::Kind::kRedis}) {
+    SCOPED_TRACE(kind == ServerProcess::Kind::kKvstore ? "kvstore" : "redis-server");
+    ServerProcess primary(kind, {"--repl-diskless-sync-delay", "0"});
+    ServerProcess replica(kind, {"--replicaof", "127.0.0.1 " + std::to_string(primary.port())});
+    RespClient p(primary.port()), r(replica.port());
+    ASSERT_EQ(p.Raw({"SET", "a", "1"}), "+OK\r\n");
+    ASSERT_TRUE(InSync(p, r));
+    // The primary has the replica's ACK of everything (a replica acknowledges once a second).
+    ASSERT_TRUE(WaitFor([&] {
+      std::string offset = InfoField(p, "replication", "master_repl_offset");
+      return InfoField(p, "replication", "slave0").find(",offset=" + offset + ",") !=
+             std::string::npos;
+    }));
+    ASSERT_EQ(p.Raw({"CLIENT", "PAUSE", "100000", "WRITE"}), "+OK\r\n");
+    std::string before = InfoField(p, "replication", "master_repl_offset");
+    // Two replicas asked for, one there: the WAIT times out with 1.
+    EXPECT_EQ(p.Raw({"WAIT", "2", "300"}), ":1\r\n");
+    EXPECT_EQ(InfoField(p, "replication", "master_repl_offset"), before);
+    ASSERT_EQ(p.Raw({"CLIENT", "UNPAUSE"}), "+OK\r\n");
+    // *3 $8 REPLCONF $6 GETACK $1 *: 37 bytes.
+    std::string after = std::to_string(std::stoll(before) + 37);
+    EXPECT_TRUE(WaitFor([&] { return InfoField(p, "replication", "master_repl_offset") == after; }))
+        << InfoField(p, "replication", "master_repl_offset") << " after " << before;
+    ASSERT_TRUE(InSync(p, r));
+  }
+}
+
 }  // namespace
 }  // namespace kv::test

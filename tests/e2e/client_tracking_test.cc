@@ -11,116 +11,16 @@
 #include <cstdio>
 #include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
-#include "tests/support/process.h"
-#include "tests/support/resp_client.h"
-#include "tests/support/suite_servers.h"
-#include "tests/support/wait.h"
+#include "tests/e2e/client_tracking_util.h"
 
 namespace kv::test {
 namespace {
 
-using Args = std::vector<std::string>;
+using namespace tracking;  // NOLINT: the helpers of client_tracking_util.h
 
-std::string Join(const Args& args) {
-  std::string out;
-  for (const auto& a : args) out += (out.empty() ? "" : " ") + a;
-  return out;
-}
-
-void ReplaceAll(std::string* s, const std::string& from, const std::string& to) {
-  for (size_t at = s->find(from); at != std::string::npos; at = s->find(from, at + to.size())) {
-    s->replace(at, from.size(), to);
-  }
-}
-
-// What one scenario saw, in order, with client ids replaced by their names.
-struct Transcript {
-  std::vector<std::string> lines;
-  std::vector<std::pair<std::string, std::string>> ids;  // (id, name)
-
-  std::string Named(std::string s) const {
-    for (const auto& [id, name] : ids) {
-      ReplaceAll(&s, ":" + id + "\r\n", ":<" + name + ">\r\n");
-      ReplaceAll(&s, "redir=" + id + " ", "redir=<" + name + "> ");
-    }
-    return s;
-  }
-  // The client's id, remembered under `name`.
-  std::string Id(RespClient& c, const std::string& name) {
-    std::string id = std::to_string(c.Call({"CLIENT", "ID"}).integer);
-    ids.emplace_back(id, name);
-    return id;
-  }
-  // Sends `args` on `c` (named `who`) and records its reply and `pushes` frames after it.
-  void Call(RespClient& c, const std::string& who, const Args& args, int pushes = 0) {
-    Args shown = args;  // ids by name
-    for (auto& a : shown) {
-      for (const auto& [id, name] : ids) {
-        if (a == id) a = "<" + name + ">";
-      }
-    }
-    std::string line = who + ": " + Join(shown) + " -> " + c.Call(args).raw;
-    for (int i = 0; i < pushes; i++) line += c.Read().raw;
-    lines.push_back(Named(line));
-  }
-  // Records the next frame `c` receives (an invalidation).
-  void Read(RespClient& c, const std::string& who) {
-    lines.push_back(Named(who + " <- " + c.Read().raw));
-  }
-  // Records the client's tracking fields of CLIENT INFO (flags and redir).
-  void Info(RespClient& c, const std::string& who) {
-    std::string line = c.Call({"CLIENT", "INFO"}).str;
-    size_t f = line.find(" flags="), r = line.find(" redir=");
-    std::string fields = line.substr(f + 1, line.find(' ', f + 1) - f - 1) + " " +
-                         line.substr(r + 1, line.find(' ', r + 1) - r);
-    lines.push_back(Named(who + " info: " + fields));
-  }
-  void Note(const std::string& s) { lines.push_back(s); }
-};
-
-RespClient Resp3(int port) {
-  RespClient c(port);
-  EXPECT_EQ(c.Call({"HELLO", "3"}).type, '%');
-  return c;
-}
-
-// Waits until the server has closed client `id` (its close runs on its own thread).
-void WaitGone(int port, const std::string& id) {
-  RespClient q(port);
-  ASSERT_TRUE(WaitFor([&] {
-    return q.Call({"CLIENT", "LIST", "ID", id}).str.find("id=") == std::string::npos;
-  }));
-}
-
-using Scenario = void (*)(int port, Transcript& t);
-
-class Tracking : public KvstoreAndRedisSuite {
- protected:
-  static void SetUpTestSuite() { StartServers({"--io-threads", "3"}); }
-
-  // Runs the scenario on both servers (from no tracking client and an empty table); the transcripts
-  // must be identical.
-  static void ExpectSameAsRedis(Scenario run) {
-    if (!redis_) GTEST_SKIP() << "redis-server is not installed";
-    std::vector<std::string> got[2];
-    int ports[2] = {kv_->port(), redis_->port()};
-    for (int i = 0; i < 2; i++) {
-      RespClient q(ports[i]);
-      q.Call({"FLUSHALL"});
-      ASSERT_TRUE(WaitFor([&] { return InfoField(q, "clients", "tracking_clients") == "0"; }));
-      Transcript t;
-      run(ports[i], t);
-      got[i] = t.lines;
-    }
-    ASSERT_EQ(got[0].size(), got[1].size());
-    for (size_t i = 0; i < got[0].size(); i++) {
-      EXPECT_EQ(got[0][i], got[1][i]) << "line " << i << " (kvstore first, redis-server second)";
-    }
-  }
-};
+class Tracking : public TrackingDiffSuite {};
 
 TEST_F(Tracking, DefaultModeInvalidatesKeysRead) {
   ExpectSameAsRedis([](int port, Transcript& t) {

@@ -161,7 +161,7 @@ TEST(ConfigRewrite, RestartedServerLoadsTheRewrittenFile) {
   }
   std::string text = ReadFile(conf);
   EXPECT_NE(text.find("# keep this comment"), std::string::npos) << text;
-  EXPECT_NE(text.find("proto-max-bulk-len 5242880"), std::string::npos) << text;
+  EXPECT_NE(text.find("proto-max-bulk-len 5mb"), std::string::npos) << text;  // as Redis writes it
   EXPECT_NE(text.find("hz 20"), std::string::npos) << text;
   EXPECT_NE(text.find("loglevel warning"), std::string::npos) << text;
   {

@@ -149,6 +149,37 @@ TEST_P(RedisConfForms, RuntimeReplicaofIsWhatConfigRewriteWrites) {
   EXPECT_EQ(ConfigValue(r, "replicaof"), second_at);
 }
 
+// maxmemory-clients as a redis.conf line, a percentage of maxmemory or a size, and what CONFIG
+// REWRITE writes for each form: the percentage as it was given, a size in Redis' units (as for
+// every size: maxmemory stays 100mb).
+TEST_P(RedisConfForms, MaxmemoryClientsLineAndItsRewrite) {
+  std::string dir = Dir();
+  std::string conf = dir + "/clients.conf";
+  WriteFile(conf, "maxmemory 100mb\nmaxmemory-clients 5%\n");
+  ServerProcess s(GetParam(), {conf, "--dir", dir});
+  RespClient c(s.port());
+  EXPECT_EQ(ConfigValue(c, "maxmemory-clients"), "5%");
+  auto clients_lines = [&] {
+    std::vector<std::string> out;
+    std::istringstream in(ReadFile(conf));
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("maxmemory-clients", 0) == 0) out.push_back(line);
+    }
+    return out;
+  };
+  ASSERT_EQ(c.Call({"CONFIG", "SET", "maxmemory-clients", "10mb"}).str, "OK");
+  ASSERT_EQ(c.Call({"CONFIG", "REWRITE"}).str, "OK");
+  EXPECT_EQ(clients_lines(), std::vector<std::string>{"maxmemory-clients 10mb"}) << ReadFile(conf);
+  ASSERT_EQ(c.Call({"CONFIG", "SET", "maxmemory-clients", "7%"}).str, "OK");
+  ASSERT_EQ(c.Call({"CONFIG", "REWRITE"}).str, "OK");
+  EXPECT_EQ(clients_lines(), std::vector<std::string>{"maxmemory-clients 7%"}) << ReadFile(conf);
+  ASSERT_EQ(c.Call({"CONFIG", "SET", "maxmemory-clients", "0"}).str, "OK");
+  ASSERT_EQ(c.Call({"CONFIG", "REWRITE"}).str, "OK");
+  // The default, on a line the file had: the line stays, with the value.
+  EXPECT_EQ(clients_lines(), std::vector<std::string>{"maxmemory-clients 0"}) << ReadFile(conf);
+  EXPECT_EQ(ReadFile(conf).rfind("maxmemory 100mb\n", 0), 0u) << ReadFile(conf);
+}
+
 // daemonize yes with a pidfile, as Debian's redis.conf runs the server: the command returns at
 // once, the daemon (a session leader of its own) writes its pid to the file, serves, and removes
 // the file when it shuts down.

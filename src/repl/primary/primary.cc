@@ -530,7 +530,13 @@ void Primary::Wait(cmd::Context& c, ClientConn& client) {
   RequestAcks();                  // where is every replica now
 }
 
-void Primary::RequestAcks() {
+void Primary::SendRequestedAcks(bool writes_paused) {
+  if (!acks_requested_ || writes_paused) return;
+  acks_requested_ = false;
+  SendGetack();
+}
+
+void Primary::SendGetack() {
   // The request travels in the stream, as in Redis.
   std::string_view getack[] = {"REPLCONF", "GETACK", "*"};
   feed_.EmitRaw(getack);

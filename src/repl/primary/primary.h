@@ -132,8 +132,13 @@ class Primary {
     const char* state = "";  // as INFO names it
   };
   std::vector<ReplicaStatus> ReplicaStatuses() const;
-  // REPLCONF GETACK * to every replica, through the stream (so it moves the offset).
-  void RequestAcks();
+  // REPLCONF GETACK * to every replica, through the stream (so it moves the offset). WAIT asks
+  // for one with RequestAcks: one GETACK goes at the end of the batch (SendRequestedAcks), for
+  // all the WAITs of the batch, and not while writes are paused (a FAILOVER or a shutdown waits
+  // for the offsets to stay put), as Redis sends it from beforeSleep. SendGetack sends now.
+  void RequestAcks() { acks_requested_ = true; }
+  void SendRequestedAcks(bool writes_paused);
+  void SendGetack();
 
  private:
   enum class State { kWaitSnapshot, kSendingSnapshot, kOnline };
@@ -276,6 +281,7 @@ class Primary {
   bool hold_data_links_ = false;
   DataLinks to_kick_;  // links given bytes by FlushDataLinkBytes, for ReleaseDataLinkBytes
   int64_t fail_snapshot_after_ = -1;  // FailNextSnapshot; the child inherits it, then it resets
+  bool acks_requested_ = false;       // RequestAcks, until SendRequestedAcks sends the GETACK
   int64_t no_replicas_since_ms_ = 0;  // for repl-backlog-ttl; 0 while replicas are attached
   SyncStats sync_stats_;
   const char* failover_state_ = "no-failover";

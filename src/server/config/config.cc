@@ -313,6 +313,23 @@ Status Config::ApplyAll() {
   return Status::Ok();
 }
 
+namespace {
+
+// A size as CONFIG REWRITE writes it: in the largest of gb, mb and kb that divides it, as Redis
+// does, so that `maxmemory 100mb` stays readable; a percentage (maxmemory-clients) as it is.
+std::string FormatMemory(const std::string& value) {
+  auto bytes = ParseInt64(value);
+  if (!bytes || *bytes == 0) return value;
+  static constexpr std::pair<int64_t, const char*> kUnits[] = {
+      {int64_t{1} << 30, "gb"}, {int64_t{1} << 20, "mb"}, {int64_t{1} << 10, "kb"}};
+  for (const auto& [size, unit] : kUnits) {
+    if (*bytes % size == 0) return std::to_string(*bytes / size) + unit;
+  }
+  return value;
+}
+
+}  // namespace
+
 Status Config::Rewrite(const std::string& path, bool force_all) const {
   std::ifstream in(path);
   if (!in) return Status::IoError("Rewriting config file: " + path + " cannot be read");
@@ -325,6 +342,7 @@ Status Config::Rewrite(const std::string& path, bool force_all) const {
       return p.spec.name + " " + p.value;
     }
     std::string v = p.value;
+    if (p.spec.type == ParamType::kMemory) v = FormatMemory(v);
     if (v.empty() || v.find_first_of(" \"'") != std::string::npos) v = QuoteString(v);
     return p.spec.name + " " + v;
   };

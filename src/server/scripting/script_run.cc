@@ -126,7 +126,9 @@ void ScriptRun::Call(std::vector<std::string>& argv, const script::RunState& run
   ctx.spec = spec;
   int db = session_.db;  // a write propagates in the db it ran in
   int64_t start_us = WallUs();
+  s_.tracking().ScriptCommandStarts();
   spec->handler(ctx);
+  s_.tracking().ScriptCommandEnds();
   if (flags & cmd::kReadOnly) s_.tracking().AfterScriptRead(caller_, caller_args_);
   Propagate(ctx, flags, db, args, run.repl);
   if (!(flags & (cmd::kSkipMonitor | cmd::kAdmin)) && !s_.monitors_.empty()) {
