@@ -2,7 +2,8 @@
 // repl-backlog-ttl continues from the backlog; one that comes back after it finds the backlog
 // (and the history) gone, which counts as a failed partial resync. The replica drops its own
 // link and sleeps, as Redis' test does (MULTI, CLIENT KILL of the primary, DEBUG SLEEP, EXEC):
-// the killed connection must end at once, not when the sleep is over.
+// the killed connection must end at once, not when the sleep is over. A replica back from a
+// detour to another node continues in the db the stream had selected.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -62,6 +63,38 @@ TEST_P(BacklogTtl, ReplicaBackAfterTheTtlCountsAFailedPartialResync) {
   auto [ok, err] = DropLinkAndSleep("1", "3");
   EXPECT_EQ(ok, 0);
   EXPECT_EQ(err, 1);
+}
+
+// A replica that follows another node for a while (one that refuses it: a replica with no link
+// to its own primary answers -NOMASTERLINK) and comes back continues the stream where it left
+// it, in the db the stream had selected: the primary sends no SELECT for writes to the same db.
+TEST_P(BacklogTtl, ADetourKeepsTheStreamsSelectedDb) {
+  auto [primary_kind, replica_kind] = GetParam();
+  ServerProcess primary(primary_kind, {"--repl-diskless-sync-delay", "0"});
+  ServerProcess replica(replica_kind,
+                        {"--replicaof", "127.0.0.1 " + std::to_string(primary.port())});
+  ServerProcess orphan(replica_kind, {"--replicaof", "127.0.0.1 " + std::to_string(FreePort())});
+  RespClient p(primary.port()), r(replica.port());
+  // Synced first, so that the writes come in the stream (with its SELECT), not in the snapshot.
+  ASSERT_TRUE(InSync(p, r));
+  ASSERT_EQ(p.Call({"SELECT", "9"}).str, "OK");
+  ASSERT_EQ(p.Call({"SET", "a", "1"}).str, "OK");
+  ASSERT_TRUE(InSync(p, r));
+  ASSERT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(orphan.port())}).str, "OK");
+  // The other node has refused it (both servers log the error reply).
+  ASSERT_TRUE(WaitFor([&] { return replica.LogText().find("NOMASTERLINK") != std::string::npos; }))
+      << replica.LogText();
+  RespClient p9(primary.port());  // another client, in the same db: the stream needs no SELECT
+  ASSERT_EQ(p9.Call({"SELECT", "9"}).str, "OK");
+  ASSERT_EQ(p9.Call({"SET", "b", "2"}).str, "OK");
+  ASSERT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
+  ASSERT_TRUE(InSync(p, r));
+  EXPECT_EQ(InfoInt(p, "stats", "sync_partial_ok"), 1);
+  ASSERT_EQ(r.Call({"SELECT", "9"}).str, "OK");
+  EXPECT_EQ(r.Call({"GET", "b"}).str, "2");
+  EXPECT_EQ(r.Call({"DBSIZE"}).integer, 2);
+  ASSERT_EQ(r.Call({"SELECT", "0"}).str, "OK");
+  EXPECT_EQ(r.Call({"DBSIZE"}).integer, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, BacklogTtl,

@@ -106,7 +106,12 @@ void Replica::StopFollowing() {
   generation_++;
   master_epoch_++;
   if (int fd = link_fd_.load(); fd >= 0) shutdown(fd, SHUT_RDWR);
-  if (master_id_) server_.CloseClient(master_id_);
+  if (master_id_) {
+    // The cached master keeps the stream's db, as Redis' does: a partial resync (with this
+    // primary again, after a detour) continues the stream without a SELECT.
+    master_db_ = stream_db();
+    server_.CloseClient(master_id_);
+  }
   master_id_ = 0;
   host_.clear();
   port_ = 0;
