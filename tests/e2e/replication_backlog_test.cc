@@ -106,5 +106,22 @@ INSTANTIATE_TEST_SUITE_P(Servers, BacklogTtl,
                                   Name(std::get<1>(info.param));
                          });
 
+// PSYNC with an offset that is no integer is an error, not a full resync (Redis 7.0's reply).
+class PsyncArgs : public ::testing::TestWithParam<Kind> {};
+
+TEST_P(PsyncArgs, AnOffsetThatIsNoIntegerIsAnError) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  ServerProcess primary(GetParam());
+  RespClient c(primary.port());
+  std::string replid = InfoField(c, "replication", "master_replid");
+  EXPECT_EQ(c.Raw({"PSYNC", replid, "offset_str"}),
+            "-ERR value is not an integer or out of range\r\n");
+  EXPECT_EQ(c.Raw({"PING"}), "+PONG\r\n");  // still an ordinary client
+  EXPECT_EQ(InfoField(c, "replication", "connected_slaves"), "0");
+}
+
+INSTANTIATE_TEST_SUITE_P(Servers, PsyncArgs, ::testing::Values(Kind::kKvstore, Kind::kRedis),
+                         [](const auto& info) { return Name(info.param); });
+
 }  // namespace
 }  // namespace kv::test

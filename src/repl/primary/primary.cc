@@ -341,7 +341,7 @@ void Primary::Psync(cmd::Context& c, ClientConn& client) {
   // Already a replica, or a MONITOR client (a replica to Redis as well): ignored, as in Redis.
   if (Find(&client) || client.is_monitor()) return;
   if (client.in_multi()) {
-    c.Error("AttachedReplica can't be in MULTI");  // not reached: PSYNC is no-multi
+    c.Error("Replica can't be in MULTI");  // not reached: PSYNC is no-multi
     return;
   }
   if (host_.IsReplica() && !host_.PrimaryLinkUp()) {
@@ -357,14 +357,20 @@ void Primary::Psync(cmd::Context& c, ClientConn& client) {
   bool psync = EqualsIgnoreCase(c.arg(0), "psync");
   if (psync && c.argc() >= 3) {  // a fourth argument (FAILOVER) is the server's
     auto offset = ParseInt64(c.arg(2));
-    if (offset && TryPartial(c, client, c.arg(1), *offset)) {
+    if (!offset) {
+      LOG_WARNING("Replica %s asks for synchronization but with a wrong offset",
+                  client.peer().c_str());
+      c.Error(cmd::OpStatus::kNotInteger);
+      return;
+    }
+    if (TryPartial(c, client, c.arg(1), *offset)) {
       sync_stats_.partial_ok++;
       return;
     }
     if (!c.arg(1).starts_with("?")) sync_stats_.partial_err++;  // as Redis: not for "PSYNC ?"
   }
   sync_stats_.full++;
-  LOG_NOTICE("AttachedReplica %s asks for synchronization", client.peer().c_str());
+  LOG_NOTICE("Replica %s asks for synchronization", client.peer().c_str());
   LOG_NOTICE("Full resync requested by replica %s", client.peer().c_str());
   // SYNC (redis-cli --replica, old replicas) gets the snapshot payload alone, as from Redis.
   Register(client)->pre_psync = !psync;

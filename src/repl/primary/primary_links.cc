@@ -75,7 +75,7 @@ void Primary::SetupDataLink(cmd::Context& c, ClientConn& client, std::string_vie
       &local);
   if (!link.ok()) {
     LOG_WARNING(
-        "AttachedReplica %s asked for an RDMA data link (%s) that cannot be set up here: %s",
+        "Replica %s asked for an RDMA data link (%s) that cannot be set up here: %s",
         client.peer().c_str(), std::string(provider).c_str(), link.status().message().c_str());
     c.Error("RDMA data link unavailable: " + link.status().message());
     return;
@@ -112,7 +112,7 @@ void Primary::ResumeDataLink(cmd::Context& c, ClientConn& client, std::string_vi
     c.Error("RDMA data link unavailable: " + s.message());
     return;
   }
-  LOG_NOTICE("AttachedReplica %s rebuilds its data link mid-snapshot", client.peer().c_str());
+  LOG_NOTICE("Replica %s rebuilds its data link mid-snapshot", client.peer().c_str());
   c.out.Simple("RDMA " + HexEncode(local));
 }
 

@@ -177,7 +177,7 @@ void Primary::RunChild(const std::vector<int>& fds, const std::vector<SnapshotRi
     if (now - last_log < 1000) return;
     last_log = now;
     double secs = (now - start) / 1000.0, done = total_keys ? double(keys) / total_keys : 1.0;
-    LOG_NOTICE("AttachedReplica sync: %.1f MB %s, %llu/%llu keys (%.0f%%), %.1f MB/s, ETA %.0f s",
+    LOG_NOTICE("Replica sync: %.1f MB %s, %llu/%llu keys (%.0f%%), %.1f MB/s, ETA %.0f s",
                bytes / 1e6, disk ? "saved" : "sent", static_cast<unsigned long long>(keys),
                static_cast<unsigned long long>(total_keys), 100 * done, bytes / 1e6 / secs,
                done > 0 ? secs / done - secs : 0.0);
