@@ -74,9 +74,9 @@ void Primary::SetupDataLink(cmd::Context& c, ClientConn& client, std::string_vie
                       host_.ConfigBool("repl-rdma-doorbell")),
       &local);
   if (!link.ok()) {
-    LOG_WARNING(
-        "Replica %s asked for an RDMA data link (%s) that cannot be set up here: %s",
-        client.peer().c_str(), std::string(provider).c_str(), link.status().message().c_str());
+    LOG_WARNING("Replica %s asked for an RDMA data link (%s) that cannot be set up here: %s",
+                client.peer().c_str(), std::string(provider).c_str(),
+                link.status().message().c_str());
     c.Error("RDMA data link unavailable: " + link.status().message());
     return;
   }
