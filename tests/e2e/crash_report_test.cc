@@ -33,8 +33,13 @@ class CrashReport : public ::testing::TestWithParam<Kind> {
   }
   // kvstore over plain TCP replication: it does not load libfabric, whose shm provider puts
   // its own crash handler over kvstore's while it loads (kvstore's goes back on top after).
+  // The fast memory test is ProcessParams' subject; here it is off, since redis-server itself
+  // can die inside it on a busy host (a mapping another thread changes while it is tested), and
+  // then its report never reaches its end.
   Cmd NoFabric() const {
-    return GetParam() == Kind::kKvstore ? Cmd{"--repl-transport", "tcp"} : Cmd{};
+    return GetParam() == Kind::kKvstore
+               ? Cmd{"--repl-transport", "tcp", "--crash-memcheck-enabled", "no"}
+               : Cmd{"--crash-memcheck-enabled", "no"};
   }
   // Sends a command that ends the server and waits for the process to go.
   bool Dies(ServerProcess& s, const Cmd& cmd) {
@@ -78,11 +83,12 @@ TEST_P(CrashReport, NoReportWhenCrashLogIsDisabled) {
 }
 
 TEST_P(CrashReport, PanicsAndFailedAssertionsAreReported) {
-  ServerProcess panic(GetParam(), {"--use-exit-on-panic", "yes"});
+  ServerProcess panic(GetParam(), {"--use-exit-on-panic", "yes", "--crash-memcheck-enabled", "no"});
   ASSERT_TRUE(Dies(panic, {"DEBUG", "PANIC"}));
   EXPECT_TRUE(LogHas(panic, "Guru Meditation: DEBUG PANIC called at Unix time")) << panic.LogText();
   EXPECT_TRUE(LogHas(panic, "BUG REPORT END")) << panic.LogText();
-  ServerProcess assertion(GetParam(), {"--use-exit-on-panic", "yes"});
+  ServerProcess assertion(GetParam(),
+                          {"--use-exit-on-panic", "yes", "--crash-memcheck-enabled", "no"});
   ASSERT_TRUE(Dies(assertion, {"DEBUG", "ASSERT"}));
   EXPECT_TRUE(LogHas(assertion, "=== ASSERTION FAILED ===")) << assertion.LogText();
   EXPECT_TRUE(std::regex_search(assertion.LogText(), std::regex("==> .*'1 == 2' is not true")))
