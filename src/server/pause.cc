@@ -214,7 +214,8 @@ void Server::ReleaseNextHeld() {
 
 void Server::InputDone(Client& c) {
   if (unpauser_ == &c) unpauser_ = nullptr;
-  primary_->SendRequestedAcks(clients_paused());
+  // Checked first: the pause check reads the clock, and this runs after every batch.
+  if (primary_->acks_requested()) primary_->SendRequestedAcks(clients_paused());
 }
 
 void Server::ResumedClientDone(Client& c) {

@@ -137,6 +137,7 @@ class Primary {
   // all the WAITs of the batch, and not while writes are paused (a FAILOVER or a shutdown waits
   // for the offsets to stay put), as Redis sends it from beforeSleep. SendGetack sends now.
   void RequestAcks() { acks_requested_ = true; }
+  bool acks_requested() const { return acks_requested_; }
   void SendRequestedAcks(bool writes_paused);
   void SendGetack();
 
