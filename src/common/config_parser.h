@@ -13,7 +13,9 @@ namespace kv {
 struct ConfigDirective {
   std::string name;                // lower-cased
   std::vector<std::string> args;
-  std::string origin;              // "file:line" or "argv", for error messages
+  std::string origin;  // "file:line", for error messages
+  std::string line;    // the line as written (trimmed), quoted by error messages
+  int lineno = 0;      // its number in the text it came from (0: not from a text)
 };
 
 // Parses the text of a config file. `origin` names it in errors; includes are resolved
@@ -22,8 +24,10 @@ Result<std::vector<ConfigDirective>> ParseConfigText(const std::string& text,
                                                      const std::string& origin, int depth = 0);
 Result<std::vector<ConfigDirective>> ParseConfigFile(const std::string& path, int depth = 0);
 
-// Parses a server command line: [config-file] [--name value ...]. Values following a --name up
-// to the next --name belong to it, so "--save 900 1 --port 7000" works as in Redis.
+// Parses a server command line as Redis does: [config-file] [-] [--name value ...], the options
+// appended to the file (and to standard input, for "-") as lines. The values following a
+// "--name" argument belong to it ("--save 900 1 --port 7000", "--logfile --x"); so do those in
+// the same argument ("--maxmemory 700mb").
 Result<std::vector<ConfigDirective>> ParseCommandLine(int argc, const char* const* argv);
 
 }  // namespace kv

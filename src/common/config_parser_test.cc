@@ -31,6 +31,41 @@ TEST(ConfigParser, CommandLineOverrides) {
   EXPECT_EQ((*r)[2].args, std::vector<std::string>{"./d"});
 }
 
+// The command-line forms Redis 7.0 reads (its introspection tests): a value starting with "--"
+// after a name alone, name and value in one argument, "--save" with no value.
+TEST(ConfigParser, CommandLineFormsAsRedisReadsThem) {
+  auto parse = [](std::vector<const char*> args) {
+    args.insert(args.begin(), "kvstore-server");
+    auto r = ParseCommandLine(static_cast<int>(args.size()), args.data());
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    std::vector<std::string> lines;
+    if (!r.ok()) return std::vector<std::string>{};
+    for (const auto& d : *r) {
+      std::string l = d.name;
+      for (const auto& a : d.args) l += "|" + a;
+      lines.push_back(l);
+    }
+    return lines;
+  };
+  using L = std::vector<std::string>;
+  EXPECT_EQ(parse({"--maxmemory 700mb", "--maxmemory-policy volatile-lru"}),
+            (L{"maxmemory|700mb", "maxmemory-policy|volatile-lru"}));
+  EXPECT_EQ(parse({"--maxmemory '700mb'"}), L{"maxmemory|700mb"});
+  EXPECT_EQ(parse({"--proc-title-template", "--my--title--template", "--loglevel", "verbose"}),
+            (L{"proc-title-template|--my--title--template", "loglevel|verbose"}));
+  EXPECT_EQ(parse({"--save", "--loglevel", "verbose"}), (L{"save|", "loglevel|verbose"}));
+  EXPECT_EQ(parse({"--loglevel", "verbose", "--save"}), (L{"loglevel|verbose", "save|"}));
+  EXPECT_EQ(parse({"--proc-title-template", "--save", "--save", "", "--loglevel", "verbose"}),
+            (L{"proc-title-template|--save", "save|", "loglevel|verbose"}));
+  EXPECT_EQ(parse({"--shutdown-on-sigterm", "nosave force"}),
+            L{"shutdown-on-sigterm|nosave force"});
+  // Values keep their bytes through the quoting.
+  EXPECT_EQ(parse({"--requirepass", "a \"b\"\n'c"}), L{"requirepass|a \"b\"\n'c"});
+  auto r = ParseCommandLine(4, std::vector<const char*>{"s", "--port", "6379", "6380"}.data());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->at(0).line, "port \"6379\" \"6380\"");  // quoted as Redis' error quotes it
+}
+
 TEST(ConfigParser, MissingFileIsAnError) {
   const char* argv[] = {"kvstore-server", "/nonexistent/kvstore.conf"};
   EXPECT_FALSE(ParseCommandLine(2, argv).ok());

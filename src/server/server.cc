@@ -357,6 +357,14 @@ Status Server::Start() {
     groups_.push_back(std::make_unique<PollGroup>(*this, i));
     groups_.back()->loop().SetBusyPollUs(busy_poll_us_);
   }
+  // Redis shows its logo when asked to, or when it logs to a terminal, before it loads its data:
+  // harnesses wait for the logo's PID line, then for the server to answer or to exit (a start
+  // refused over a bad AOF or RDB must not look like a server that never started).
+  ShowStartupBanner(config_->GetBool("always-show-logo") ||
+                        (config_->GetString("logfile").empty() && isatty(STDOUT_FILENO)),
+                    static_cast<int>(config_->GetInt("port")));
+  LOG_NOTICE("Server initialized: %zu poll group(s), %d databases", groups_.size(),
+             keyspace_->num_dbs());
   // With appendonly on, the AOF is the dataset and the RDB is not read (as in Redis).
   bool aof_used = false;
   s = aof_->LoadAtStartup(&aof_used);
@@ -403,15 +411,8 @@ Status Server::Start() {
       if (CrashLogEnabled()) SetCrashLogEnabled(true);
     });
   }
-  groups_[0]->loop().Post([this] {
-    groups_[0]->loop().AddTimer(1000 / hz_, [this] { return Cron(); });
-  });
-  // Redis shows its logo when asked to, or when it logs to a terminal.
-  ShowStartupBanner(config_->GetBool("always-show-logo") ||
-                        (config_->GetString("logfile").empty() && isatty(STDOUT_FILENO)),
-                    port_);
-  LOG_NOTICE("Server initialized: %zu poll group(s), %d databases", groups_.size(),
-             keyspace_->num_dbs());
+  groups_[0]->loop().Post(
+      [this] { groups_[0]->loop().AddTimer(1000 / hz_, [this] { return Cron(); }); });
   if (port_ != 0) LOG_NOTICE("Ready to accept connections tcp on port %d", port_);
   if (!unix_socket_path_.empty()) {
     LOG_NOTICE("The server is now ready to accept connections at %s", unix_socket_path_.c_str());

@@ -543,5 +543,25 @@ TEST_F(AofLoadErrors, OddFilesLoadLikeRedis) {
   for (const Case& c : cases) Loaded(c);
 }
 
+// Harnesses wait for the logo's PID line and then for the server to answer or exit: a start
+// refused over its data shows the logo first, as Redis' (it loads after showing it).
+TEST_F(AofLoadErrors, ARefusedStartShowsTheLogoFirst) {
+  const Case c{"empty manifest",
+               [](const Layout& l) { l.Manifest(""); },
+               {"--always-show-logo", "yes"},
+               ManifestError("Found an empty AOF manifest")};
+  for (Kind k : {Kind::kRedis, Kind::kKvstore}) {
+    SCOPED_TRACE(Name(k));
+    std::string dir = Prepare(c);
+    std::string log = ExpectRefusesToStart(dir, Args(c), k == Kind::kRedis);
+    size_t pid = log.find(" PID: ");
+    size_t refusal = log.find("Found an empty AOF manifest");
+    ASSERT_NE(pid, std::string::npos) << log;
+    ASSERT_NE(refusal, std::string::npos) << log;
+    EXPECT_LT(pid, refusal) << log;
+    fs::remove_all(dir);
+  }
+}
+
 }  // namespace
 }  // namespace kv::test

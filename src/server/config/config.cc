@@ -200,11 +200,15 @@ Status Config::Load(const std::vector<ConfigDirective>& directives) {
   std::set<std::string> seen_multi;
   for (const auto& d : directives) {
     auto fail = [&](const std::string& why) {
-      std::string line = d.name;
-      for (const auto& a : d.args) line += " " + a;
+      std::string line = d.line;
+      if (line.empty()) {
+        line = d.name;
+        for (const auto& a : d.args) line += " " + a;
+      }
       return Status::Invalid(
-          "*** FATAL CONFIG FILE ERROR ***\nReading the configuration file, at " + d.origin +
-          "\n>>> '" + line + "'\n" + why);
+          "*** FATAL CONFIG FILE ERROR ***\nReading the configuration file, at " +
+          (d.lineno > 0 ? "line " + std::to_string(d.lineno) : d.origin) + "\n>>> '" + line +
+          "'\n" + why);
     };
     if (d.name == "rename-command") {
       if (d.args.size() != 2) return fail("wrong number of arguments");
@@ -216,7 +220,7 @@ Status Config::Load(const std::vector<ConfigDirective>& directives) {
     std::vector<std::string> args = d.args;
     // Repeated "save" lines accumulate, as in redis.conf; `save ""` clears.
     if (p->spec.name == "save") {
-      if (seen_multi.count("save") && !(args.size() == 1 && args[0].empty())) {
+      if (seen_multi.count("save") && !p->value.empty() && !(args.size() == 1 && args[0].empty())) {
         args.insert(args.begin(), p->value);
       }
       seen_multi.insert("save");
