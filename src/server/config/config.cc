@@ -67,6 +67,38 @@ Result<std::string> CanonicalOctal(const std::string& v, int64_t max) {
   return std::string(buf);
 }
 
+// notify-keyspace-events: the classes as Redis writes them back ("KA" is "AK"; "A" stands for
+// g$lshzxetd; K, E and m come last). Redis' text drops an 'n' beside 'A' while still sending
+// new-key events until a restart; kvstore keeps it ("AnK") so that the setting does what was set.
+Result<std::string> CanonicalNotifyEvents(const std::string& v) {
+  constexpr std::string_view kClasses = "g$lshzxetd";  // what 'A' stands for, in Redis' order
+  std::string has;
+  for (char c : v) {
+    if (c == 'A') {
+      has += kClasses;
+    } else if (std::string_view("g$lshzxetdnKEm").find(c) != std::string_view::npos) {
+      has += c;
+    } else {
+      return Status::Invalid("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
+    }
+  }
+  auto set = [&](char c) { return has.find(c) != std::string::npos; };
+  std::string out;
+  bool all = true;
+  for (char c : kClasses) all = all && set(c);
+  if (all) {
+    out = "A";
+  } else {
+    for (char c : kClasses) {
+      if (set(c)) out += c;
+    }
+  }
+  for (char c : std::string_view("nKEm")) {
+    if (set(c)) out += c;
+  }
+  return out;
+}
+
 // replicaof: "<host> <port>" as redis.conf and --replicaof write it (or one argument holding
 // both), "no one" or nothing for none. The canonical value is "host port" or "".
 Result<std::string> CanonicalReplicaOf(const std::vector<std::string>& args) {
@@ -171,6 +203,7 @@ Result<std::string> Config::Canonical(const Param& p, const std::vector<std::str
       return Status::Invalid("argument(s) must be one of the following: " + opts);
     }
     default:
+      if (s.name == "notify-keyspace-events") return CanonicalNotifyEvents(v);
       if (s.name == "proc-title-template") {
         auto t = ProcTitle(*this, v, "");
         if (!t.ok()) return t.status();
