@@ -50,8 +50,10 @@ Result<Fd> ListenTcp(const std::string& addr, int port, int backlog) {
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
   std::string host = addr;
-  if (host == "*" || host.empty()) host = "0.0.0.0";
   if (!host.empty() && host[0] == '-') host = host.substr(1);  // "-::1": optional address
+  // As Redis: "*" is every IPv4 address, "::*" every IPv6 address.
+  if (host == "*" || host.empty()) host = "0.0.0.0";
+  if (host == "::*") host = "::";
   std::string port_s = std::to_string(port);
   int rc = getaddrinfo(host.c_str(), port_s.c_str(), &hints, &res);
   if (rc != 0) return Status::Invalid("invalid bind address '" + addr + "': " + gai_strerror(rc));

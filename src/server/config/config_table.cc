@@ -108,7 +108,7 @@ std::vector<ParamSpec> TableParams() {
   const int64_t kMax = LLONG_MAX;
   return {
       // Network and clients.
-      Multi("bind", "127.0.0.1 -::1"),
+      Multi("bind", "* -::*"),
       I("port", 6379, 0, 65535),
       I("tcp-backlog", 511, 0, INT_MAX),
       I("timeout", 0, 0, INT_MAX),

@@ -10,7 +10,7 @@ namespace {
 TEST(Config, DefaultsMatchRedis) {
   Config c;
   EXPECT_EQ(c.GetInt("port"), 6379);
-  EXPECT_EQ(c.GetString("bind"), "127.0.0.1 -::1");
+  EXPECT_EQ(c.GetString("bind"), "* -::*");  // Redis 7.0's, with protected mode on
   EXPECT_EQ(c.GetInt("proto-max-bulk-len"), 512LL * 1024 * 1024);
   EXPECT_EQ(c.GetInt("databases"), 16);
   EXPECT_EQ(c.GetString("save"), "3600 1 300 100 60 10000");
