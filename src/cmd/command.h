@@ -25,25 +25,28 @@ using KeyFinder = std::vector<int> (*)(std::span<const std::string_view> args);
 
 // Command flags, named as in Redis' COMMAND INFO.
 enum Flag : uint32_t {
-  kWrite = 1u << 0,        // may modify the keyspace
-  kReadOnly = 1u << 1,     // never modifies the keyspace
-  kAdmin = 1u << 2,        // administrative
-  kFast = 1u << 3,         // O(1) or O(log n)
-  kPubSub = 1u << 4,       // pub/sub related
-  kNoScript = 1u << 5,     // not allowed in scripts
-  kLoading = 1u << 6,      // allowed while loading the dataset
-  kStale = 1u << 7,        // allowed on a replica with stale data
-  kNoAuth = 1u << 8,       // allowed before authentication
-  kDenyOom = 1u << 9,      // refused when over maxmemory
-  kSkipMonitor = 1u << 10, // not shown to MONITOR
-  kSkipSlowlog = 1u << 11, // not logged in SLOWLOG
-  kNoMulti = 1u << 12,     // not allowed inside MULTI
-  kBlocking = 1u << 13,    // may block the client
-  kNoPropagate = 1u << 14, // never replicated even if it changed data
-  kAllowBusy = 1u << 15,   // allowed while the server is busy
-  kMovableKeys = 1u << 16, // keys found by a KeyFinder; CommandTable sets it, never a table row
-  kNoAsyncLoading = 1u << 17, // refused during asynchronous loading (which kvstore never does)
-  kNoMandatoryKeys = 1u << 18, // may take no keys though it declares some (EVAL with numkeys 0)
+  kWrite = 1u << 0,            // may modify the keyspace
+  kReadOnly = 1u << 1,         // never modifies the keyspace
+  kAdmin = 1u << 2,            // administrative
+  kFast = 1u << 3,             // O(1) or O(log n)
+  kPubSub = 1u << 4,           // pub/sub related
+  kNoScript = 1u << 5,         // not allowed in scripts
+  kLoading = 1u << 6,          // allowed while loading the dataset
+  kStale = 1u << 7,            // allowed on a replica with stale data
+  kNoAuth = 1u << 8,           // allowed before authentication
+  kDenyOom = 1u << 9,          // refused when over maxmemory
+  kSkipMonitor = 1u << 10,     // not shown to MONITOR
+  kSkipSlowlog = 1u << 11,     // not logged in SLOWLOG
+  kNoMulti = 1u << 12,         // not allowed inside MULTI
+  kBlocking = 1u << 13,        // may block the client
+  kNoPropagate = 1u << 14,     // never replicated even if it changed data
+  kAllowBusy = 1u << 15,       // allowed while the server is busy
+  kMovableKeys = 1u << 16,     // keys found by a KeyFinder; CommandTable sets it, never a table row
+  kNoAsyncLoading = 1u << 17,  // refused during asynchronous loading (which kvstore never does)
+  kNoMandatoryKeys = 1u << 18,  // may take no keys though it declares some (EVAL with numkeys 0)
+  // May expire keys it was not given (SCAN, RANDOMKEY): run on its own, the DELs it causes are
+  // not wrapped in MULTI/EXEC. Internal, as in Redis 7.0: COMMAND INFO does not show it.
+  kTouchesArbitraryKeys = 1u << 19,
 };
 
 // Names of the flags set in `flags`, in Redis' order, for COMMAND INFO.

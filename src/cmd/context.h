@@ -55,6 +55,9 @@ struct Session {
   bool close_after_reply = false;  // QUIT, or an error that ends the connection
   size_t subscriptions = 0;        // pub/sub channels and patterns (PING answers differently)
   bool deny_blocking = false;      // inside MULTI/EXEC: blocking commands answer at once
+  // A script's own client (Redis' CLIENT_SCRIPT): XREAD's BLOCK is an error there, and SORT
+  // orders a set it would leave unsorted, so that the script's result is deterministic.
+  bool script = false;
   // The primary's link or the AOF loader (Redis' mustObeyClient): what they send is applied
   // as it comes (XADD/XTRIM's LIMIT, for one, is not enforced).
   bool obey = false;

@@ -551,9 +551,9 @@ void RegisterKeyCommands(CommandTable& t) {
   add("copy", -3, kWrite | kDenyOom, 1, 2, Copy, "keyspace", "Copy a key", "6.2.0");
   add("keys", 2, kReadOnly, 0, 0, Keys, "keyspace", "Find all keys matching the given pattern",
       "1.0.0", "keyspace dangerous");
-  add("scan", -2, kReadOnly, 0, 0, Scan, "keyspace", "Incrementally iterate the keys space",
-      "2.8.0");
-  add("randomkey", 1, kReadOnly, 0, 0, RandomKey, "keyspace",
+  add("scan", -2, kReadOnly | kTouchesArbitraryKeys, 0, 0, Scan, "keyspace",
+      "Incrementally iterate the keys space", "2.8.0");
+  add("randomkey", 1, kReadOnly | kTouchesArbitraryKeys, 0, 0, RandomKey, "keyspace",
       "Return a random key from the keyspace", "1.0.0");
   // Server-group commands that Redis files under @keyspace.
   add("dbsize", 1, kReadOnly | kFast, 0, 0, DbSize, "server",

@@ -388,7 +388,7 @@ TEST_F(KeyCommands, RegisteredWithRedisKeySpecsAndFlags) {
       {"copy", -3, 1, 2, 1, kWrite | kDenyOom},
       {"move", 3, 1, 1, 1, kWrite | kFast},
       {"keys", 2, 0, 0, 0, kReadOnly},
-      {"scan", -2, 0, 0, 0, kReadOnly},
+      {"scan", -2, 0, 0, 0, kReadOnly | kTouchesArbitraryKeys},
       {"swapdb", 3, 0, 0, 0, kWrite | kFast},
       {"expire", -3, 1, 1, 1, kWrite | kFast},
       {"pexpiretime", 2, 1, 1, 1, kReadOnly | kFast},

@@ -181,9 +181,9 @@ void Sort(Context& c, bool read_only) {
   // OBJECT ENCODING), so kvstore does too.
   if (type == store::ObjType::kZSet) e->value.As<store::ZSetValue>()->ConvertToSkiplist();
   bool dontsort = o.by && o.by->find('*') == std::string::npos;
-  // An unsorted set would come out in table order; when the result is stored, Redis sorts it
-  // so that replicas get the same list.
-  if (dontsort && type == store::ObjType::kSet && o.store) {
+  // An unsorted set would come out in table order; when the result is stored, or read by a
+  // script, Redis sorts it so that replicas (and the script's effects) get the same list.
+  if (dontsort && type == store::ObjType::kSet && (o.store || c.session.script)) {
     dontsort = false;
     o.alpha = true;
     o.by.reset();

@@ -29,6 +29,11 @@ void ReadGeneric(Context& c, bool group_read) {
     size_t moreargs = c.argc() - i - 1;
     std::string_view o = c.arg(i);
     if (EqualsIgnoreCase(o, "block") && moreargs) {
+      // A script could never wait: Redis refuses BLOCK there rather than ignore it.
+      if (c.session.script) {
+        c.Error(std::string(c.arg(0)) + " command is not allowed with BLOCK option from scripts");
+        return;
+      }
       if (!c.ParseBlockTimeoutMs(c.arg(++i), &deadline)) return;
       block = true;
     } else if (EqualsIgnoreCase(o, "count") && moreargs) {

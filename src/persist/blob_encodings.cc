@@ -69,6 +69,85 @@ std::string BuildIntset(size_t n, const std::function<int64_t(size_t)>& at) {
   return out;
 }
 
+namespace {
+
+// One decoded ziplist entry: its value, its prevlen field, and its whole size.
+struct ZiplistEntry {
+  size_t prevlen = 0;  // the previous entry's size, as this entry states it
+  size_t size = 0;     // prevlen field + encoding header + payload
+  bool is_int = false;
+  int64_t int_value = 0;
+  std::string_view str;
+};
+
+// Decodes the entry at `pos`, which with its payload must end before `end` (the terminator).
+Status DecodeZiplistEntry(const uint8_t* base, size_t pos, size_t end, ZiplistEntry* out) {
+  const uint8_t* p = base + pos;
+  size_t avail = end - pos;
+  size_t prevlen_size = p[0] < 254 ? 1 : 5;
+  if (p[0] == 255 || avail < prevlen_size + 1) return Status::Corruption("bad ziplist entry");
+  out->prevlen = prevlen_size == 1 ? p[0] : GetLE(p + 1, 4);
+  const uint8_t* e = p + prevlen_size;
+  avail -= prevlen_size;
+  uint8_t enc = e[0];
+  size_t hdr = 1, len = 0;
+  out->is_int = true;
+  switch (enc >> 6) {
+    case 0:
+      out->is_int = false;
+      len = enc & 0x3F;
+      break;
+    case 1:
+      if (avail < 2) return Status::Corruption("ziplist entry past the end");
+      out->is_int = false;
+      len = ((enc & 0x3F) << 8) | e[1];
+      hdr = 2;
+      break;
+    case 2:
+      if (avail < 5) return Status::Corruption("ziplist entry past the end");
+      out->is_int = false;
+      len = GetBE(e + 1, 4);
+      hdr = 5;
+      break;
+    default: {
+      int n = 0;
+      switch (enc) {
+        case 0xC0:
+          n = 2;
+          break;
+        case 0xD0:
+          n = 4;
+          break;
+        case 0xE0:
+          n = 8;
+          break;
+        case 0xF0:
+          n = 3;
+          break;
+        case 0xFE:
+          n = 1;
+          break;
+        default:
+          if (enc < 0xF1 || enc > 0xFD) return Status::Corruption("invalid ziplist entry encoding");
+          out->int_value = (enc & 0x0F) - 1;  // an immediate 0..12
+      }
+      if (n > 0) {
+        if (avail < 1 + static_cast<size_t>(n)) {
+          return Status::Corruption("ziplist entry past the end");
+        }
+        out->int_value = SignExtend(GetLE(e + 1, n), 8 * n);
+        hdr = 1 + n;
+      }
+    }
+  }
+  if (len > avail || hdr + len > avail) return Status::Corruption("ziplist entry past the end");
+  out->str = std::string_view(reinterpret_cast<const char*>(e + hdr), len);
+  out->size = prevlen_size + hdr + len;
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status ForEachZiplistEntry(std::string_view blob,
                            const std::function<Status(std::string_view)>& fn) {
   const uint8_t* base = reinterpret_cast<const uint8_t*>(blob.data());
@@ -77,61 +156,26 @@ Status ForEachZiplistEntry(std::string_view blob,
   if (size < kHeader + 1) return Status::Corruption("ziplist shorter than its header");
   if (GetLE(base, 4) != size) return Status::Corruption("ziplist size field mismatch");
   if (base[size - 1] != 0xFF) return Status::Corruption("ziplist without terminator");
+  size_t tail = GetLE(base + 4, 4);
+  if (tail > size - 1) return Status::Corruption("ziplist tail offset past the end");
   size_t declared = GetLE(base + 8, 2);
-  size_t pos = kHeader, end = size - 1, count = 0;
+  size_t pos = kHeader, end = size - 1, count = 0, prev_size = 0, last = 0;
   char num[24];
   while (pos < end) {
-    const uint8_t* p = base + pos;
-    size_t avail = end - pos;
-    size_t prevlen_size = p[0] < 254 ? 1 : 5;
-    if (p[0] == 255 || avail < prevlen_size + 1) return Status::Corruption("bad ziplist entry");
-    const uint8_t* e = p + prevlen_size;
-    avail -= prevlen_size;
-    uint8_t enc = e[0];
-    size_t hdr = 1, len = 0;
-    bool is_int = true;
-    int64_t iv = 0;
-    auto need = [&](size_t n) { return avail >= n; };
-    switch (enc >> 6) {
-      case 0:
-        is_int = false;
-        len = enc & 0x3F;
-        break;
-      case 1:
-        if (!need(2)) return Status::Corruption("ziplist entry past the end");
-        is_int = false;
-        len = ((enc & 0x3F) << 8) | e[1];
-        hdr = 2;
-        break;
-      case 2:
-        if (!need(5)) return Status::Corruption("ziplist entry past the end");
-        is_int = false;
-        len = GetBE(e + 1, 4);
-        hdr = 5;
-        break;
-      default: {
-        int n = 0;
-        if (enc == 0xC0) n = 2;
-        else if (enc == 0xD0) n = 4;
-        else if (enc == 0xE0) n = 8;
-        else if (enc == 0xF0) n = 3;
-        else if (enc == 0xFE) n = 1;
-        else if (enc >= 0xF1 && enc <= 0xFD) iv = (enc & 0x0F) - 1;
-        else return Status::Corruption("invalid ziplist entry encoding");
-        if (n > 0) {
-          if (!need(1 + n)) return Status::Corruption("ziplist entry past the end");
-          iv = SignExtend(GetLE(e + 1, n), 8 * n);
-          hdr = 1 + n;
-        }
-      }
-    }
-    if (len > avail || hdr + len > avail) return Status::Corruption("ziplist entry past the end");
-    std::string_view s = is_int ? IntText(iv, num)
-                                : std::string_view(reinterpret_cast<const char*>(e + hdr), len);
-    Status st = fn(s);
+    ZiplistEntry e;
+    KV_TRY(DecodeZiplistEntry(base, pos, end, &e));
+    // Every entry states its predecessor's size (0 for the first): code that walks a ziplist
+    // backwards trusts it, so a wrong one would send it outside the blob or between entries.
+    if (e.prevlen != prev_size) return Status::Corruption("ziplist entry prevlen mismatch");
+    Status st = fn(e.is_int ? IntText(e.int_value, num) : e.str);
     if (!st.ok()) return st;
-    pos += prevlen_size + hdr + len;
+    last = pos;
+    prev_size = e.size;
+    pos += e.size;
     count++;
+  }
+  if (count > 0 && tail != last) {
+    return Status::Corruption("ziplist tail offset does not point at the last entry");
   }
   if (declared != 65535 && declared != count) {
     return Status::Corruption("ziplist element count mismatch");

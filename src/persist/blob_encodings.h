@@ -21,7 +21,9 @@ Status ForEachIntsetMember(std::string_view blob, const std::function<Status(int
 std::string BuildIntset(size_t n, const std::function<int64_t(size_t)>& at);
 
 // Ziplist: zlbytes (u32), zltail (u32), zllen (u16), entries (prevlen, encoding, data), 0xFF.
-// Integer entries are passed as decimal text.
+// Integer entries are passed as decimal text. Checked as deeply as Redis checks a ziplist it
+// loads: each entry's prevlen must be its predecessor's size, zltail must be the last entry's
+// offset, zllen (unless 65535) the entry count, and no entry may reach past the terminator.
 Status ForEachZiplistEntry(std::string_view blob,
                            const std::function<Status(std::string_view)>& fn);
 

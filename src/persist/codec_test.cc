@@ -182,9 +182,13 @@ TEST(Intset, BuildsAtTheNarrowestWidthAndReadsBack) {
 // covers 0..12), 300 (int16), a 70-byte string (14-bit length).
 std::string MakeZiplist() {
   std::string entries;
+  size_t prev = 0;
+  uint32_t tail = 10;
   auto add = [&](std::string enc_and_data) {
-    entries.push_back('\0');  // prevlen (not checked by the reader beyond its size)
+    tail = static_cast<uint32_t>(10 + entries.size());
+    entries.push_back(static_cast<char>(prev));  // the previous entry's size
     entries += enc_and_data;
+    prev = 1 + enc_and_data.size();
   };
   add(std::string("\x02hi", 3));
   add(std::string("\xfd", 1));                 // immediate 12
@@ -196,6 +200,7 @@ std::string MakeZiplist() {
   zl.push_back('\xff');
   uint32_t bytes = static_cast<uint32_t>(zl.size());
   memcpy(zl.data(), &bytes, 4);
+  memcpy(zl.data() + 4, &tail, 4);
   uint16_t n = 5;
   memcpy(zl.data() + 8, &n, 2);
   return zl;
@@ -212,6 +217,34 @@ TEST(Ziplist, ReadsEveryEncoding) {
   std::string zl = MakeZiplist();
   zl[9 + 1 + 1] = 'x';  // first entry's encoding byte -> a 56-byte string past the end
   EXPECT_FALSE(ForEachZiplistEntry(zl, [](std::string_view) { return Status::Ok(); }).ok());
+}
+
+// The fields code walking a ziplist trusts: each prevlen, zltail, zllen.
+TEST(Ziplist, RefusesInconsistentLinks) {
+  auto ok = [](const std::string& zl) {
+    return ForEachZiplistEntry(zl, [](std::string_view) { return Status::Ok(); }).ok();
+  };
+  const std::string good = MakeZiplist();
+  ASSERT_TRUE(ok(good));
+  std::string zl = good;
+  zl[10] = 1;  // the first entry has no predecessor
+  EXPECT_FALSE(ok(zl));
+  zl = good;
+  zl[14] = 3;  // the second entry's prevlen: the first is 4 bytes
+  EXPECT_FALSE(ok(zl));
+  zl = good;
+  zl[14] = static_cast<char>(0xfe);  // a 5-byte prevlen reaching into the next entries
+  EXPECT_FALSE(ok(zl));
+  zl = good;
+  zl[4] = static_cast<char>(zl[4] + 1);  // zltail inside the last entry
+  EXPECT_FALSE(ok(zl));
+  zl = good;
+  uint32_t past = static_cast<uint32_t>(zl.size());
+  memcpy(zl.data() + 4, &past, 4);  // zltail past the terminator
+  EXPECT_FALSE(ok(zl));
+  zl = good;
+  zl[8] = 4;  // zllen
+  EXPECT_FALSE(ok(zl));
 }
 
 TEST(Zipmap, ReadsPairs) {

@@ -65,19 +65,25 @@ class RdbBuilder {
   std::string out_;
 };
 
-// A ziplist holding `elems` (strings only; prevlen fields are not checked by readers).
+// A ziplist holding `elems` (strings of under 64 bytes), with the prevlen and tail fields the
+// reader checks.
 std::string Ziplist(const std::vector<std::string>& elems) {
   std::string body;
+  size_t prev = 0;
+  uint32_t tail = 10;
   for (const auto& e : elems) {
-    body.push_back('\0');
+    tail = static_cast<uint32_t>(10 + body.size());
+    body.push_back(static_cast<char>(prev));
     body.push_back(static_cast<char>(e.size()));  // 6-bit string length
     body += e;
+    prev = 2 + e.size();
   }
   std::string zl(10, '\0');
   zl += body;
   zl.push_back('\xff');
   uint32_t bytes = static_cast<uint32_t>(zl.size());
   memcpy(zl.data(), &bytes, 4);
+  memcpy(zl.data() + 4, &tail, 4);
   uint16_t n = static_cast<uint16_t>(elems.size());
   memcpy(zl.data() + 8, &n, 2);
   return zl;

@@ -164,6 +164,9 @@ Result<store::Value> ValueReader::ReadList(uint8_t type) {
         }
       }
       KV_TRY_ASSIGN(blob, ReadString(scratch_a_));
+      // Redis refuses an empty node of either container (a plain node holds one element, a
+      // packed one at least its header).
+      if (blob.empty()) return Status::Corruption("empty quicklist node");
       if (container == kQuicklistPlain) {
         list->PushBack(blob);
       } else if (type == kRdbListQuicklist2) {

@@ -49,7 +49,7 @@ void Feed::Emit(std::string_view bytes) {
   if (sink_) sink_(bytes);
 }
 
-void Feed::EncodeUnit(bool replicas, int* selected_db, std::string* out) const {
+void Feed::EncodeUnit(bool replicas, bool wrap, int* selected_db, std::string* out) const {
   size_t n = 0;
   const Op* first = nullptr;
   for (const Op& op : ops_) {
@@ -58,6 +58,7 @@ void Feed::EncodeUnit(bool replicas, int* selected_db, std::string* out) const {
     n++;
   }
   if (n == 0) return;
+  if (!wrap) n = 1;  // each write on its own, as if it were the only one
   auto select = [&](int db) {
     if (db == *selected_db) return;
     std::string num = std::to_string(db);
@@ -77,13 +78,13 @@ void Feed::EncodeUnit(bool replicas, int* selected_db, std::string* out) const {
   if (n > 1) out->append("*1\r\n$4\r\nEXEC\r\n");
 }
 
-bool Feed::EndUnit() {
+bool Feed::EndUnit(bool wrap) {
   if (ops_.empty()) return false;
   bool to_replicas = false;
   for (const Op& op : ops_) to_replicas |= op.to_replicas;
   if (to_replicas) {
     scratch_.clear();
-    EncodeUnit(true, &selected_db_, &scratch_);
+    EncodeUnit(true, wrap, &selected_db_, &scratch_);
     Emit(scratch_);
   }
   bool to_aof = false;
@@ -97,7 +98,7 @@ bool Feed::EndUnit() {
         scratch_.append("#TS:").append(std::to_string(now_s)).append("\r\n");
       }
     }
-    EncodeUnit(false, &aof_selected_db_, &scratch_);
+    EncodeUnit(false, wrap, &aof_selected_db_, &scratch_);
     aof_sink_(scratch_);
   }
   ops_.clear();

@@ -54,9 +54,13 @@ class Feed {
            bool to_aof = true);
   void Add(int db, std::span<const std::string_view> argv, bool to_replicas = true,
            bool to_aof = true);
-  // Ends the unit: emits its writes (wrapped in MULTI/EXEC when more than one) to each target.
-  // Returns whether anything went to the replication stream.
-  bool EndUnit();
+  // The unit's writes so far go to the AOF alone (the server became a replica meanwhile).
+  void KeepFromReplicas() {
+    for (Op& op : ops_) op.to_replicas = false;
+  }
+  // Ends the unit: emits its writes (wrapped in MULTI/EXEC when more than one, unless `wrap` is
+  // false) to each target. Returns whether anything went to the replication stream.
+  bool EndUnit(bool wrap = true);
   // Emits a command outside any unit and outside MULTI wrapping (PING to replicas).
   void EmitRaw(std::span<const std::string_view> argv);
   // Emits stream bytes as they are (a replica passing its primary's stream on). The db they
@@ -75,8 +79,8 @@ class Feed {
   template <typename Str>
   void Record(int db, std::span<const Str> argv, bool to_replicas, bool to_aof);
   // The unit's writes for one target (the replicas, or the AOF), with its SELECTs, wrapped
-  // when more than one.
-  void EncodeUnit(bool replicas, int* selected_db, std::string* out) const;
+  // when more than one and `wrap`.
+  void EncodeUnit(bool replicas, bool wrap, int* selected_db, std::string* out) const;
 
   struct Op {
     int db;

@@ -17,6 +17,10 @@ class ReplyWriter {
   std::string* buffer() { return out_; }
   // Number of error replies written, for INFO's total_error_replies.
   uint64_t errors() const { return errors_; }
+  // The errors written since the last MarkErrorsCounted: INFO counts each error once, for the
+  // command that wrote it, though EXEC's commands write to EXEC's writer.
+  uint64_t uncounted_errors() const { return errors_ - counted_errors_; }
+  void MarkErrorsCounted() { counted_errors_ = errors_; }
   // The code of the last error written ("ERR", "WRONGTYPE", ...), for INFO errorstats.
   std::string_view last_error_code() const { return {code_, code_len_}; }
   // The last error's text as written ("-ERR ..." without the CRLF), while the buffer holds it.
@@ -51,6 +55,7 @@ class ReplyWriter {
   std::string* out_;
   int proto_;
   uint64_t errors_ = 0;
+  uint64_t counted_errors_ = 0;
   char code_[32];
   size_t code_len_ = 0;
   size_t error_at_ = 0, error_len_ = 0;

@@ -256,9 +256,15 @@ void Client::ProcessInput() {
       if ((flags_ & (kReplica | kMaster)) || resuming()) break;
       for (size_t i = 0; i < n; i++) {
         const Pending& req = batch_[i];
-        if (req.argc > 0 &&
-            server_.ReplyWhileBusy(std::span(batch_args_).subspan(req.first_arg, req.argc), &out_,
-                                   session_.resp)) {
+        auto args = std::span(batch_args_).subspan(req.first_arg, req.argc);
+        if (req.argc > 0 && server_.NeedsScriptThread(*this, args)) {
+          // What needs the lock runs on the script's thread; if the script ended first, the
+          // rest of the batch runs as usual.
+          if (!server_.RunOnScriptThread(*this, args)) {
+            parser_.Reset();
+            break;
+          }
+        } else if (req.argc > 0 && server_.ReplyWhileBusy(args, &out_, session_.resp)) {
           session_.close_after_reply = true;  // QUIT: what follows it is not read
           in_.Clear();
           break;

@@ -44,7 +44,13 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
                          w.last_error(), spec ? std::string_view(spec->name) : "<unknown>");
   }
   // WAIT waits for the stream to reach the end of this client's last write.
-  if (EndReplicationUnit()) c.set_write_offset(primary_->feed().offset());
+  bool wrap = !unwrapped_unit_;
+  unwrapped_unit_ = false;
+  if (EndReplicationUnit(wrap)) c.set_write_offset(primary_->feed().offset());
+  if (evict_after_command_) {  // CONFIG SET maxmemory: each eviction its own unit
+    evict_after_command_ = false;
+    evictor_->Perform();
+  }
   // Its replies wait for the AOF to hold every write made so far (its own and those it saw).
   if (primary_->feed().aof_on()) c.set_aof_offset(aof_->appended());
   if (block) BlockClient(c, args, std::move(*block));
@@ -151,7 +157,8 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   // for EXEC's commands nor for a blocked command run again.
   if (!running_queued_ && !session.woken) tracking_->LimitUsedSlots();
   // RESP2 subscribers may only manage subscriptions (RESP3 mixes pushes with replies).
-  if (session.resp == 2 && c.subscriptions() > 0 && !AllowedWhileSubscribed(*spec)) {
+  if (!running_queued_ && session.resp == 2 && c.subscriptions() > 0 &&
+      !AllowedWhileSubscribed(*spec)) {
     w.Error("Can't execute '" + spec->name +
             "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
             "this context");
@@ -159,20 +166,25 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     CountErrors(w);
     return std::nullopt;
   }
+  // The state checks below judge EXEC by what it queued as well (ExecFlags), and EXEC's commands
+  // are not judged again: they all run, even once one of them made this server a replica, as in
+  // Redis' execCommand.
+  uint32_t gate = running_queued_                         ? cmd::kStale | cmd::kLoading
+                  : spec->name == "exec" && c.tx().active ? ExecFlags(c, flags)
+                                                          : flags;
   // replica-serve-stale-data no: while the link is down only "stale"-flagged commands run.
-  if (!(flags & cmd::kStale) && replica_->is_replica() && !replica_->link_up() &&
+  if (!(gate & cmd::kStale) && replica_->is_replica() && !replica_->link_up() &&
       !config_->GetBool("replica-serve-stale-data")) {
-    w.Error("-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
-    mspec->stats.rejected_calls++;
-    FlagTransactionError(c);
-    CountErrors(w);
+    RejectCommand(c, *mspec, w,
+                  "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to "
+                  "'no'.");
     return std::nullopt;
   }
   // In Redis' order: MISCONF, NOREPLICAS, READONLY.
   // MISCONF: a failing background save or AOF write stops writes (and PING, as in Redis);
   // the primary's stream is never refused: a replica that cannot persist it panics, unless
   // replica-ignore-disk-write-errors says to go on (then it logs, at most every 10 s).
-  if ((flags & cmd::kWrite) || spec->name == "ping") {
+  if ((gate & cmd::kWrite) || (spec->name == "ping" && !running_queued_)) {
     std::string denied = WritesDeniedError();
     if (!denied.empty() && (c.flags() & Client::kMaster)) {
       if (spec->name != "ping" && !config_->GetBool("replica-ignore-disk-write-errors")) {
@@ -184,39 +196,27 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
         LOG_WARNING("Replica is applying a command even though it is unable to write to disk.");
       }
     } else if (!denied.empty()) {
-      w.Error(denied);
-      mspec->stats.rejected_calls++;
-      FlagTransactionError(c);
-      CountErrors(w);
+      RejectCommand(c, *mspec, w, denied);
       return std::nullopt;
     }
   }
   // min-replicas-to-write: too few good replicas stop writes.
-  if ((flags & cmd::kWrite) && !(c.flags() & Client::kMaster) && !GoodReplicasForWrites()) {
-    w.Error("-NOREPLICAS Not enough good replicas to write.");
-    mspec->stats.rejected_calls++;
-    FlagTransactionError(c);
-    CountErrors(w);
+  if ((gate & cmd::kWrite) && !(c.flags() & Client::kMaster) && !GoodReplicasForWrites()) {
+    RejectCommand(c, *mspec, w, "-NOREPLICAS Not enough good replicas to write.");
     return std::nullopt;
   }
   // A read-only replica takes writes only from its primary.
-  if ((flags & cmd::kWrite) && replica_->is_replica() && !(c.flags() & Client::kMaster) &&
+  if ((gate & cmd::kWrite) && replica_->is_replica() && !(c.flags() & Client::kMaster) &&
       config_->GetBool("replica-read-only")) {
-    w.Error("-READONLY You can't write against a read only replica.");
-    mspec->stats.rejected_calls++;
-    FlagTransactionError(c);
-    CountErrors(w);
+    RejectCommand(c, *mspec, w, "-READONLY You can't write against a read only replica.");
     return std::nullopt;
   }
   // A replica loading its primary's snapshot (repl/replica.h): -LOADING for all but the
   // loading-flagged commands while the dataset being replaced is empty, and for the
   // no-async-loading ones while clients keep the old dataset.
-  if ((replica_->loading() && !(flags & cmd::kLoading)) ||
-      (replica_->async_loading() && (flags & cmd::kNoAsyncLoading))) {
-    w.Error("-LOADING Redis is loading the dataset in memory");
-    mspec->stats.rejected_calls++;
-    FlagTransactionError(c);
-    CountErrors(w);
+  if ((replica_->loading() && !(gate & cmd::kLoading)) ||
+      (replica_->async_loading() && (gate & cmd::kNoAsyncLoading))) {
+    RejectCommand(c, *mspec, w, "-LOADING Redis is loading the dataset in memory");
     return std::nullopt;
   }
   // CLIENT PAUSE holds the command (pause.cc) after the checks that answer at once, as Redis'
@@ -238,6 +238,7 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   cmd::Context ctx(args, w, *keyspace_, session, *this, stats_.exec, start_us / 1000);
   ctx.spec = spec;
   int db = session.db;  // a write propagates in the db it ran in (SELECT/MOVE change it)
+  if (!running_queued_ && (flags & cmd::kTouchesArbitraryKeys)) unwrapped_unit_ = true;
   spec->handler(ctx);
   tracking_->AfterCommand(c, *spec, flags, args);  // keys read, a flush's invalidation
   // Writes from our own primary go to sub-replicas verbatim instead (OnMasterCommand), and to
@@ -272,7 +273,8 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     mspec->stats.usec += static_cast<uint64_t>(dur_us);
     RecordCommandLatency(*spec, dur_us);
   }
-  if (w.errors()) {
+  // EXEC fails only for its own errors: its commands' errors were counted as theirs.
+  if (w.uncounted_errors() > 0) {
     mspec->stats.failed_calls++;
     CountErrors(w);
   }
@@ -297,6 +299,41 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     RecordLatency((flags & cmd::kFast) ? "fast-command" : "command", dur_us / 1000);
   }
   return std::move(ctx.block);
+}
+
+// Redis sums the flags of the commands MULTI queued (queueMultiCommand) and judges EXEC by
+// them: a write, deny-oom or no-async-loading one makes EXEC so, and one without the stale or
+// loading flag takes that flag away. A script counts with its own flags (ScriptCommandFlags).
+uint32_t Server::ExecFlags(Client& c, uint32_t flags) {
+  constexpr uint32_t kSummed = cmd::kWrite | cmd::kDenyOom | cmd::kNoAsyncLoading;
+  std::vector<std::string_view> views;
+  for (const auto& argv : c.tx().queued) {
+    views.assign(argv.begin(), argv.end());
+    std::string error;
+    const cmd::CommandSpec* q = cmd::ResolveCommand(commands_, views, &error);
+    if (q == nullptr) continue;
+    uint32_t qf = q->parent ? q->parent->flags | q->flags : q->flags;
+    if (qf & cmd::kNoMandatoryKeys) qf = ScriptCommandFlags(views, qf);
+    flags |= qf & kSummed;
+    if (!(qf & cmd::kStale)) flags &= ~cmd::kStale;
+    if (!(qf & cmd::kLoading)) flags &= ~cmd::kLoading;
+  }
+  return flags;
+}
+
+// Redis' rejectCommand: EXEC refused discards the transaction and names the reason.
+void Server::RejectCommand(Client& c, cmd::CommandSpec& spec, resp::ReplyWriter& w,
+                           std::string_view error) {
+  if (spec.name == "exec" && c.tx().active) {
+    EndTransaction(c);
+    if (!error.empty() && error[0] == '-') error.remove_prefix(1);
+    w.Error("-EXECABORT Transaction discarded because of: " + std::string(error));
+  } else {
+    w.Error(error);
+    FlagTransactionError(c);
+  }
+  spec.stats.rejected_calls++;
+  CountErrors(w);
 }
 
 std::string Server::WritesDeniedError() const {
@@ -356,15 +393,17 @@ void Server::UnexpectedErrorReply(std::string_view from, std::string_view to,
 
 void Server::FlushedAll() { dirty_reset_ = persistence_->ResetAfterFlushAll(); }
 
-void Server::CountErrors(const resp::ReplyWriter& w) {
-  stats_.total_error_replies += w.errors();
+void Server::CountErrors(resp::ReplyWriter& w) {
+  uint64_t n = w.uncounted_errors();
+  w.MarkErrorsCounted();
+  stats_.total_error_replies += n;
   // Redis caps the number of distinct codes it tracks, so junk codes cannot grow the table.
   std::string code(w.last_error_code());
   auto it = stats_.error_codes.find(code);
   if (it != stats_.error_codes.end()) {
-    it->second += w.errors();
-  } else if (stats_.error_codes.size() < 128) {
-    stats_.error_codes.emplace(std::move(code), w.errors());
+    it->second += n;
+  } else if (n > 0 && stats_.error_codes.size() < 128) {
+    stats_.error_codes.emplace(std::move(code), n);
   }
 }
 

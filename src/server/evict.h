@@ -65,6 +65,10 @@ class Evictor {
   }
   // Whether a timer is continuing a pass.
   bool running() const { return timer_running_; }
+  // Evicts from the cron's event loop, after the present command (CONFIG SET maxmemory, which
+  // as in Redis 7.0 returns before evicting: inside EXEC the transaction's commands all run
+  // before any key goes).
+  void StartTimer();
   // INFO's total_eviction_exceeded_time (all the time memory was over maxmemory; total) or
   // current_eviction_exceeded_time (the present stretch, 0 when within), in ms.
   uint64_t ExceededMs(int64_t now_us, bool total) const;
@@ -81,7 +85,6 @@ class Evictor {
   bool Pick(int* db, std::string* key);
   void Populate(int db);
   void Insert(uint64_t score, int db, std::string_view key);
-  void StartTimer();
   uint64_t TimeLimitUs() const;
 
   Server& server_;

@@ -253,7 +253,7 @@ void Server::WireConfig() {
     ApplyClientEviction();  // maxmemory-clients may be a percentage of it
     if (limit == 0 || !listening_) return Status::Ok();
     // CONFIG SET lowering it: as Redis, a warning when usage is already past it, and the
-    // evictions start now rather than at the next write.
+    // evictions start once the command is done rather than at the next write.
     if (size_t used = evictor_->UsedForEviction(); used > limit) {
       LOG_WARNING(
           "WARNING: the new maxmemory value set via CONFIG SET (%llu) is smaller than "
@@ -261,7 +261,13 @@ void Server::WireConfig() {
           "inability to accept new write commands depending on the maxmemory-policy.",
           static_cast<unsigned long long>(limit), used);
     }
-    evictor_->Perform();
+    // Redis starts its eviction timer, which runs before the next command is read: here, once
+    // the command (EXEC's whole transaction) is done, or on the timer outside a command.
+    if (current_client_) {
+      evict_after_command_ = true;
+    } else {
+      evictor_->StartTimer();
+    }
     return Status::Ok();
   });
   c.OnApply("maxmemory-clients", [this](const std::string&) {
@@ -528,7 +534,12 @@ void Server::RecordCommandLatency(const cmd::CommandSpec& spec, int64_t dur_us) 
   it->second.Record(ns);
 }
 
-bool Server::EndReplicationUnit() { return primary_->feed().EndUnit(); }
+bool Server::EndReplicationUnit(bool wrap) {
+  // Writes recorded before a command of the unit made this server a replica (REPLICAOF inside
+  // EXEC) go to the AOF alone: a replica's stream is its primary's, as in Redis.
+  if (replica_->is_replica()) primary_->feed().KeepFromReplicas();
+  return primary_->feed().EndUnit(wrap);
+}
 
 void Server::OnMasterCommand(Client&, std::string_view raw) { replica_->OnMasterCommand(raw); }
 
@@ -547,6 +558,8 @@ void Server::EvictKey(int db, std::string_view key) {
   KeyModifiedBy(db, k, nullptr);  // no client changed it: BCAST's NOLOOP hides it from none
   Notify(cmd::kNotifyEvicted, "evicted", k, db);
   PropagateDeletion(db, k, lazy);
+  // Each eviction is a unit of its own, also before a command: Redis sends plain DELs.
+  EndReplicationUnit();
 }
 
 void Server::PropagateDeletion(int db, std::string_view key, bool lazy) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
@@ -230,6 +231,12 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   bool QueueInTransaction(Client& c, const cmd::CommandSpec* spec,
                           std::span<const std::string_view> args, resp::ReplyWriter& w);
   void FlagTransactionError(Client& c);
+  // Refuses a command before it runs (dispatch.cc): its error, or for EXEC inside MULTI the
+  // transaction discarded with EXECABORT naming the error, as Redis' rejectCommand.
+  void RejectCommand(Client& c, cmd::CommandSpec& spec, resp::ReplyWriter& w,
+                     std::string_view error);
+  // EXEC's flags with those of the commands `c` queued, as Redis judges EXEC (dispatch.cc).
+  uint32_t ExecFlags(Client& c, uint32_t flags);
   void EndTransaction(Client& c);
   void WatchKey(Client& c, int db, std::string_view key, int64_t now_ms);
   void Unwatch(Client& c);
@@ -320,6 +327,15 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // is to be closed once the reply is written (QUIT).
   bool script_busy() const { return script_busy_.load(std::memory_order_acquire); }
   bool ReplyWhileBusy(std::span<const std::string_view> args, std::string* out, int resp = 2);
+  // What a busy script's server must run with the keyspace lock for client `c` (its own
+  // thread): the allow-busy commands that change the client's or the server's state (HELLO,
+  // AUTH, MULTI, DISCARD, WATCH, UNWATCH, RESET), and anything sent inside MULTI (queued, or
+  // refused with -BUSY, which aborts the transaction; EXEC answers EXECABORT).
+  bool NeedsScriptThread(Client& c, std::span<const std::string_view> args);
+  // Runs such a command on the script's thread, between two of the script's instructions
+  // (script_run.cc), and waits for it: false when the script ended first (the command then
+  // runs as any other).
+  bool RunOnScriptThread(Client& c, std::span<const std::string_view> args);
   // The command running now found memory over maxmemory with nothing left to evict.
   bool oom_before_command() const { return oom_before_command_; }
 
@@ -367,8 +383,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // Returns the block request of a blocking command that must wait.
   std::optional<cmd::BlockRequest> Run(Client& c, std::span<const std::string_view> args,
                                        resp::ReplyWriter& w);
-  // Ends a replication unit: its writes go to the stream (wrapped in MULTI/EXEC when several).
-  bool EndReplicationUnit();
+  // Ends a replication unit: its writes go to the stream (wrapped in MULTI/EXEC when several,
+  // unless `wrap` is false). A replica's units go to its AOF alone.
+  bool EndReplicationUnit(bool wrap = true);
   // Blocking (blocking.cc). Keyspace lock held.
   void BlockClient(Client& c, std::span<const std::string_view> args, cmd::BlockRequest req);
   void ServeReadyKeys();
@@ -380,7 +397,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // Answers the timeout reply if `c` is still in the blocking episode `generation`.
   bool TimeOutClient(Client& c, uint64_t generation);
   int64_t blocked_run_us_ = 0;  // the duration of the run that just blocked (BlockClient)
-  void CountErrors(const resp::ReplyWriter& w);
+  // Adds the errors `w` wrote since it was last counted to INFO's error statistics.
+  void CountErrors(resp::ReplyWriter& w);
 
  public:
   // Redis' afterErrorReply for the peers that expect no errors: an error answered to our
@@ -445,6 +463,10 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::map<uint64_t, Client*> clients_;
   Client* current_client_ = nullptr;
   bool running_queued_ = false;  // RunQueued
+  // The command being run on its own may expire keys it was not given (kTouchesArbitraryKeys):
+  // its unit is not wrapped in MULTI/EXEC (Execute).
+  bool unwrapped_unit_ = false;
+  bool evict_after_command_ = false;  // CONFIG SET maxmemory: evict once the command is done
   bool dirty_reset_ = false;     // FLUSHALL saved the dataset: its changes are not pending
   bool oom_before_command_ = false;
   std::atomic<bool> script_busy_{false}, script_kill_{false}, script_dirty_{false},
@@ -452,6 +474,17 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::unique_ptr<script::LuaEngine> lua_;
   std::unique_ptr<script::FunctionLibraries> functions_;
   std::mutex busy_mu_;      // guards busy_script_ (read by every thread while busy)
+  // A command handed to the busy script's thread (RunOnScriptThread); guarded by busy_mu_.
+  struct BusyHandoff {
+    Client* client;
+    std::span<const std::string_view> args;
+    bool taken = false, done = false;
+  };
+  std::vector<BusyHandoff*> busy_handoffs_;  // guarded by busy_mu_
+  std::condition_variable busy_cv_;          // a handoff done, or the script over
+  std::thread::id script_thread_;            // guarded by busy_mu_; set while busy
+  void ServeBusyHandoffs();                  // the script's thread, keyspace lock held
+  void RunForBusyClient(Client& c, std::span<const std::string_view> args);
   BusyScript busy_script_;  // set while script_busy_
   std::map<std::pair<int, std::string>, std::vector<Client*>> watchers_;
   // Redis' touchWatchedKey: `exists` is whether the key is still there after the change.

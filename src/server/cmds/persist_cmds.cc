@@ -153,7 +153,17 @@ void Restore(Context& c) {
   }
   store::Entry* e = c.db().Add(key, std::move(*value));
   c.ks.InitAccess(e);
-  if (ttl > 0) c.db().SetExpire(e, ttl);
+  if (ttl > 0) {
+    c.db().SetExpire(e, ttl);
+    // Replicas and the AOF get the absolute time, so a late replay cannot lengthen the TTL.
+    if (!o.absttl) {
+      std::vector<std::string> argv;
+      for (size_t i = 0; i < c.argc(); i++) argv.emplace_back(c.arg(i));
+      argv[2] = std::to_string(ttl);
+      argv.emplace_back("ABSTTL");
+      c.rewrite = std::move(argv);
+    }
+  }
   if (o.idle >= 0) c.ks.SetIdleSeconds(e, o.idle);
   if (o.freq >= 0) c.ks.SetLfuFrequency(e, static_cast<int>(o.freq));
   c.Changed(key, cmd::kNotifyGeneric, "restore");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cmd/context.h"
@@ -40,6 +41,7 @@ ScriptRun::ScriptRun(Server& s, Client& caller, const cmd::Context& c, uint32_t 
   session_.authenticated = true;
   session_.user = c.session.user;
   session_.deny_blocking = true;
+  session_.script = true;
   session_.obey = c.session.obey;
   bool compat = flags & script::kFlagCompat;
   read_only_ = read_only || (!compat && (flags & script::kFlagNoWrites));
@@ -57,11 +59,15 @@ ScriptRun::~ScriptRun() {
   for (BusyConn& bc : conns_) {
     s_.OnAccept(std::move(bc.fd), bc.unix_socket, std::move(bc.in));
   }
-  s_.script_busy_.store(false, std::memory_order_release);
-  if (busy_) {
+  if (busy_) s_.ServeBusyHandoffs();
+  {
+    // Under busy_mu_: a client waiting on a handoff learns the script is over, and runs its
+    // command itself.
     std::lock_guard lock(s_.busy_mu_);
-    s_.busy_script_ = BusyScript{};
+    s_.script_busy_.store(false, std::memory_order_release);
+    if (busy_) s_.busy_script_ = BusyScript{};
   }
+  s_.busy_cv_.notify_all();
   s_.script_kill_.store(false, std::memory_order_relaxed);
   s_.script_dirty_.store(false, std::memory_order_relaxed);
 }
@@ -77,6 +83,7 @@ bool ScriptRun::Interrupt() {
     busy_ = true;
     {
       std::lock_guard lock(s_.busy_mu_);
+      s_.script_thread_ = std::this_thread::get_id();
       BusyScript& b = s_.busy_script_;
       b.eval = eval_;
       b.name = name_;
@@ -89,8 +96,9 @@ bool ScriptRun::Interrupt() {
     }
     s_.script_busy_.store(true, std::memory_order_release);
   }
-  // Clients of other poll groups see the busy state on their own threads; this group's wait
-  // on this thread, which serves them here.
+  // Clients of other poll groups see the busy state on their own threads, and hand what needs
+  // the lock to this one; this group's wait on this thread, which serves them here.
+  s_.ServeBusyHandoffs();
   caller_.group().ForEach([&](Client& other) {
     if (&other != &caller_) other.ServeWhileBusy();
   });
@@ -112,7 +120,7 @@ void ScriptRun::Call(std::vector<std::string>& argv, const script::RunState& run
   }
   uint32_t flags = spec->parent ? spec->parent->flags | spec->flags : spec->flags;
   auto* mspec = const_cast<cmd::CommandSpec*>(spec);
-  if (!Allowed(flags, error)) {
+  if (!Allowed(flags, s_.MayReplicate(caller_, *spec, args, flags), error)) {
     mspec->stats.rejected_calls++;
     return;
   }
@@ -199,7 +207,7 @@ const cmd::CommandSpec* ScriptRun::Lookup(std::span<const std::string_view> args
 }
 
 // scriptCall's checks, in its order, with its messages.
-bool ScriptRun::Allowed(uint32_t flags, std::string* error) {
+bool ScriptRun::Allowed(uint32_t flags, bool may_replicate, std::string* error) {
   if ((flags & cmd::kNoScript) && !s_.debug_state().disable_deny_scripts) {
     *error = "This Redis command is not allowed from script";
     return false;
@@ -210,7 +218,9 @@ bool ScriptRun::Allowed(uint32_t flags, std::string* error) {
     *error = "Can not execute the command on a stale replica";
     return false;
   }
-  if (read_only_ && (flags & cmd::kWrite)) {
+  // PUBLISH and the like count as writes here, so that a read-only script never reaches the
+  // replication stream (and so may run under CLIENT PAUSE WRITE).
+  if (read_only_ && may_replicate) {
     *error = "Write commands are not allowed from read-only scripts.";
     return false;
   }
@@ -430,6 +440,99 @@ bool Server::ReplyWhileBusy(std::span<const std::string_view> args, std::string*
   }
   w.Error(busy.eval ? kBusyEval : kBusyFunction);
   return false;
+}
+
+bool Server::NeedsScriptThread(Client& c, std::span<const std::string_view> args) {
+  if (EqualsIgnoreCase(args[0], "quit")) return false;  // ReplyWhileBusy closes the connection
+  if (c.tx().active) return true;
+  const cmd::CommandSpec* spec = commands_.Find(args[0]);
+  if (spec == nullptr || !(spec->flags & cmd::kAllowBusy)) return false;
+  // These ReplyWhileBusy answers without the lock; REPLCONF is a replica's.
+  const std::string& name = spec->name;
+  return name != "quit" && name != "script" && name != "function" && name != "shutdown" &&
+         name != "replconf";
+}
+
+bool Server::RunOnScriptThread(Client& c, std::span<const std::string_view> args) {
+  BusyHandoff h{&c, args};
+  {
+    std::unique_lock lock(busy_mu_);
+    if (!script_busy()) return false;
+    if (script_thread_ != std::this_thread::get_id()) {
+      busy_handoffs_.push_back(&h);
+      busy_cv_.wait(lock, [&] { return h.done || (!h.taken && !script_busy()); });
+      if (h.done) return true;
+      std::erase(busy_handoffs_, &h);
+      return false;
+    }
+  }
+  RunForBusyClient(c, args);  // a client of the script's own poll group, served from Interrupt
+  return true;
+}
+
+void Server::ServeBusyHandoffs() {
+  std::vector<BusyHandoff*> todo;
+  {
+    std::lock_guard lock(busy_mu_);
+    todo.swap(busy_handoffs_);
+    for (BusyHandoff* h : todo) h->taken = true;
+  }
+  if (todo.empty()) return;
+  for (BusyHandoff* h : todo) RunForBusyClient(*h->client, h->args);
+  {
+    std::lock_guard lock(busy_mu_);
+    for (BusyHandoff* h : todo) h->done = true;
+  }
+  busy_cv_.notify_all();
+}
+
+// Redis' processCommand while a script yields: the checks that come before the busy one, then
+// -BUSY for a command that is not allow-busy (EXEC's aborts the transaction), else the command
+// queued inside MULTI or run. Nothing else happens meanwhile (no blocked client is served).
+void Server::RunForBusyClient(Client& c, std::span<const std::string_view> args) {
+  Client* caller = current_client_;  // the script's
+  current_client_ = &c;
+  resp::ReplyWriter w(&c.out(), c.session().resp);
+  std::string error;
+  const cmd::CommandSpec* spec = cmd::ResolveCommand(commands_, args, &error);
+  uint32_t flags = spec ? (spec->parent ? spec->parent->flags | spec->flags : spec->flags) : 0;
+  bool eval;
+  {
+    std::lock_guard lock(busy_mu_);
+    eval = busy_script_.eval;
+  }
+  if (spec == nullptr) {
+    const cmd::CommandSpec* known = commands_.Find(args[0]);
+    if (known != nullptr && known->name == "exec") {
+      RejectCommand(c, *const_cast<cmd::CommandSpec*>(known), w, error);
+    } else {
+      w.Error(error);
+      FlagTransactionError(c);
+      CountErrors(w);
+    }
+  } else if (!c.session().authenticated && !(flags & cmd::kNoAuth)) {
+    RejectCommand(c, *const_cast<cmd::CommandSpec*>(spec), w, "-NOAUTH Authentication required.");
+  } else if (!(flags & cmd::kAllowBusy)) {
+    RejectCommand(c, *const_cast<cmd::CommandSpec*>(spec), w,
+                  eval ? "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+                         "SHUTDOWN NOSAVE."
+                       : "-BUSY Redis is busy running a script. You can only call FUNCTION KILL "
+                         "or SHUTDOWN NOSAVE.");
+  } else if (!QueueInTransaction(c, spec, args, w)) {
+    c.set_last_command(&spec->name);
+    cmd::Context ctx(args, w, *keyspace_, c.session(), *this, stats_.exec, WallMs());
+    ctx.spec = spec;
+    spec->handler(ctx);
+    auto* mspec = const_cast<cmd::CommandSpec*>(spec);
+    mspec->stats.calls++;
+    if (w.errors()) {
+      mspec->stats.failed_calls++;
+      CountErrors(w);
+    }
+  } else if (w.errors()) {
+    CountErrors(w);
+  }
+  current_client_ = caller;
 }
 
 script::LuaEngine& Server::lua() {

@@ -67,7 +67,8 @@ class ScriptRun final : public script::ScriptHost {
 
   void AcceptAndServe();
   const cmd::CommandSpec* Lookup(std::span<const std::string_view> args);
-  bool Allowed(uint32_t flags, std::string* error);
+  // `may_replicate`: a write, or a command whose effects reach the replication stream.
+  bool Allowed(uint32_t flags, bool may_replicate, std::string* error);
   void Propagate(cmd::Context& ctx, uint32_t flags, int db, std::span<const std::string_view> args,
                  int repl);
 
