@@ -106,6 +106,19 @@ TEST_F(ClientCmd, KillByIdAddrAndFilters) {
   EXPECT_TRUE(admin.WaitClosed(2000));
 }
 
+// CLIENT KILL USER names a user that must exist, as in Redis; the default user's connections go.
+TEST(ClientKillUser, AnUnknownUserIsAnError) {
+  for (auto kind : {ServerProcess::Kind::kKvstore, ServerProcess::Kind::kRedis}) {
+    if (kind == ServerProcess::Kind::kRedis && !HaveRedisServer()) continue;
+    ServerProcess s(kind);
+    RespClient admin(s.port()), victim(s.port());
+    EXPECT_EQ(admin.Raw({"CLIENT", "KILL", "USER", "wrong_user"}),
+              "-ERR No such user 'wrong_user'\r\n");
+    EXPECT_EQ(admin.Raw({"CLIENT", "KILL", "USER", "default"}), ":1\r\n");
+    EXPECT_TRUE(victim.WaitClosed(2000));
+  }
+}
+
 TEST_F(ClientCmd, ReplyOffSkipOn) {
   RespClient c(port());
   c.Send({"CLIENT", "REPLY", "OFF"});

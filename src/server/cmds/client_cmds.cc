@@ -119,6 +119,11 @@ bool ParseKillFilter(Context& c, KillFilter* f) {
         return false;
       }
     } else if (EqualsIgnoreCase(opt, "USER")) {
+      // As Redis, a user that does not exist is an error; 'default' is the only user there is.
+      if (val != "default") {
+        c.Error("No such user '" + std::string(val) + "'");
+        return false;
+      }
       f->user = std::string(val);
     } else if (EqualsIgnoreCase(opt, "ADDR")) {
       f->addr = std::string(val);
