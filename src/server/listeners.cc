@@ -16,7 +16,8 @@
 namespace kv::server {
 
 Status Server::StartListeners() {
-  // port 0 listens on no TCP port, as in Redis (the Unix socket alone, say).
+  // port 0 or an empty bind listens on no TCP port, as in Redis (the Unix socket alone, say);
+  // an optional address ("-::1") that cannot be bound is skipped.
   port_ = static_cast<int>(config_->GetInt("port"));
   bound_ = config_->GetString("bind");
   auto addrs = SplitArgs(bound_).value_or(std::vector<std::string>{});
@@ -38,8 +39,6 @@ Status Server::StartListeners() {
     MarkListeningSocket(fd->get(), *config_);
     if (Status s = add(std::move(*fd), false); !s.ok()) return s;
   }
-  if (port_ != 0 && listeners_.empty())
-    return Status::IoError("no listening socket could be bound");
   if (std::string path = config_->GetString("unixsocket"); !path.empty()) {
     // Kept as redis.conf writes it: octal digits.
     auto perm = static_cast<unsigned>(std::stoul(config_->GetString("unixsocketperm"), nullptr, 8));

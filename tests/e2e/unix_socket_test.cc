@@ -170,6 +170,31 @@ TEST_P(UnixSocket, PortZeroListensOnTheSocketAlone) {
       << ReadFile(log());
 }
 
+// bind "" (as redis.conf and CONFIG REWRITE write it) listens on no TCP address: the socket
+// alone serves, and CONFIG SET bind brings TCP back and takes it away again.
+TEST_P(UnixSocket, AnEmptyBindListensOnTheSocketAlone) {
+  int port = FreePort();
+  Spawn({"--port", std::to_string(port), "--bind", "", "--unixsocket", path_});
+  ASSERT_TRUE(WaitFor([&] { return net::ConnectUnix(path_, 100).ok() || Exited() >= 0; }));
+  ASSERT_LT(Exited(), 0) << ReadFile(log());
+  RespClient u(path_);
+  EXPECT_EQ(u.Call({"CONFIG", "GET", "bind"}).elems.at(1).str, "");
+  EXPECT_FALSE(net::ConnectTcp("127.0.0.1", port, 500).ok());
+  ASSERT_EQ(u.Call({"CONFIG", "SET", "bind", "127.0.0.1"}).str, "OK");
+  EXPECT_TRUE(WaitFor([&] { return net::ConnectTcp("127.0.0.1", port, 500).ok(); }));
+  ASSERT_EQ(u.Call({"CONFIG", "SET", "bind", ""}).str, "OK");
+  EXPECT_TRUE(WaitFor([&] { return !net::ConnectTcp("127.0.0.1", port, 500).ok(); }));
+  u.Send({"SHUTDOWN", "NOSAVE"});
+  EXPECT_TRUE(WaitFor([&] { return Exited() >= 0; }));
+
+  Spawn({"--port", std::to_string(port), "--bind", ""});
+  int rc = -1;
+  EXPECT_TRUE(WaitFor([&] { return (rc = Exited()) >= 0; })) << "it runs, listening nowhere";
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(ReadFile(log()).find("Configured to not listen anywhere, exiting."), std::string::npos)
+      << ReadFile(log());
+}
+
 INSTANTIATE_TEST_SUITE_P(Servers, UnixSocket, ::testing::Values(Kind::kKvstore, Kind::kRedis),
                          [](const auto& info) {
                            return info.param == Kind::kKvstore ? "kvstore" : "redis";
