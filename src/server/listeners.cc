@@ -114,6 +114,13 @@ Status Server::Rebind(int port, const std::string& bind) {
   return error;
 }
 
+void Server::CloseListenersForExit() {
+  // Release works from any thread; the listeners' loop may be accepting right now.
+  for (auto& l : listeners_) l->Release();
+  if (!unix_socket_path_.empty()) unlink(unix_socket_path_.c_str());
+  unix_socket_path_.clear();
+}
+
 std::vector<std::pair<int, bool>> Server::ListenFds() const {
   std::vector<std::pair<int, bool>> out;
   for (const auto& l : listeners_) out.emplace_back(l->fd(), l->unix_socket());

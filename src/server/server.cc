@@ -579,28 +579,24 @@ void Server::WaitForShutdown() {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   timespec tick{0, 100 * 1000 * 1000};
-  bool signalled = false;  // a signal's shutdown waits for the replicas (Redis' shutdown_asap)
   while (!shutdown_requested_) {
     int sig = sigtimedwait(&set, nullptr, &tick);
     if (sig != SIGINT && sig != SIGTERM) continue;
-    std::lock_guard lock(mu_);
-    signalled = signalled && shutdown_wait_->in_progress();  // not after SHUTDOWN ABORT
-    if (sig == SIGINT && signalled) {
-      // A second Ctrl+C: the user does not want to wait for the replicas nor the save.
+    // Without the lock, which the final save may hold for long.
+    if (sig == SIGINT && shutdown_wait_->signal_pending()) {
+      // A second Ctrl+C: the user does not want to wait for the replicas nor the save; the
+      // save's temp file goes (the server runs in its dir), as in Redis.
       LOG_WARNING("You insist... exiting now.");
+      unlink(("temp-" + std::to_string(getpid()) + ".rdb").c_str());
       _exit(1);
     }
     LOG_WARNING("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
-    if (shutdown_wait_->in_progress()) {
-      signalled = true;  // the shutdown already waiting goes on
-      continue;
-    }
-    // As SHUTDOWN with the signal's flags (shutdown-on-sigint, -sigterm): by default save
-    // points mean a final snapshot, and if it fails the server keeps running, as Redis. The
-    // wait for lagging replicas (shutdown-timeout) comes before the save; the cron finishes it.
-    ShutdownFlags f = ParseShutdownFlags(
-        config_->GetString(sig == SIGINT ? "shutdown-on-sigint" : "shutdown-on-sigterm"));
-    if (shutdown_wait_->Begin(f, nullptr) == ShutdownWait::Outcome::kWaiting) signalled = true;
+    // As SHUTDOWN with the signal's flags (shutdown-on-sigint, -sigterm), begun by the cron:
+    // by default save points mean a final snapshot, and if it fails the server keeps running,
+    // as Redis. The wait for lagging replicas (shutdown-timeout) comes before the save.
+    std::lock_guard lock(mu_);
+    shutdown_wait_->Schedule(ParseShutdownFlags(
+        config_->GetString(sig == SIGINT ? "shutdown-on-sigint" : "shutdown-on-sigterm")));
   }
   Stop();
   LOG_WARNING("kvstore is now ready to exit, bye bye...");
@@ -613,7 +609,12 @@ bool Server::AnyChild() const {
 Status Server::PrepareShutdown(bool save, bool nosave, bool force) {
   Status st = aof_->PrepareShutdown(force);
   if (!st.ok() && !force) return st;
-  return persistence_->PrepareShutdown(save, nosave);
+  st = persistence_->PrepareShutdown(save, nosave);
+  if (!st.ok()) {
+    LOG_WARNING(force ? "Error trying to save the DB. Exit anyway."
+                      : "Error trying to save the DB, can't exit.");
+  }
+  return st;
 }
 
 void Server::Stop() {

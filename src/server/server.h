@@ -115,6 +115,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // and nothing more reaches the replicas: what the server acknowledged is what it saved.
   void RequestShutdown() { shutdown_requested_ = true; }
   bool shutdown_requested() const { return shutdown_requested_; }
+  // Stops listening at once (the final step of a shutdown, as Redis closes its listening
+  // sockets before exiting): a connection attempt from here on is refused. Lock held.
+  void CloseListenersForExit();
   // Stops the poll groups and closes the listeners (WaitForShutdown does this; tests that run a
   // server in-process call it directly). Not from a poll-group thread.
   void Stop();

@@ -49,7 +49,19 @@ bool ShutdownWait::ReadyToShutdown() const {
   return true;
 }
 
+void ShutdownWait::Schedule(const ShutdownFlags& flags) {
+  signal_pending_.store(true, std::memory_order_release);
+  if (in_progress()) return;  // the shutdown already under way goes on
+  signal_flags_ = flags;
+  scheduled_ = true;
+}
+
 void ShutdownWait::Cron(int64_t now_ms) {
+  if (scheduled_ && !in_progress()) {
+    scheduled_ = false;
+    Begin(signal_flags_, nullptr);  // on a failure, Cancel ends the signal's shutdown
+    return;
+  }
   if (!in_progress()) return;
   if (now_ms >= deadline_ms_ || ReadyToShutdown()) Finish();
 }
@@ -79,12 +91,15 @@ bool ShutdownWait::Finish() {
   waiters_.clear();
   deadline_ms_ = 0;
   server_.RequestShutdown();  // under the lock: no command runs after the final save
+  server_.CloseListenersForExit();
   return true;
 }
 
 void ShutdownWait::Cancel() {
   deadline_ms_ = 0;
   flags_ = {};
+  scheduled_ = false;
+  signal_pending_.store(false, std::memory_order_release);
   for (uint64_t id : waiters_) {
     auto it = server_.clients().find(id);
     if (it == server_.clients().end()) continue;
@@ -95,7 +110,7 @@ void ShutdownWait::Cancel() {
 }
 
 bool ShutdownWait::Abort() {
-  if (!in_progress()) return false;
+  if (!in_progress() && !scheduled_) return false;
   Cancel();
   LOG_NOTICE("Shutdown manually aborted.");
   return true;

@@ -75,6 +75,10 @@ TEST_P(ShutdownWait, LaggingReplicaDelaysTheShutdownUpToTheTimeout) {
   })) << primary_->LogText();
   EXPECT_TRUE(primary_->Alive());
   EXPECT_EQ(reader.Call({"GET", "last"}).str, "write");  // reads go on
+  // INFO shows the time left while the shutdown waits (and only then).
+  std::string left = InfoField(reader, "server", "shutdown_in_milliseconds");
+  EXPECT_GT(std::atoll(left.c_str()), 0) << "'" << left << "'";
+  EXPECT_LE(std::atoll(left.c_str()), 3000);
   writer.Send({"SET", "paused", "1"});
   ASSERT_TRUE(Exited()) << primary_->LogText();
   std::string log = primary_->LogText();
@@ -125,6 +129,7 @@ TEST_P(ShutdownWait, AbortCancelsTheShutdown) {
   EXPECT_EQ(c.Read().raw, "-ERR Errors trying to SHUTDOWN. Check logs.\r\n");
   EXPECT_EQ(writer.Read().raw, ":1\r\n");  // writes resume
   EXPECT_EQ(other.Raw({"SHUTDOWN", "ABORT"}), "-ERR No shutdown in progress.\r\n");
+  EXPECT_EQ(other.Call({"INFO", "server"}).str.find("shutdown_in_milliseconds"), std::string::npos);
   EXPECT_TRUE(Has(primary_->LogText(), "Shutdown manually aborted.")) << primary_->LogText();
   EXPECT_TRUE(primary_->Alive());
   EXPECT_EQ(other.Raw({"PING"}), "+PONG\r\n");

@@ -38,6 +38,7 @@
 #include "server/persistence/persistence.h"
 #include "server/poll_group.h"
 #include "server/server.h"
+#include "server/shutdown.h"
 #include "server/tracking.h"
 
 namespace kv::server {
@@ -141,6 +142,10 @@ void ServerSection(Server& s, std::string* out) {
   Appendf(out, "lru_clock:%lld\r\n", static_cast<long long>((now_us / 1000000) & 0xFFFFFF));
   Appendf(out, "executable:%s\r\nconfig_file:%s\r\nio_threads_active:%d\r\n", exe,
           s.config().config_file().c_str(), s.num_groups() > 1 ? 1 : 0);
+  // Only while a shutdown waits for its replicas, as in Redis.
+  if (int64_t left = s.shutdown_wait().remaining_ms(now_us / 1000); left >= 0) {
+    Appendf(out, "shutdown_in_milliseconds:%lld\r\n", static_cast<long long>(left));
+  }
 }
 
 void ClientsSection(Server& s, std::string* out) {
