@@ -126,6 +126,8 @@ class Host {
   virtual uint64_t AdoptMaster(int fd, std::string first, std::string input, int db) = 0;
   // The db client `id` has selected, or -1 when it is gone.
   virtual int ClientDb(uint64_t id) = 0;
+  // The bytes master client `id` has read and not applied yet (0 when it is gone).
+  virtual size_t PendingInput(uint64_t id) = 0;
   virtual void PushToClient(uint64_t id, std::string_view bytes) = 0;
   virtual void CloseClient(uint64_t id) = 0;
   // The loop that runs the master client (no lock needed). On that loop's thread only:

@@ -141,6 +141,7 @@ void Client::HandleReadable() {
     return;
   }
   in_.Commit(static_cast<size_t>(n));
+  NoteMasterPending();
   server_.stats().net_input_bytes.Add(static_cast<uint64_t>(n));
   last_interaction_ms_.store(group_.loop().now_ms(), std::memory_order_relaxed);
   if (in_.size() > static_cast<size_t>(server_.query_buffer_limit())) {
@@ -307,6 +308,7 @@ void Client::ProcessInput() {
       // The primary's stream: what was applied counts toward the replication offset.
       if (flags_ & kMaster) server_.OnMasterCommand(*this, std::string_view(in_.data(), req.size));
       in_.Consume(req.size);
+      NoteMasterPending();
       if (session_.close_after_reply || blocked() ||
           out_.size() - out_sent_ >= kPauseReadingAt) {
         done++;
@@ -539,6 +541,7 @@ void Client::InjectInput(std::string_view data) {
   char* tail = in_.WritableTail(data.size());
   memcpy(tail, data.data(), data.size());
   in_.Commit(data.size());
+  NoteMasterPending();
 }
 
 void Client::RetryAfterScript() {

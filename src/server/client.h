@@ -173,6 +173,9 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   // Input that arrived before the client existed (the replication stream read past the
   // snapshot). Before Start, loop thread.
   void InjectInput(std::string_view data);
+  // The master client's bytes read from its primary and not applied yet (INFO's
+  // slave_read_repl_offset counts them: CLIENT PAUSE WRITE holds them unapplied). Any thread.
+  size_t master_pending_input() const { return master_pending_.load(std::memory_order_relaxed); }
 
   // CLIENT REPLY, as Redis' CLIENT_REPLY_OFF / SKIP / SKIP_NEXT flags. Replies are written to
   // out() as usual; at each checkpoint (the end of a command, and CLIENT REPLY ON or OFF before
@@ -306,6 +309,10 @@ class Client final : public net::FdHandler, public repl::ClientConn {
 
   cmd::Session session_;
   uint32_t flags_ = 0;                    // keyspace lock
+  std::atomic<size_t> master_pending_{0};  // in_.size() of the master client
+  void NoteMasterPending() {
+    if (flags_ & kMaster) master_pending_.store(in_.size(), std::memory_order_relaxed);
+  }
   Transaction tx_;                        // keyspace lock
   Blocked block_;                         // keyspace lock
   std::atomic<bool> blocked_{false};

@@ -78,6 +78,11 @@ int ServerReplHost::ClientDb(uint64_t id) {
   return it == server_.clients().end() ? -1 : it->second->session().db;
 }
 
+size_t ServerReplHost::PendingInput(uint64_t id) {
+  auto it = server_.clients().find(id);
+  return it == server_.clients().end() ? 0 : it->second->master_pending_input();
+}
+
 void ServerReplHost::PushToClient(uint64_t id, std::string_view bytes) {
   auto it = server_.clients().find(id);
   if (it != server_.clients().end()) it->second->Push(bytes);

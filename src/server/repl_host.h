@@ -41,6 +41,7 @@ class ServerReplHost final : public repl::Host {
 
   uint64_t AdoptMaster(int fd, std::string first, std::string input, int db) override;
   int ClientDb(uint64_t id) override;
+  size_t PendingInput(uint64_t id) override;
   void PushToClient(uint64_t id, std::string_view bytes) override;
   void CloseClient(uint64_t id) override;
   net::EventLoop& master_loop() override;

@@ -291,6 +291,11 @@ TEST_F(ClientPause, ReplicaHoldsItsPrimarysStream) {
   // What came before the SET (a SELECT) may be applied; the SET and what follows are not.
   EXPECT_NE(InfoField(r, "replication", "slave_repl_offset"),
             InfoField(p, "replication", "master_repl_offset"));
+  // The bytes were read though, as Redis' slave_read_repl_offset shows.
+  EXPECT_TRUE(WaitFor([&] {
+    return InfoField(r, "replication", "slave_read_repl_offset") ==
+           InfoField(p, "replication", "master_repl_offset");
+  }));
   ASSERT_EQ(r.Raw({"CLIENT", "UNPAUSE"}), "+OK\r\n");
   ASSERT_TRUE(InSync(p, r));
   EXPECT_EQ(r.Raw({"GET", "b"}), "$1\r\n2\r\n");

@@ -422,13 +422,15 @@ void Replica::AppendInfo(std::string* out, int64_t now_ms) const {
   char buf[512];
   bool up = state_ == State::kConnected;
   int64_t offset = primary_.feed().offset();
+  // Read is applied plus what the master client holds unapplied (CLIENT PAUSE WRITE).
+  int64_t read = offset + (up ? static_cast<int64_t>(server_.PendingInput(master_id_)) : 0);
   snprintf(buf, sizeof(buf),
            "role:slave\r\nmaster_host:%s\r\nmaster_port:%d\r\nmaster_link_status:%s\r\n"
            "master_last_io_seconds_ago:%lld\r\nmaster_sync_in_progress:%d\r\n"
            "slave_read_repl_offset:%lld\r\nslave_repl_offset:%lld\r\n",
            host_.c_str(), port_, up ? "up" : "down",
            static_cast<long long>(up ? (now_ms - last_io_ms_) / 1000 : -1),
-           state_ == State::kTransfer ? 1 : 0, static_cast<long long>(offset),
+           state_ == State::kTransfer ? 1 : 0, static_cast<long long>(read),
            static_cast<long long>(offset));
   out->append(buf);
   if (state_ == State::kTransfer) {
