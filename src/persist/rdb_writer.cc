@@ -187,29 +187,43 @@ void RdbWriter::PutString(std::string_view s) {
   Put(s.data(), s.size());
 }
 
-void RdbWriter::PutList(const store::Collection& list) {
-  // One listpack per node, cut at the node limits list-max-listpack-size gives.
+void RdbWriter::PutList(const store::Collection& c) {
+  // One listpack per run of packed elements, cut at the node limits list-max-listpack-size
+  // gives; each element of a plain node (a large one, see store::ListPackedThreshold) as a
+  // PLAIN node holding its raw bytes, as Redis saves it.
+  const auto& list = static_cast<const store::ListValue&>(c);
   int64_t fill = opts_.limits.list_max_listpack_size;
   size_t max_bytes = NodeByteLimit(fill);
   size_t max_count = fill > 0 ? static_cast<size_t>(fill) : SIZE_MAX;
-  std::vector<std::string> nodes;
+  struct Node {
+    bool plain;
+    std::string bytes;  // the listpack, or the plain node's element
+  };
+  std::vector<Node> nodes;
   ListpackBuilder lp;
-  list.ForEach([&](std::string_view elem, std::string_view) {
-    if (lp.count() > 0 && (lp.count() >= max_count || lp.bytes() + elem.size() + 11 > max_bytes)) {
-      nodes.emplace_back(lp.Finish());
-      lp.Clear();
+  auto cut = [&] {
+    if (lp.count() == 0) return;
+    nodes.push_back({false, std::string(lp.Finish())});
+    lp.Clear();
+  };
+  list.ForEachWithForm([&](std::string_view elem, bool plain) {
+    if (plain) {
+      cut();
+      nodes.push_back({true, std::string(elem)});
+      return;
     }
+    if (lp.count() >= max_count || lp.bytes() + elem.size() + 11 > max_bytes) cut();
     lp.Add(elem);
   });
-  if (lp.count() > 0) nodes.emplace_back(lp.Finish());
+  cut();
   // A list made under list-compress-depth keeps its inner nodes compressed, and Redis saves
   // such a node as the node's own LZF blob (rdbSaveLzfBlob), whatever rdbcompression says.
-  size_t depth = static_cast<const store::ListValue&>(list).compress_depth();
+  size_t depth = list.compress_depth();
   PutLen(nodes.size());
   for (size_t i = 0; i < nodes.size(); i++) {
-    PutLen(kQuicklistPacked);
+    PutLen(nodes[i].plain ? kQuicklistPlain : kQuicklistPacked);
     bool inner = depth > 0 && i >= depth && i + depth < nodes.size();
-    if (!inner || !PutCompressedNode(nodes[i])) PutString(nodes[i]);
+    if (!inner || !PutCompressedNode(nodes[i].bytes)) PutString(nodes[i].bytes);
   }
 }
 

@@ -152,6 +152,11 @@ Result<store::Value> ValueReader::ReadList(uint8_t type) {
     KV_TRY_ASSIGN(blob, ReadString(scratch_a_));
     KV_TRY(ForEachZiplistEntry(blob, push));
   } else {  // quicklist of ziplists, or quicklist-2 of listpacks and plain nodes
+    // Each saved node keeps its form, whatever the packed threshold now is, as in Redis.
+    auto append = [&](std::string_view s) {
+      list->AppendLoaded(s, false);
+      return Status::Ok();
+    };
     KV_TRY_ASSIGN(nodes, ReadLen());
     KV_TRY(CheckCount(nodes, "quicklist node"));
     for (uint64_t i = 0; i < nodes; i++) {
@@ -168,11 +173,11 @@ Result<store::Value> ValueReader::ReadList(uint8_t type) {
       // packed one at least its header).
       if (blob.empty()) return Status::Corruption("empty quicklist node");
       if (container == kQuicklistPlain) {
-        list->PushBack(blob);
+        list->AppendLoaded(blob, true);
       } else if (type == kRdbListQuicklist2) {
-        KV_TRY(ForEachListpackEntry(blob, push));
+        KV_TRY(ForEachListpackEntry(blob, append));
       } else {
-        KV_TRY(ForEachZiplistEntry(blob, push));
+        KV_TRY(ForEachZiplistEntry(blob, append));
       }
     }
   }

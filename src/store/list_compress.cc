@@ -88,7 +88,10 @@ size_t ListValue::compressed_node_count() const {
 
 size_t ListValue::uncompressed_bytes() const {
   size_t bytes = 0;
-  for (size_t i = 0; i < nodes_.size(); i++) bytes += RawUsed(nodes_[i]);
+  for (size_t i = 0; i < nodes_.size(); i++) {
+    const Node &n = nodes_[i];
+    bytes += n.plain ? PayloadOf(RawUsed(n)) : RawUsed(n);
+  }
   return bytes;
 }
 

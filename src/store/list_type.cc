@@ -1,6 +1,7 @@
 #include "store/list_type.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstring>
 #include <string>
@@ -82,7 +83,21 @@ constexpr size_t kMinCap = 64;
 constexpr size_t kSafetyBytes = 8192;  // Redis' SIZE_SAFETY_LIMIT for count-limited nodes
 constexpr size_t kMaxNodeEntries = 65535;
 
+std::atomic<uint64_t> g_packed_threshold{kDefaultListPackedThreshold};
+
+// Redis' isLargeElement: the element goes to a plain node of its own.
+bool IsLarge(size_t size) { return size >= g_packed_threshold.load(std::memory_order_relaxed); }
+
 }  // namespace
+
+uint64_t ListPackedThreshold() { return g_packed_threshold.load(std::memory_order_relaxed); }
+
+bool SetListPackedThreshold(uint64_t bytes) {
+  if (bytes > kMaxListPackedThreshold) return false;
+  g_packed_threshold.store(bytes == 0 ? kDefaultListPackedThreshold : bytes,
+                           std::memory_order_relaxed);
+  return true;
+}
 
 // ---- Node ---------------------------------------------------------------------------------------
 
@@ -163,6 +178,7 @@ ListValue::Node ListValue::Node::Copy() const {
   if (used() > 0) memcpy(c.buf.get(), data(), used());
   c.end = used();
   c.count = count;
+  c.plain = plain;
   c.lzf_raw = lzf_raw;
   return c;
 }
@@ -251,7 +267,8 @@ size_t ListValue::MemoryUsage() const {
 }
 
 bool ListValue::Fits(const Node& n, size_t entry_bytes) const {
-  return n.count == 0 || (n.used() + entry_bytes <= max_bytes_ && n.count < max_entries_);
+  return n.count == 0 ||
+         (n.used() + entry_bytes <= max_bytes_ && n.count < max_entries_ && !n.plain);
 }
 
 ListValue::Pos ListValue::Locate(size_t index) const {
@@ -279,23 +296,65 @@ size_t ListValue::OffsetOf(const char* data, size_t used, size_t count, size_t i
   return off;
 }
 
-void ListValue::SplitIfOversized(size_t i) {
+size_t ListValue::PayloadOf(size_t framed) {
+  // EntryBytes grows strictly with the length, so exactly one length frames to `framed`.
+  for (size_t k = 2; k <= 20 && k <= framed; k++) {
+    if (EntryBytes(framed - k) == framed) return framed - k;
+  }
+  assert(false);
+  return framed;
+}
+
+void ListValue::SplitAt(size_t i, size_t idx) {
   Node& n = nodes_[i];
-  if (n.count < 2 || (n.used() <= max_bytes_ && n.count <= max_entries_)) return;
-  size_t half = n.count / 2, off = 0;
-  for (size_t k = 0; k < half; k++) off += DecodeAt(n.data() + off).size;
+  assert(n.lzf_raw == 0 && !n.plain && idx > 0 && idx < n.count);
+  size_t off = OffsetOf(n.data(), n.used(), n.count, idx);
   Node tail;
   tail.cap = std::max(kMinCap, n.used() - off);
   tail.buf.reset(new char[tail.cap]);
   memcpy(tail.buf.get(), n.data() + off, n.used() - off);
   tail.end = n.used() - off;
-  tail.count = n.count - static_cast<uint32_t>(half);
+  tail.count = n.count - static_cast<uint32_t>(idx);
   n.end = n.begin + off;
-  n.count = static_cast<uint32_t>(half);
+  n.count = static_cast<uint32_t>(idx);
   n.ShrinkToFit();
   nodes_.insert(i + 1, std::move(tail));
+}
+
+void ListValue::SplitIfOversized(size_t i) {
+  Node& n = nodes_[i];
+  if (n.count < 2 || (n.used() <= max_bytes_ && n.count <= max_entries_)) return;
+  SplitAt(i, n.count / 2);
   SplitIfOversized(i + 1);
   SplitIfOversized(i);
+}
+
+void ListValue::InsertSoleNode(size_t at, std::string_view v, bool plain) {
+  size_t eb = EntryBytes(v.size());
+  Node n;
+  n.cap = plain ? eb : std::max(kMinCap, eb);
+  n.buf.reset(new char[n.cap]);
+  EncodeEntry(n.buf.get(), v);
+  n.end = eb;
+  n.count = 1;
+  n.plain = plain;
+  nodes_.insert(at, std::move(n));
+  count_++;
+}
+
+void ListValue::ResetSole(size_t i, std::string_view v, bool plain) {
+  Node& n = nodes_[i];
+  assert(n.count == 1);
+  size_t eb = EntryBytes(v.size());
+  size_t cap = plain ? eb : std::max(kMinCap, eb);
+  std::unique_ptr<char[]> buf(new char[cap]);  // written before the old bytes go: v may be them
+  EncodeEntry(buf.get(), v);
+  n.buf = std::move(buf);
+  n.cap = cap;
+  n.begin = 0;
+  n.end = eb;
+  n.lzf_raw = 0;
+  n.plain = plain;
 }
 
 void ListValue::Compact(size_t first, size_t last) {
@@ -310,8 +369,9 @@ void ListValue::Compact(size_t first, size_t last) {
   }
   // Merge each touched node with its neighbours while the pair fits in one node.
   for (size_t i = first > 0 ? first - 1 : 0; i < hi && i + 1 < nodes_.size();) {
-    if (RawUsed(nodes_[i]) + RawUsed(nodes_[i + 1]) > max_bytes_ ||
-        nodes_[i].count + nodes_[i + 1].count > max_entries_) {
+    if (nodes_[i].plain || nodes_[i + 1].plain ||  // a plain node never merges
+        RawUsed(nodes_[i]) + RawUsed(nodes_[i + 1]) > max_bytes_ ||
+        size_t{nodes_[i].count} + nodes_[i + 1].count > max_entries_) {
       i++;
       continue;
     }
@@ -328,30 +388,28 @@ void ListValue::Compact(size_t first, size_t last) {
 
 // ---- ListValue: ends ----------------------------------------------------------------------------
 
-void ListValue::PushFront(std::string_view v) {
-  size_t eb = EntryBytes(v.size());
-  if (nodes_.empty() || !Fits(nodes_.front(), eb)) {
-    if (!nodes_.empty()) nodes_.front().ShrinkToFit();  // full: drop its growth slack
-    nodes_.emplace_front();
-    Settle();  // the old head may now be an inner node
-  }
-  Node& n = nodes_.front();
-  assert(n.lzf_raw == 0);
-  EncodeEntry(n.Open(0, eb), v);
-  n.count++;
-  count_++;
-}
+void ListValue::PushFront(std::string_view v) { Push(true, v, IsLarge(v.size())); }
 
-void ListValue::PushBack(std::string_view v) {
+void ListValue::PushBack(std::string_view v) { Push(false, v, IsLarge(v.size())); }
+
+void ListValue::AppendLoaded(std::string_view v, bool plain) { Push(false, v, plain); }
+
+void ListValue::Push(bool front, std::string_view v, bool plain) {
   size_t eb = EntryBytes(v.size());
-  if (nodes_.empty() || !Fits(nodes_.back(), eb)) {
-    if (!nodes_.empty()) nodes_.back().ShrinkToFit();  // full: drop its growth slack
-    nodes_.emplace_back();
-    Settle();  // the old tail may now be an inner node
+  if (nodes_.empty() || plain || !Fits(front ? nodes_.front() : nodes_.back(), eb)) {
+    // The old end node is full (or plain): drop its growth slack.
+    if (!nodes_.empty()) (front ? nodes_.front() : nodes_.back()).ShrinkToFit();
+    Node& fresh = front ? nodes_.emplace_front() : nodes_.emplace_back();
+    if (plain) {  // sized exactly: it will never grow
+      fresh.buf.reset(new char[eb]);
+      fresh.cap = eb;
+      fresh.plain = 1;
+    }
+    Settle();  // the old end node may now be an inner node
   }
-  Node& n = nodes_.back();
+  Node& n = front ? nodes_.front() : nodes_.back();
   assert(n.lzf_raw == 0);
-  EncodeEntry(n.Open(n.used(), eb), v);
+  EncodeEntry(n.Open(front ? 0 : n.used(), eb), v);
   n.count++;
   count_++;
 }
@@ -442,6 +500,8 @@ std::string_view ListValue::At(size_t index) const {
 
 void ListValue::Set(size_t index, std::string_view v) {
   Pos p = Locate(index);
+  if (nodes_[p.node].plain) return SetInPlain(p.node, v);
+  if (IsLarge(v.size())) return SetLarge(p, v);
   Decompress(p.node);
   Node& n = nodes_[p.node];
   size_t off = OffsetOf(n.data(), n.used(), n.count, p.idx);
@@ -462,11 +522,19 @@ bool ListValue::InsertAtPivot(std::string_view pivot, std::string_view v, bool a
   for (size_t i = 0; i < nodes_.size(); i++) {
     const char* d = NodeBytes(i, &tmp);  // compressed nodes are searched inflated
     size_t used = RawUsed(nodes_[i]);
-    for (size_t off = 0; off < used;) {
+    for (size_t off = 0, k = 0; off < used; k++) {
       Entry e = DecodeAt(d + off);
       if (e.value != pivot) {
         off += e.size;
         continue;
+      }
+      if (nodes_[i].plain) {
+        InsertBesidePlain(i, v, after);
+        return true;
+      }
+      if (IsLarge(v.size())) {
+        InsertLarge(i, k, v, after);
+        return true;
       }
       Decompress(i);  // the same bytes, so `off` still holds
       Node& n = nodes_[i];
@@ -481,6 +549,86 @@ bool ListValue::InsertAtPivot(std::string_view pivot, std::string_view v, bool a
     }
   }
   return false;
+}
+
+// The plain-node cases follow Redis' quicklistReplaceEntry and _quicklistInsert, so the nodes
+// come out as Redis' do (DEBUG OBJECT's ql_nodes, the nodes an RDB file saves).
+
+void ListValue::SetLarge(Pos p, std::string_view v) {
+  // The packed node is split around the element, which becomes a plain node.
+  size_t i = p.node, before = nodes_.size();
+  Decompress(i);
+  if (p.idx + 1 < nodes_[i].count) SplitAt(i, p.idx + 1);
+  if (p.idx > 0) SplitAt(i++, p.idx);
+  ResetSole(i, v, true);
+  Settle(p.node, p.node + (nodes_.size() - before));
+}
+
+void ListValue::SetInPlain(size_t i, std::string_view v) {
+  if (IsLarge(v.size())) {
+    ResetSole(i, v, true);
+    Settle(i, i);
+    return;
+  }
+  // A small element leaves the plain node for the head of the next node when that one is
+  // packed and has room, else for a packed node of its own in the plain node's place.
+  size_t eb = EntryBytes(v.size());
+  if (i + 1 < nodes_.size() && !nodes_[i + 1].plain) {
+    Decompress(i + 1);
+    Node& next = nodes_[i + 1];
+    if (Fits(next, eb)) {
+      EncodeEntry(next.Open(0, eb), v);
+      next.count++;
+      nodes_.erase(i);
+      Settle(i, i);
+      return;
+    }
+  }
+  ResetSole(i, v, false);
+  Settle(i, std::min(i + 1, nodes_.size() - 1));
+}
+
+void ListValue::InsertBesidePlain(size_t i, std::string_view v, bool after) {
+  if (IsLarge(v.size())) {
+    InsertSoleNode(after ? i + 1 : i, v, true);
+    Settle(i, i + 1);
+    return;
+  }
+  // A small element joins the neighbour on its side when that is packed and has room (the
+  // tail of the previous node, the head of the next), else gets a packed node of its own.
+  size_t eb = EntryBytes(v.size());
+  bool has = after ? i + 1 < nodes_.size() : i > 0;
+  size_t j = after ? i + 1 : i - 1;
+  if (has && !nodes_[j].plain) {
+    Decompress(j);
+    Node& nb = nodes_[j];
+    if (Fits(nb, eb)) {
+      EncodeEntry(nb.Open(after ? 0 : nb.used(), eb), v);
+      nb.count++;
+      count_++;
+      Settle(j, j);
+      return;
+    }
+  }
+  InsertSoleNode(after ? i + 1 : i, v, false);
+  // The new node, and the neighbour decompressed above (now one further on when after).
+  size_t lo = after ? i + 1 : (i > 0 ? i - 1 : i);
+  Settle(lo, std::min(lo + 1, nodes_.size() - 1));
+}
+
+void ListValue::InsertLarge(size_t i, size_t idx, std::string_view v, bool after) {
+  size_t count = nodes_[i].count, at;
+  if (after && idx + 1 == count) {
+    at = i + 1;
+  } else if (!after && idx == 0) {
+    at = i;
+  } else {  // inside the packed node: split it at the insertion point
+    Decompress(i);
+    SplitAt(i, after ? idx + 1 : idx);
+    at = i + 1;
+  }
+  InsertSoleNode(at, v, true);
+  Settle(i, std::min(at + 1, nodes_.size() - 1));
 }
 
 size_t ListValue::Remove(std::string_view v, size_t limit, bool from_tail) {
@@ -597,6 +745,20 @@ void ListValue::Scan(bool from_tail, const std::function<bool(std::string_view)>
         end = StartBefore(d, end);
         if (!fn(DecodeAt(d + end).value)) return;
       }
+    }
+  }
+}
+
+void ListValue::ForEachWithForm(const std::function<void(std::string_view, bool plain)>& fn) const {
+  std::string tmp;  // the current node inflated, when compressed
+  for (size_t i = 0; i < nodes_.size(); i++) {
+    const char* d = NodeBytes(i, &tmp);
+    size_t used = RawUsed(nodes_[i]);
+    bool plain = nodes_[i].plain;
+    for (size_t off = 0; off < used;) {
+      Entry e = DecodeAt(d + off);
+      fn(e.value, plain);
+      off += e.size;
     }
   }
 }

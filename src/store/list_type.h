@@ -7,6 +7,12 @@
 // values -1..-5 cap a node at 4, 8, 16, 32 or 64 KiB, positive values cap its element count
 // (with an 8 KiB safety cap). An element larger than the cap gets a node of its own.
 //
+// Elements of at least ListPackedThreshold() bytes (Redis' quicklist packed_threshold; 1 GiB
+// unless DEBUG QUICKLIST-PACKED-THRESHOLD lowers it) get a "plain" node of their own, placed as
+// Redis places them: a plain node never takes another element and never merges, and putting a
+// large element inside a packed node (LSET, LINSERT) splits that node around it. A node keeps
+// its form when the threshold changes later; the RDB writer saves plain nodes as PLAIN.
+//
 // Compression follows list-compress-depth (EncodingLimits::list_compress_depth), fixed when the
 // list is made, as Redis fixes it per quicklist: 0 compresses nothing; N keeps the N nodes at
 // each end plain and stores the nodes between them LZF-compressed (list_compress.cc). A node is
@@ -27,6 +33,16 @@
 
 namespace kv::store {
 
+// Redis' default packed_threshold, and the largest value it accepts (4 GiB - 1 MiB).
+constexpr uint64_t kDefaultListPackedThreshold = uint64_t{1} << 30;
+constexpr uint64_t kMaxListPackedThreshold = (uint64_t{1} << 32) - (1 << 20);
+// The process-wide threshold (an atomic: any thread may read or set it).
+uint64_t ListPackedThreshold();
+// Sets it as Redis' quicklistisSetPackedThreshold does: 0 restores the default; a value above
+// kMaxListPackedThreshold is refused (false) and changes nothing. Lists made before keep the
+// form of their existing nodes.
+bool SetListPackedThreshold(uint64_t bytes);
+
 class ListValue final : public Collection {
  public:
   // `fill` is list-max-listpack-size, `compress_depth` list-compress-depth (clamped as Redis
@@ -45,6 +61,9 @@ class ListValue final : public Collection {
 
   void PushFront(std::string_view v);
   void PushBack(std::string_view v);
+  // Appends `v` in a node of the form a saved quicklist gave it (`plain`: a node of its own),
+  // whatever the threshold now says: the RDB loader keeps each node's container, as Redis does.
+  void AppendLoaded(std::string_view v, bool plain);
   // Remove and return the first/last element. The list must not be empty.
   std::string PopFront();
   std::string PopBack();
@@ -71,6 +90,9 @@ class ListValue final : public Collection {
                   const std::function<void(std::string_view)>& fn) const;
   // Visits elements from the head (or from the tail when `from_tail`) until fn returns false.
   void Scan(bool from_tail, const std::function<bool(std::string_view)>& fn) const;
+  // Visits every element from the head with whether it sits in a plain node (the RDB writer
+  // saves those as quicklist PLAIN nodes).
+  void ForEachWithForm(const std::function<void(std::string_view, bool plain)>& fn) const;
 
   // Number of nodes, for tests and MEMORY/DEBUG-style introspection.
   size_t node_count() const { return nodes_.size(); }
@@ -79,8 +101,11 @@ class ListValue final : public Collection {
   size_t compress_depth() const { return depth_; }
   // Whether node i (< node_count()) is stored compressed; how many nodes are.
   bool node_compressed(size_t i) const { return nodes_[i].lzf_raw != 0; }
+  // Whether node i (< node_count()) is a plain node (one large element of its own).
+  bool node_plain(size_t i) const { return nodes_[i].plain != 0; }
   size_t compressed_node_count() const;
-  // The nodes' bytes as they would be uncompressed (DEBUG OBJECT's ql_uncompressed_size).
+  // The nodes' bytes as they would be uncompressed (DEBUG OBJECT's ql_uncompressed_size); a
+  // plain node counts its element's bytes alone, as Redis counts it.
   size_t uncompressed_bytes() const;
 
  private:
@@ -90,7 +115,10 @@ class ListValue final : public Collection {
   struct Node {
     std::unique_ptr<char[]> buf;
     size_t cap = 0, begin = 0, end = 0;
-    uint32_t count = 0;
+    uint32_t count : 31 = 0;
+    // A plain node: exactly one element, which no other element may join (Redis' PLAIN
+    // container). It is framed as in any node, so every read path serves both forms.
+    uint32_t plain : 1 = 0;
     // Nonzero while compressed: buf[begin, end) then holds the LZF form of that many bytes of
     // framed elements, and nothing may read or change the elements before Decompress.
     uint32_t lzf_raw = 0;
@@ -139,11 +167,29 @@ class ListValue final : public Collection {
     size_t idx;   // index of the element inside that node
   };
 
+  // Whether a packed node may take one more element of `entry_bytes` framed bytes.
   bool Fits(const Node& n, size_t entry_bytes) const;
+  // Pushes at the head or tail; `plain`: in a plain node of its own.
+  void Push(bool front, std::string_view v, bool plain);
+  // Adds a node holding only `v` before position `at` (a plain one sized exactly); counts it
+  // and leaves the compression to the caller's Settle.
+  void InsertSoleNode(size_t at, std::string_view v, bool plain);
+  // Moves the elements [idx, count) of packed node i (decompressed; 0 < idx < count) to a new
+  // node at i + 1.
+  void SplitAt(size_t i, size_t idx);
+  // Rewrites node i, which holds one element, to hold `v` in the given form.
+  void ResetSole(size_t i, std::string_view v, bool plain);
+  // Set's and InsertAtPivot's paths for plain nodes and large elements.
+  void SetLarge(Pos p, std::string_view v);
+  void SetInPlain(size_t i, std::string_view v);
+  void InsertBesidePlain(size_t i, std::string_view v, bool after);
+  void InsertLarge(size_t i, size_t idx, std::string_view v, bool after);
   // Node and in-node index of the element at `index` (< Size()).
   Pos Locate(size_t index) const;
   // Byte offset of element `idx` among the `count` elements framed in data[0, used).
   static size_t OffsetOf(const char* data, size_t used, size_t count, size_t idx);
+  // The payload size of an element whose framed size is `framed`.
+  static size_t PayloadOf(size_t framed);
 
   // ---- Compression (list_compress.cc) ----
   // The node's uncompressed bytes: used() or, when compressed, its original size.

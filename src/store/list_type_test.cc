@@ -284,5 +284,218 @@ TEST_P(ListValueFuzz, MatchesModel) {
 
 INSTANTIATE_TEST_SUITE_P(Fills, ListValueFuzz, ::testing::Values(-5, -2, -1, 0, 1, 2, 5, 128));
 
+// ---- Plain nodes (the packed threshold) ----
+
+// The threshold is process-wide: each test sets its own and restores the default.
+class ListPlain : public ::testing::Test {
+ protected:
+  void TearDown() override { SetListPackedThreshold(0); }
+};
+
+// The nodes' forms from the head: "P" a plain node, "p" a packed one.
+std::string Shape(const ListValue& l) {
+  std::string s;
+  for (size_t i = 0; i < l.node_count(); i++) {
+    if (!s.empty()) s += ' ';
+    s += l.node_plain(i) ? "P" : "p";
+  }
+  return s;
+}
+
+TEST_F(ListPlain, ThresholdFollowsRedisRules) {
+  EXPECT_EQ(ListPackedThreshold(), kDefaultListPackedThreshold);
+  EXPECT_EQ(kDefaultListPackedThreshold, uint64_t{1} << 30);
+  EXPECT_TRUE(SetListPackedThreshold(1));
+  EXPECT_EQ(ListPackedThreshold(), 1u);
+  EXPECT_TRUE(SetListPackedThreshold((uint64_t{1} << 32) - (1 << 20)));
+  EXPECT_FALSE(SetListPackedThreshold((uint64_t{1} << 32) - (1 << 20) + 1));
+  EXPECT_FALSE(SetListPackedThreshold(UINT64_MAX));
+  EXPECT_EQ(ListPackedThreshold(), (uint64_t{1} << 32) - (1 << 20));  // refused: unchanged
+  EXPECT_TRUE(SetListPackedThreshold(0));
+  EXPECT_EQ(ListPackedThreshold(), kDefaultListPackedThreshold);
+}
+
+TEST_F(ListPlain, LargeElementsGetNodesOfTheirOwn) {
+  SetListPackedThreshold(10);
+  ListValue l;
+  l.PushBack("a");
+  l.PushBack("b");
+  l.PushBack(std::string(10, 'L'));  // >= threshold: plain
+  l.PushBack("c");                   // a plain tail takes nothing: a new packed node
+  l.PushBack("d");
+  l.PushFront(std::string(20, 'H'));
+  l.PushFront(std::string(9, 's'));  // just under: packed
+  EXPECT_EQ(Shape(l), "p P p P p");
+  EXPECT_EQ(l.node_count(), 5u);
+  EXPECT_EQ(Contents(l), (Model{std::string(9, 's'), std::string(20, 'H'), "a", "b",
+                                std::string(10, 'L'), "c", "d"}));
+  EXPECT_EQ(Reversed(l), Contents(l));
+  // Popping a plain node drops it; the packed neighbours do not merge.
+  EXPECT_EQ(l.PopFront(), std::string(9, 's'));
+  EXPECT_EQ(l.PopFront(), std::string(20, 'H'));
+  EXPECT_EQ(Shape(l), "p P p");
+  // ql_uncompressed_size: a plain node counts its element alone.
+  ListValue one;
+  one.PushBack(std::string(1000, 'z'));
+  EXPECT_EQ(one.uncompressed_bytes(), 1000u);
+  // A plain node is sized exactly: no growth slack.
+  EXPECT_LT(one.MemoryUsage(), 1000u + 200);
+}
+
+TEST_F(ListPlain, SetSplitsPackedNodesAroundLargeElements) {
+  SetListPackedThreshold(5);
+  ListValue l;
+  for (const char* e : {"aa", "bb", "cc", "dd", "ee"}) l.PushBack(e);
+  ASSERT_EQ(l.node_count(), 1u);
+  l.Set(2, std::string(10, 'e'));  // the middle: [aa bb] [P] [dd ee]
+  EXPECT_EQ(Shape(l), "p P p");
+  EXPECT_EQ(Contents(l), (Model{"aa", "bb", std::string(10, 'e'), "dd", "ee"}));
+  l.Set(0, std::string(6, 'f'));  // a node's head: [P] [bb] [P] [dd ee]
+  EXPECT_EQ(Shape(l), "P p P p");
+  l.Set(4, std::string(6, 'g'));  // a node's tail: ... [dd] [P]
+  EXPECT_EQ(Shape(l), "P p P p P");
+  l.Set(1, std::string(7, 'h'));  // a node's only element: the node becomes plain
+  EXPECT_EQ(Shape(l), "P P P p P");
+  l.Set(1, std::string(8, 'i'));  // plain to large: stays plain
+  EXPECT_EQ(Shape(l), "P P P p P");
+  EXPECT_EQ(Contents(l), (Model{std::string(6, 'f'), std::string(8, 'i'), std::string(10, 'e'),
+                                "dd", std::string(6, 'g')}));
+  // Plain to small: into the head of a packed next node with room...
+  l.Set(2, "x");
+  EXPECT_EQ(Shape(l), "P P p P");
+  // ...else into a packed node of its own (the next node is plain).
+  l.Set(0, "y");
+  EXPECT_EQ(Shape(l), "p P p P");
+  EXPECT_EQ(Contents(l), (Model{"y", std::string(8, 'i'), "x", "dd", std::string(6, 'g')}));
+  EXPECT_EQ(Reversed(l), Contents(l));
+}
+
+TEST_F(ListPlain, InsertPlacesLargeElementsAsRedisDoes) {
+  SetListPackedThreshold(5);
+  ListValue l;
+  for (const char* e : {"a", "b", "c", "d"}) l.PushBack(e);
+  EXPECT_TRUE(l.InsertAtPivot("b", "LLLLL", true));  // inside: split [a b] [P] [c d]
+  EXPECT_EQ(Shape(l), "p P p");
+  EXPECT_TRUE(l.InsertAtPivot("d", "MMMMM", true));   // after a node's tail: no split
+  EXPECT_TRUE(l.InsertAtPivot("c", "NNNNN", false));  // before a node's head: no split
+  EXPECT_EQ(Shape(l), "p P P p P");
+  EXPECT_TRUE(l.InsertAtPivot("NNNNN", "OOOOO", true));  // beside a plain node
+  EXPECT_EQ(Shape(l), "p P P P p P");
+  EXPECT_EQ(Contents(l), (Model{"a", "b", "LLLLL", "NNNNN", "OOOOO", "c", "d", "MMMMM"}));
+  // A small element beside a plain node joins the packed neighbour on its side...
+  EXPECT_TRUE(l.InsertAtPivot("LLLLL", "x", false));  // the tail of [a b]
+  EXPECT_TRUE(l.InsertAtPivot("OOOOO", "y", true));   // the head of [c d]
+  EXPECT_EQ(Shape(l), "p P P P p P");
+  // ...or gets a packed node of its own when that neighbour is plain.
+  EXPECT_TRUE(l.InsertAtPivot("NNNNN", "z", false));
+  EXPECT_EQ(Shape(l), "p P p P P p P");
+  EXPECT_EQ(Contents(l),
+            (Model{"a", "b", "x", "LLLLL", "z", "NNNNN", "OOOOO", "y", "c", "d", "MMMMM"}));
+  EXPECT_EQ(Reversed(l), Contents(l));
+}
+
+TEST_F(ListPlain, PlainNodesNeverMerge) {
+  SetListPackedThreshold(3);
+  ListValue l;
+  for (const char* e : {"a", "BBB", "CCC", "d", "a", "EEE", "f"}) l.PushBack(e);
+  EXPECT_EQ(Shape(l), "p P P p P p");
+  EXPECT_EQ(l.Remove("a", 0, false), 2u);  // emptied nodes go; plain ones do not merge
+  EXPECT_EQ(Shape(l), "P P p P p");
+  EXPECT_EQ(l.Remove("CCC", 0, true), 1u);  // packed nodes around a removed one may merge
+  EXPECT_EQ(Contents(l), (Model{"BBB", "d", "EEE", "f"}));
+  EXPECT_EQ(Shape(l), "P p P p");
+  l.EraseFront(2);
+  l.EraseBack(1);
+  EXPECT_EQ(Contents(l), (Model{"EEE"}));
+  EXPECT_EQ(Shape(l), "P");
+}
+
+TEST_F(ListPlain, FormsSurviveThresholdChangesCloneAndLoad) {
+  SetListPackedThreshold(4);
+  ListValue l;
+  l.PushBack("abcd");
+  l.PushBack("ab");
+  SetListPackedThreshold(0);
+  l.PushBack("efgh");  // now small: joins the packed tail
+  EXPECT_EQ(Shape(l), "P p");
+  auto c = l.Clone();
+  EXPECT_EQ(Shape(*static_cast<ListValue*>(c.get())), "P p");
+  // The loader keeps each saved node's form whatever the threshold says.
+  ListValue loaded;
+  loaded.AppendLoaded("x", true);
+  loaded.AppendLoaded(std::string(100, 'y'), false);
+  loaded.AppendLoaded("z", false);
+  loaded.AppendLoaded("w", true);
+  EXPECT_EQ(Shape(loaded), "P p P");
+  std::vector<std::pair<std::string, bool>> forms;
+  loaded.ForEachWithForm([&](std::string_view e, bool plain) { forms.emplace_back(e, plain); });
+  EXPECT_EQ(forms, (std::vector<std::pair<std::string, bool>>{
+                       {"x", true}, {std::string(100, 'y'), false}, {"z", false}, {"w", true}}));
+}
+
+TEST_F(ListPlain, PlainNodesCompressLikeOthers) {
+  SetListPackedThreshold(100);
+  ListValue l(-2, 1);
+  for (int i = 0; i < 5; i++) l.PushBack(std::string(500, static_cast<char>('a' + i)));
+  EXPECT_EQ(Shape(l), "P P P P P");
+  for (size_t i = 0; i < 5; i++) EXPECT_EQ(l.node_compressed(i), i > 0 && i < 4) << i;
+  EXPECT_EQ(l.uncompressed_bytes(), 2500u);
+  EXPECT_EQ(l.At(2), std::string(500, 'c'));
+  l.Set(2, "small");  // the next node is plain: a packed node, too small to compress
+  EXPECT_EQ(Shape(l), "P P p P P");
+  l.Set(2, std::string(300, 'q'));
+  EXPECT_TRUE(l.node_compressed(2));
+  EXPECT_EQ(l.At(2), std::string(300, 'q'));
+}
+
+// Random operations with a low threshold, against the model and an uncompressed twin: every
+// element of at least the threshold, and only those, sits in a plain node of its own; the
+// compressed list has the twin's nodes; plain inner nodes are compressed (their elements are
+// runs of one byte).
+class ListPlainFuzz : public ListPlain, public ::testing::WithParamInterface<int64_t> {};
+
+TEST_P(ListPlainFuzz, MatchesModelAndRedisRules) {
+  constexpr size_t kThreshold = 200;
+  SetListPackedThreshold(kThreshold);
+  std::mt19937 rng(static_cast<uint32_t>(GetParam() + 7));
+  std::mt19937 twin_rng = rng;
+  ListValue l(GetParam(), 1), twin(GetParam(), 0);
+  Model m, twin_m;
+  size_t max_plain = 0;
+  for (int step = 0; step < 6000; step++) {
+    ApplyRandomOp(rng, l, m);
+    ApplyRandomOp(twin_rng, twin, twin_m);
+    ASSERT_EQ(l.Size(), m.size()) << "step " << step;
+    ASSERT_EQ(Shape(l), Shape(twin)) << "step " << step;
+    size_t plain_nodes = 0, plain_elems = 0;
+    for (size_t i = 0; i < l.node_count(); i++) {
+      plain_nodes += l.node_plain(i);
+      bool inner = i > 0 && i + 1 < l.node_count();
+      if (!inner) {
+        ASSERT_FALSE(l.node_compressed(i)) << "step " << step;
+      } else if (l.node_plain(i)) {
+        ASSERT_TRUE(l.node_compressed(i)) << "step " << step;
+      }
+    }
+    max_plain = std::max(max_plain, plain_nodes);
+    if (step % 10 == 0) {  // walking every element inflates every node: not every step
+      l.ForEachWithForm([&](std::string_view e, bool plain) {
+        EXPECT_EQ(plain, e.size() >= kThreshold) << "step " << step << " size " << e.size();
+        plain_elems += plain;
+      });
+      ASSERT_EQ(plain_nodes, plain_elems) << "step " << step;  // one element a plain node
+    }
+    if (step % 50 == 0) {
+      ASSERT_EQ(Contents(l), m) << "step " << step;
+      ASSERT_EQ(Reversed(l), m) << "step " << step;
+    }
+  }
+  EXPECT_GT(max_plain, 10u);
+  EXPECT_EQ(Contents(l), m);
+  EXPECT_EQ(Shape(*static_cast<ListValue*>(l.Clone().get())), Shape(l));
+}
+
+INSTANTIATE_TEST_SUITE_P(Fills, ListPlainFuzz, ::testing::Values(-2, -1, 1, 3, 128));
+
 }  // namespace
 }  // namespace kv::store

@@ -94,7 +94,8 @@ void DebugObject(Context& c) {
   uint32_t now = static_cast<uint32_t>(WallMs() / 1000) & kLruClockMax;
   uint64_t idle = now >= lru ? now - lru : now + (kLruClockMax - lru);
   // A list adds its quicklist's figures, as Redis does; ql_uncompressed_size counts kvstore's
-  // node bytes, which frame elements much as a listpack does.
+  // node bytes, which frame elements much as a listpack does (a plain node: its element's
+  // bytes, as Redis counts them).
   char extra[160] = "";
   if (v.type() == store::ObjType::kList) {
     const auto* l = v.As<store::ListValue>();
