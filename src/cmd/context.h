@@ -86,6 +86,9 @@ class ServerHooks {
   virtual int64_t MaxBulkLen() const = 0;
   // hll-sparse-max-bytes: the size at which a sparse HyperLogLog turns dense.
   virtual int64_t HllSparseMaxBytes() const { return 3000; }
+  // Whether Redis would share small integer values now (OBJECT REFCOUNT): not while maxmemory
+  // is set with an LRU or LFU policy, whose per-object clock a shared object cannot keep.
+  virtual bool SharesIntegers() const { return true; }
 };
 
 // What a blocking command that found nothing to serve asks of the dispatcher: park the client

@@ -448,12 +448,14 @@ void ObjectIdleTime(Context& c) {
   c.out.Int(c.ks.IdleSeconds(e));
 }
 
-// Values are never shared here; Redis' shared integers 0..9999 report OBJ_SHARED_REFCOUNT.
+// Values are never shared here; where Redis would share an integer 0..9999 (as its settings
+// are now: Redis decides when it makes the value), OBJ_SHARED_REFCOUNT, as it reports.
 void ObjectRefCount(Context& c) {
   store::Entry* e = ObjectLookup(c);
   if (!e) return;
   const store::Value& v = e->value;
-  bool shared = v.is_int() && v.IntValue() >= 0 && v.IntValue() < 10000;
+  bool shared =
+      v.is_int() && v.IntValue() >= 0 && v.IntValue() < 10000 && c.hooks.SharesIntegers();
   c.out.Int(shared ? INT_MAX : 1);
 }
 

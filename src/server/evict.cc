@@ -259,4 +259,11 @@ void Evictor::StartTimer() {
   });
 }
 
+bool Server::SharesIntegers() const {
+  EvictPolicy p = evictor_->policy();
+  bool clocked = p == EvictPolicy::kAllkeysLru || p == EvictPolicy::kAllkeysLfu ||
+                 p == EvictPolicy::kVolatileLru || p == EvictPolicy::kVolatileLfu;
+  return !(evictor_->maxmemory() != 0 && clocked);
+}
+
 }  // namespace kv::server

@@ -352,6 +352,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   int64_t HllSparseMaxBytes() const override {
     return hll_sparse_max_bytes_.load(std::memory_order_relaxed);
   }
+  bool SharesIntegers() const override;  // evict.cc
   // KeyspaceObserver.
   void OnKeyExpired(int db, std::string_view key) override;
 

@@ -184,6 +184,24 @@ TEST_F(DebugVsRedis, ObjectDescribesValuesLikeRedis) {
   Same({"DEBUG", "OBJECT", "nokey"});
 }
 
+// Small integers report Redis' shared refcount, except under maxmemory with an LRU or LFU
+// policy, where Redis stops sharing them (each object keeps its own clock).
+TEST_F(DebugVsRedis, ObjectRefcountOfSmallIntegersFollowsTheEvictionPolicy) {
+  Same({"SET", "a", "1"});
+  EXPECT_EQ(Same({"OBJECT", "REFCOUNT", "a"}).integer, 2147483647);
+  Same({"CONFIG", "SET", "maxmemory", "1073741824"});
+  for (const char* policy : {"allkeys-lru", "volatile-lfu", "allkeys-random", "noeviction"}) {
+    Same({"CONFIG", "SET", "maxmemory-policy", policy});
+    Same({"SET", "b", "1"});
+    Same({"OBJECT", "REFCOUNT", "b"});
+  }
+  Same({"CONFIG", "SET", "maxmemory", "0"});
+  Same({"SET", "c", "7"});
+  Same({"OBJECT", "REFCOUNT", "c"});
+  Same({"SET", "d", "10000"});
+  EXPECT_EQ(Same({"OBJECT", "REFCOUNT", "d"}).integer, 1);
+}
+
 TEST_F(DebugVsRedis, ErrorRepliesMatch) {
   const std::vector<Cmd> cmds = {
       {"DEBUG"},
