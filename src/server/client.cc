@@ -637,9 +637,12 @@ std::string Client::Describe(int64_t now_mono_ms) const {
   if (unix_socket_) flags += 'U';
   if (session_.no_evict) flags += 'e';
   if (flags.empty()) flags.push_back('N');  // GCC 12 -Wrestrict bug
-  size_t qbuf = in_pending_.load(std::memory_order_relaxed);
+  // The client asking (CLIENT LIST, CLIENT INFO) sees its own buffer as it is now, this
+  // command still in it, as Redis shows it; the others as their threads last left it.
+  bool self = server_.running_client() == this;
+  size_t qbuf = self ? in_.size() : in_pending_.load(std::memory_order_relaxed);
   size_t omem = out_pending_.load(std::memory_order_relaxed);
-  size_t rbs = in_cap_.load(std::memory_order_relaxed);
+  size_t rbs = self ? in_.capacity() : in_cap_.load(std::memory_order_relaxed);
   char buf[1024];
   snprintf(
       buf, sizeof(buf),

@@ -195,6 +195,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void PrefetchKeys(int db, std::span<const std::string_view> keys);
   // The client whose command is running (server commands use it). Keyspace lock held.
   Client& current_client() { return *current_client_; }
+  // The client whose command runs now, or null (lock held).
+  const Client* running_client() const { return current_client_; }
   // The AOF's replay runs commands as a client without a connection (aof_load.cc).
   void set_current_client(Client* c) { current_client_ = c; }
 

@@ -119,6 +119,20 @@ TEST(ClientKillUser, AnUnknownUserIsAnError) {
   }
 }
 
+// The asking client's query buffer still holds the command it runs (26 bytes for CLIENT INFO,
+// and its pipelined successors too), as Redis shows it.
+TEST(ClientQbuf, TheAskingClientSeesItsOwnCommand) {
+  for (auto kind : {ServerProcess::Kind::kKvstore, ServerProcess::Kind::kRedis}) {
+    if (kind == ServerProcess::Kind::kRedis && !HaveRedisServer()) continue;
+    ServerProcess s(kind);
+    RespClient c(s.port());
+    EXPECT_EQ(Field(c.Call({"CLIENT", "INFO"}).str, "qbuf"), "26");
+    std::string list =
+        c.Call({"CLIENT", "LIST", "ID", std::to_string(c.Call({"CLIENT", "ID"}).integer)}).str;
+    EXPECT_EQ(Field(list, "qbuf"), "41") << list;
+  }
+}
+
 TEST_F(ClientCmd, ReplyOffSkipOn) {
   RespClient c(port());
   c.Send({"CLIENT", "REPLY", "OFF"});
