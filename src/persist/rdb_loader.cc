@@ -178,6 +178,7 @@ Status Loader::ReadBody() {
       opts_.progress(src_.offset());
       next_progress_ = src_.offset() + opts_.progress_bytes;
       records_since_progress_ = 0;
+      if (opts_.stop && opts_.stop()) return Status(Code::kClosed, "loading stopped");
     }
     key_.clear();
     uint64_t at = src_.offset();

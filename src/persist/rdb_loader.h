@@ -41,6 +41,9 @@ struct RdbLoadOptions {
   // the offset reached: Redis' loading-process-events-interval-bytes.
   std::function<void(uint64_t offset)> progress;
   uint64_t progress_bytes = 2 << 20;
+  // Asked after each progress call: true ends the load with a kClosed status (a shutdown
+  // requested while the server loads).
+  std::function<bool()> stop;
   // key-load-delay: microseconds to sleep after each key (DebugKeyDelay).
   int key_load_delay_us = 0;
   // Receives warnings (skipped module data).

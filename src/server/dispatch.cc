@@ -214,7 +214,7 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   // A replica loading its primary's snapshot (repl/replica.h): -LOADING for all but the
   // loading-flagged commands while the dataset being replaced is empty, and for the
   // no-async-loading ones while clients keep the old dataset.
-  if ((replica_->loading() && !(gate & cmd::kLoading)) ||
+  if (((replica_->loading() || startup_loading_) && !(gate & cmd::kLoading)) ||
       (replica_->async_loading() && (gate & cmd::kNoAsyncLoading))) {
     RejectCommand(c, *mspec, w, "-LOADING Redis is loading the dataset in memory");
     return std::nullopt;

@@ -371,18 +371,28 @@ Status Server::Start() {
                     static_cast<int>(config_->GetInt("port")));
   LOG_NOTICE("Server initialized: %zu poll group(s), %d databases", groups_.size(),
              keyspace_->num_dbs());
-  // With appendonly on, the AOF is the dataset and the RDB is not read (as in Redis).
-  bool aof_used = false;
-  s = aof_->LoadAtStartup(&aof_used);
-  if (!s.ok()) return s;
-  if (!aof_used) {
-    s = persistence_->LoadAtStartup();
-    if (!s.ok()) return s;
-  }
-  s = aof_->OpenOnStart();
-  if (!s.ok()) return s;
+  // As Redis, the server listens while it loads: clients get -LOADING (INFO shows the
+  // progress) until the data is in.
   s = StartListeners();
   if (!s.ok()) return s;
+  startup_loading_ = true;
+  for (auto& g : groups_) g->StartThread();
+  groups_[0]->loop().Post(
+      [this] { groups_[0]->loop().AddTimer(1000 / hz_, [this] { return Cron(); }); });
+  std::unique_lock lock(mu_);
+  load_lock_ = &lock;
+  s = LoadAtStartup();
+  load_lock_ = nullptr;
+  if (!s.ok()) {
+    startup_loading_ = false;
+    lock.unlock();
+    Stop();
+    return s;
+  }
+  if (shutdown_requested_) {  // a signal during the load: WaitForShutdown ends the process
+    startup_loading_ = false;
+    return Status::Ok();
+  }
   listening_ = true;
   UpdateProcTitle();
   // A primary restarted from a snapshot that recorded its history keeps it as the secondary ID,
@@ -405,7 +415,8 @@ Status Server::Start() {
     }
     replica_->Follow((*words)[0], static_cast<int>(*port));
   }
-  for (auto& g : groups_) g->StartThread();
+  startup_loading_ = false;
+  lock.unlock();
   if (config_->GetString("repl-transport") != "tcp") {
     // The first data link, on either side, would otherwise wait for the fabric library's
     // start-up in the middle of a handshake (on a primary: on a poll group's thread, holding
@@ -417,13 +428,43 @@ Status Server::Start() {
       if (CrashLogEnabled()) SetCrashLogEnabled(true);
     });
   }
-  groups_[0]->loop().Post(
-      [this] { groups_[0]->loop().AddTimer(1000 / hz_, [this] { return Cron(); }); });
   if (port_ != 0) LOG_NOTICE("Ready to accept connections tcp on port %d", port_);
   if (!unix_socket_path_.empty()) {
     LOG_NOTICE("The server is now ready to accept connections at %s", unix_socket_path_.c_str());
   }
   return Status::Ok();
+}
+
+Status Server::LoadAtStartup() {
+  // With appendonly on, the AOF is the dataset and the RDB is not read (as in Redis).
+  bool aof_used = false;
+  Status s = aof_->LoadAtStartup(&aof_used);
+  if (!s.ok()) return s;
+  if (!aof_used) {
+    s = persistence_->LoadAtStartup();
+    if (!s.ok() || shutdown_requested_) return s;
+  }
+  return aof_->OpenOnStart();
+}
+
+void Server::YieldWhileLoading() {
+  if (load_lock_ == nullptr) return;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  timespec zero{0, 0};
+  if (int sig = sigtimedwait(&set, nullptr, &zero); sig == SIGINT || sig == SIGTERM) {
+    LOG_WARNING("Received shutdown signal during loading, scheduling shutdown.");
+    shutdown_requested_ = true;  // the load stops; nothing is saved
+    return;
+  }
+  int64_t now = MonoMs();
+  if (now - last_load_yield_ms_ < 10) return;
+  last_load_yield_ms_ = now;
+  load_lock_->unlock();
+  std::this_thread::sleep_for(std::chrono::microseconds(200));
+  load_lock_->lock();
 }
 
 void Server::FeedExpiredAtLoad() {
@@ -467,6 +508,7 @@ int64_t Server::Cron() {
   if (shutdown_requested_) return period_ms;      // saved and exiting: nothing more goes out
   WatchdogSchedule(static_cast<int>(period_ms));  // re-armed even when paused, as in Redis
   if (debug_state_.pause_cron) return period_ms;  // DEBUG PAUSE-CRON
+  if (startup_loading_) return period_ms;         // the data is not all in yet
   int64_t now = WallMs();
   keyspace_->TickClock(now);
   EndPauseIfDue();  // CLIENT PAUSE's timer ends it; this catches a wall clock that jumped

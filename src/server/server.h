@@ -115,6 +115,13 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // and nothing more reaches the replicas: what the server acknowledged is what it saved.
   void RequestShutdown() { shutdown_requested_ = true; }
   bool shutdown_requested() const { return shutdown_requested_; }
+  // The data is being loaded at startup: clients are served meanwhile, with -LOADING for
+  // what Redis refuses then.
+  bool loading_at_startup() const { return startup_loading_.load(std::memory_order_acquire); }
+  // Called by the startup load now and then: lets the keyspace lock go for a moment (at most
+  // every few milliseconds) so that clients are answered, and turns a SIGTERM or SIGINT into
+  // a shutdown without a save, as Redis does while it loads. A no-op outside that load.
+  void YieldWhileLoading();
   // Stops listening at once (the final step of a shutdown, as Redis closes its listening
   // sockets before exiting): a connection attempt from here on is refused. Lock held.
   void CloseListenersForExit();
@@ -454,6 +461,11 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::string unix_socket_path_;                  // the unixsocket listener's file, removed at Stop
   std::string bgsave_title_, to_replicas_title_, aof_rewrite_title_;  // UpdateProcTitle
   bool listening_ = false;
+  std::atomic<bool> startup_loading_{false};
+  std::unique_lock<std::mutex>* load_lock_ = nullptr;  // the startup load's hold on mu_
+  int64_t last_load_yield_ms_ = 0;
+  // Start's loading, with the keyspace lock held and the poll groups serving.
+  Status LoadAtStartup();
   int64_t start_time_ms_;
   std::string run_id_;
 

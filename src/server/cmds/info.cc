@@ -242,6 +242,7 @@ void PersistenceSection(Server& s, std::string* out) {
   int64_t now = WallMs();
   s.persistence().AppendInfo(out, now);
   s.aof().AppendInfo(out, now);
+  s.persistence().AppendLoadingInfo(out, now);
 }
 
 // Rates over the cron's sample ring, oldest to newest sample: commands/s and KiB/s in and out.

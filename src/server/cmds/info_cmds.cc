@@ -45,10 +45,15 @@ void ConfigSet(Context& c) {
     pairs.emplace_back(c.arg(i), c.arg(i + 1));
     if (ServerOf(c).config().IsSensitive(pairs.back().first)) c.Redact(i + 1);
   }
-  // As Redis' DENY_LOADING_CONFIG: appendonly does not change while a snapshot loads.
+  // As Redis' DENY_LOADING_CONFIG: appendonly and dir do not change while data loads (a
+  // protected dir is refused as such first, by SetMany's order of checks).
   repl::Replica& replica = ServerOf(c).replica();
+  bool loading = replica.loading() || replica.async_loading() || ServerOf(c).loading_at_startup();
+  bool protected_ok = ServerOf(c).config().Allows("enable-protected-configs",
+                                                  ServerOf(c).current_client().is_local());
   for (const auto& [name, value] : pairs) {
-    if ((replica.loading() || replica.async_loading()) && EqualsIgnoreCase(name, "appendonly")) {
+    if (loading &&
+        (EqualsIgnoreCase(name, "appendonly") || (protected_ok && EqualsIgnoreCase(name, "dir")))) {
       c.Error("-LOADING Redis is loading the dataset in memory");
       return;
     }

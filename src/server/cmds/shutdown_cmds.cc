@@ -7,6 +7,7 @@
 #include "cmd/command.h"
 #include "cmd/context.h"
 #include "common/strutil.h"
+#include "repl/replica/replica.h"
 #include "server/client.h"
 #include "server/server.h"
 #include "server/shutdown.h"
@@ -49,6 +50,11 @@ void Shutdown(Context& c) {
       c.Error("No shutdown in progress.");
     }
     return;
+  }
+  // What is half loaded is not saved over the file it comes from, as in Redis.
+  if (s.loading_at_startup() || s.replica().loading()) {
+    f.save = false;
+    f.nosave = true;
   }
   if (!f.now && c.session.deny_blocking) {
     c.Error("SHUTDOWN without NOW or ABORT isn't allowed for DENY BLOCKING client");

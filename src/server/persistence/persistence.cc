@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -116,12 +118,17 @@ Status Persistence::Load(const std::string& path, bool merge, persist::RdbLoadRe
   opts.replace_existing = merge;
   opts.key_load_delay_us = static_cast<int>(server_.config().GetInt("key-load-delay"));
   int64_t start = MonoMs(), last_log = start;
+  opts.progress_bytes =
+      static_cast<uint64_t>(server_.config().GetInt("loading-process-events-interval-bytes"));
   opts.progress = [&](uint64_t offset) {
+    loading_done_ = offset;
+    server_.YieldWhileLoading();
     int64_t now = MonoMs();
     if (now - last_log < 1000) return;
     last_log = now;
     LOG_NOTICE("Loading RDB: %s read", HumanBytes(offset).c_str());
   };
+  opts.stop = [this] { return server_.shutdown_requested(); };
   opts.warn = [](const std::string& w) { LOG_WARNING("RDB load: %s", w.c_str()); };
   Status st = persist::LoadRdbFile(path, server_.keyspace(), opts, res);
   if (st.ok()) st = server_.InstallFunctions(res->functions, functions);
@@ -142,9 +149,15 @@ Status Persistence::LoadAtStartup() {
   // As Redis: a replica keeps the keys whose TTL passed (its primary will send their DELs); a
   // primary drops them and remembers them for its replicas.
   bool replica = !server_.config().GetString("replicaof").empty();
+  struct stat file {};
+  loading_total_ = stat(path.c_str(), &file) == 0 ? static_cast<uint64_t>(file.st_size) : 0;
+  loading_done_ = 0;
+  loading_start_ms_ = WallMs();
   Status st = Load(path, false, &res, Server::FunctionsLoad::kReplaceAll,
                    replica ? nullptr : &startup_expired_, replica);
+  loading_start_ms_ = 0;
   if (st.code() == Code::kNotFound) return Status::Ok();
+  if (server_.shutdown_requested()) return Status::Ok();  // a signal stopped the load
   if (!st.ok()) {
     LOG_WARNING("Fatal error loading the DB: %s. Exiting.", st.message().c_str());
     return st;
@@ -366,7 +379,8 @@ void Persistence::AppendInfo(std::string* out, int64_t now_ms) const {
            "rdb_last_bgsave_time_sec:%lld\r\nrdb_current_bgsave_time_sec:%lld\r\n"
            "rdb_saves:%llu\r\nrdb_last_cow_size:0\r\n"
            "rdb_last_load_keys_expired:%llu\r\nrdb_last_load_keys_loaded:%llu\r\n",
-           server_.replica().loading() ? 1 : 0, server_.replica().async_loading() ? 1 : 0,
+           server_.replica().loading() || loading_at_startup() ? 1 : 0,
+           server_.replica().async_loading() ? 1 : 0,
            child_running() && child_keys_total_
                ? 100.0 * static_cast<double>(child_keys_done_) / child_keys_total_
                : 0.0,
@@ -377,6 +391,26 @@ void Persistence::AppendInfo(std::string* out, int64_t now_ms) const {
            static_cast<long long>(last_bgsave_duration_s_),
            static_cast<long long>(child_running() ? (now_ms - child_start_ms_) / 1000 : -1),
            u(rdb_saves_), u(load_keys_expired_), u(load_keys_loaded_));
+  out->append(buf);
+}
+
+void Persistence::AppendLoadingInfo(std::string* out, int64_t now_ms) const {
+  if (loading_start_ms_ == 0) return;
+  // As Redis: the estimate assumes the rest loads at the speed so far.
+  double perc = loading_total_ ? 100.0 * static_cast<double>(loading_done_) / loading_total_ : 0;
+  int64_t elapsed_s = (now_ms - loading_start_ms_) / 1000;
+  int64_t eta = loading_done_
+                    ? static_cast<int64_t>(
+                          (loading_total_ - std::min(loading_done_, loading_total_)) /
+                          (static_cast<double>(loading_done_) / std::max<int64_t>(elapsed_s, 1)))
+                    : 1;
+  char buf[512];
+  snprintf(buf, sizeof(buf),
+           "loading_start_time:%lld\r\nloading_total_bytes:%llu\r\nloading_rdb_used_mem:0\r\n"
+           "loading_loaded_bytes:%llu\r\nloading_loaded_perc:%.2f\r\nloading_eta_seconds:%lld\r\n",
+           static_cast<long long>(loading_start_ms_ / 1000),
+           static_cast<unsigned long long>(loading_total_),
+           static_cast<unsigned long long>(loading_done_), perc, static_cast<long long>(eta));
   out->append(buf);
 }
 

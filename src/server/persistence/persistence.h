@@ -2,8 +2,9 @@
 // serving; copy-on-write keeps the child's view consistent), `save <seconds> <changes>` points,
 // loading at startup, saving at shutdown, DEBUG RELOAD, and the INFO persistence fields.
 //
-// Thread safety: every method runs with the keyspace lock held (commands, the cron, shutdown),
-// except LoadAtStartup, which runs before any poll group starts.
+// Thread safety: every method runs with the keyspace lock held (commands, the cron, shutdown);
+// LoadAtStartup lets it go now and then (Server::YieldWhileLoading) so that clients are
+// answered (-LOADING, INFO) while the server loads.
 #pragma once
 
 #include <sys/types.h>
@@ -31,6 +32,9 @@ class Persistence {
   // Loads `dbfilename` from the working directory when it exists. An unreadable or corrupt
   // file is an error: the server must not start (and must not overwrite it later).
   Status LoadAtStartup();
+  // INFO's loading_* fields while LoadAtStartup runs (nothing otherwise).
+  void AppendLoadingInfo(std::string* out, int64_t now_ms) const;
+  bool loading_at_startup() const { return loading_start_ms_ != 0; }
 
   // SAVE: writes the snapshot now, blocking everyone (as Redis does).
   Status SaveNow();
@@ -115,6 +119,10 @@ class Persistence {
   int64_t last_bgsave_duration_s_ = -1;
   uint64_t rdb_saves_ = 0;
   uint64_t load_keys_loaded_ = 0, load_keys_expired_ = 0;
+  // The startup load in progress (INFO's loading_* fields): wall-clock start, file size, bytes
+  // read so far; start 0 when none runs.
+  int64_t loading_start_ms_ = 0;
+  uint64_t loading_total_ = 0, loading_done_ = 0;
   // The running child, if any.
   pid_t child_pid_ = -1;
   int64_t child_start_ms_ = 0;

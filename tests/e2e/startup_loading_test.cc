@@ -1,0 +1,143 @@
+// End-to-end tests of a server loading its RDB at startup, as Redis 7.0 serves then: it
+// listens while it loads, answers -LOADING to what may not run yet, INFO shows loading:1 with
+// the loading_* progress fields, CONFIG SET of a DENY_LOADING parameter (dir) is refused with
+// -LOADING while others apply, and a SIGTERM or SHUTDOWN ends the process without saving over
+// the file being loaded. Each case runs on kvstore and on redis-server (key-load-delay slows
+// the load down so that it can be watched).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "net/socket.h"
+#include "tests/support/process.h"
+#include "tests/support/resp_client.h"
+#include "tests/support/wait.h"
+
+extern char** environ;
+
+namespace kv::test {
+namespace {
+
+using Kind = ServerProcess::Kind;
+
+class StartupLoading : public ::testing::TestWithParam<Kind> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Kind::kRedis && !HaveRedisServer()) GTEST_SKIP() << "no redis-server";
+    // A snapshot of 20,000 keys, made by the server under test.
+    seed_ = std::make_unique<ServerProcess>(GetParam(), std::vector<std::string>{"--save", ""});
+    RespClient c(seed_->port());
+    ASSERT_EQ(c.Call({"DEBUG", "POPULATE", "20000", "key", "100"}).str, "OK");
+    ASSERT_EQ(c.Call({"SAVE"}).str, "OK");
+    ASSERT_EQ(seed_->Stop(), 0);
+    rdb_ = ReadFile(seed_->dir() + "/dump.rdb");
+    ASSERT_GT(rdb_.size(), 100000u);
+  }
+  void TearDown() override {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  // Starts the server on the snapshot, 100 us per key (two seconds for the load), and waits
+  // until it accepts connections.
+  void SpawnLoading() {
+    port_ = FreePort();
+    std::vector<std::string> args = {
+        GetParam() == Kind::kKvstore ? BuildPath("kvstore-server") : "/usr/bin/redis-server",
+        "--port",
+        std::to_string(port_),
+        "--dir",
+        seed_->dir(),
+        "--save",
+        "900 1",
+        "--logfile",
+        log(),
+        "--key-load-delay",
+        "100",
+        "--loading-process-events-interval-bytes",
+        "1024",
+        "--enable-protected-configs",
+        "yes",
+        "--enable-debug-command",
+        "yes"};
+    if (GetParam() == Kind::kRedis) args.insert(args.end(), {"--appendonly", "no"});
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ASSERT_EQ(posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+    ASSERT_TRUE(WaitFor([&] { return net::ConnectTcp("127.0.0.1", port_, 200).ok(); }))
+        << ReadFile(log());
+  }
+  bool Exited(int* status) {
+    if (pid_ <= 0) return true;
+    if (waitpid(pid_, status, WNOHANG) != pid_) return false;
+    pid_ = -1;
+    return true;
+  }
+  std::string log() const { return seed_->dir() + "/loading.log"; }
+
+  std::unique_ptr<ServerProcess> seed_;
+  std::string rdb_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+TEST_P(StartupLoading, ClientsAreAnsweredWhileTheDataLoads) {
+  SpawnLoading();
+  RespClient c(port_);
+  EXPECT_EQ(InfoField(c, "persistence", "loading"), "1");
+  EXPECT_EQ(c.Raw({"GET", "key:1"}), "-LOADING Redis is loading the dataset in memory\r\n");
+  EXPECT_EQ(c.Raw({"DBSIZE"}), "-LOADING Redis is loading the dataset in memory\r\n");
+  EXPECT_EQ(c.Raw({"CONFIG", "SET", "loglevel", "debug"}), "+OK\r\n");
+  EXPECT_EQ(c.Call({"CONFIG", "GET", "loglevel"}).elems.at(1).str, "debug");
+  EXPECT_EQ(c.Raw({"CONFIG", "SET", "dir", "/tmp"}),
+            "-LOADING Redis is loading the dataset in memory\r\n");
+  std::string info = c.Call({"INFO", "persistence"}).str;
+  EXPECT_EQ(InfoField(c, "persistence", "loading_total_bytes"), std::to_string(rdb_.size()))
+      << info;
+  EXPECT_NE(info.find("loading_loaded_perc:"), std::string::npos) << info;
+  EXPECT_NE(info.find("loading_eta_seconds:"), std::string::npos) << info;
+  // Once loaded, everything is there and the fields are gone.
+  ASSERT_TRUE(WaitFor([&] { return InfoField(c, "persistence", "loading") == "0"; }, 60000));
+  EXPECT_EQ(c.Call({"DBSIZE"}).integer, 20000);
+  EXPECT_EQ(c.Call({"STRLEN", "key:1"}).integer, 100);
+  EXPECT_EQ(c.Call({"INFO", "persistence"}).str.find("loading_total_bytes"), std::string::npos);
+}
+
+TEST_P(StartupLoading, ASigtermDuringTheLoadExitsWithoutSaving) {
+  SpawnLoading();
+  RespClient c(port_);
+  ASSERT_EQ(InfoField(c, "persistence", "loading"), "1");
+  kill(pid_, SIGTERM);
+  int status = 0;
+  ASSERT_TRUE(WaitFor([&] { return Exited(&status); }, 30000)) << ReadFile(log());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_NE(ReadFile(log()).find("Received shutdown signal during loading"), std::string::npos)
+      << ReadFile(log());
+  EXPECT_EQ(ReadFile(seed_->dir() + "/dump.rdb"), rdb_);
+}
+
+TEST_P(StartupLoading, AShutdownDuringTheLoadDoesNotSave) {
+  SpawnLoading();
+  RespClient c(port_);
+  ASSERT_EQ(InfoField(c, "persistence", "loading"), "1");
+  c.Send({"SHUTDOWN", "SAVE"});
+  int status = 0;
+  ASSERT_TRUE(WaitFor([&] { return Exited(&status); }, 30000)) << ReadFile(log());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(ReadFile(seed_->dir() + "/dump.rdb"), rdb_);
+}
+
+INSTANTIATE_TEST_SUITE_P(Servers, StartupLoading, ::testing::Values(Kind::kKvstore, Kind::kRedis),
+                         [](const auto& info) {
+                           return std::string(info.param == Kind::kKvstore ? "kvstore" : "redis");
+                         });
+
+}  // namespace
+}  // namespace kv::test
