@@ -36,9 +36,6 @@ size_t ReplyRange(Context& c, const store::StreamValue& s, store::StreamID start
 
 // Streams that hold tombstones between start and end (streamRangeHasTombstones).
 bool RangeHasTombstones(const store::StreamValue& s, store::StreamID start, store::StreamID end);
-// The number of entries ever added up to `id`, when it can be known (-1 otherwise):
-// streamEstimateDistanceFromFirstEverEntry.
-int64_t EstimateDistance(const store::StreamValue& s, store::StreamID id);
 store::StreamGroup* FindGroup(store::StreamValue& s, std::string_view name);
 // A new consumer (streamCreateConsumer): fires "xgroup-createconsumer" and counts a change.
 store::StreamConsumer* CreateConsumer(Context& c, store::StreamGroup& g, std::string_view name,

@@ -23,19 +23,6 @@ bool RangeHasTombstones(const StreamValue& s, StreamID start, StreamID end) {
   return start <= s.max_deleted_id() && s.max_deleted_id() <= end;
 }
 
-int64_t EstimateDistance(const StreamValue& s, StreamID id) {
-  if (!s.entries_added()) return 0;
-  if (!s.length() && id <= s.last_id()) return static_cast<int64_t>(s.entries_added());
-  if (id != StreamID::Min() && id < s.max_deleted_id()) return -1;
-  if (id == s.last_id()) return static_cast<int64_t>(s.entries_added());
-  if (id > s.last_id()) return -1;
-  if (s.max_deleted_id() == StreamID::Min() || s.max_deleted_id() < s.first_id()) {
-    if (id < s.first_id()) return static_cast<int64_t>(s.entries_added() - s.length());
-    if (id == s.first_id()) return static_cast<int64_t>(s.entries_added() - s.length() + 1);
-  }
-  return -1;
-}
-
 StreamGroup* FindGroup(StreamValue& s, std::string_view name) {
   auto it = s.groups().find(name);
   return it == s.groups().end() ? nullptr : it->second.get();
@@ -170,7 +157,7 @@ void ReplyGroupRange(Context& c, StreamValue& s, std::string_view key, std::stri
               if (g.entries_read != -1 && !RangeHasTombstones(s, id, StreamID::Max())) {
                 g.entries_read++;
               } else if (s.entries_added()) {
-                g.entries_read = EstimateDistance(s, id);
+                g.entries_read = s.EstimateDistance(id);
               }
               g.last_id = id;
               if (noack) propagate_last_id = true;

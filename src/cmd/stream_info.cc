@@ -62,7 +62,7 @@ void ReplyLag(Context& c, const StreamValue& s, const StreamGroup& g) {
     c.out.Int(static_cast<int64_t>(s.entries_added()) - g.entries_read);
     return;
   }
-  int64_t read = EstimateDistance(s, g.last_id);
+  int64_t read = s.EstimateDistance(g.last_id);
   if (read != -1) {
     c.out.Int(static_cast<int64_t>(s.entries_added()) - read);
   } else {

@@ -118,7 +118,10 @@ Status Loader::ReadKey(uint8_t type, int64_t expire_ms, int64_t idle, int freq) 
     if (opts_.warn) opts_.warn("skipping key '" + key_ + "': " + why);
     return Status::Ok();
   }
-  if (!value.is_string() && value.object()->Size() == 0) {
+  // Redis skips empty collections but keeps an empty stream (XDEL can leave one, with its
+  // groups and counters).
+  if (!value.is_string() && value.type() != store::ObjType::kStream &&
+      value.object()->Size() == 0) {
     res_->empty_skipped++;
     return Status::Ok();
   }

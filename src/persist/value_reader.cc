@@ -361,9 +361,12 @@ Result<store::Value> ValueReader::ReadStream(uint8_t type) {
     KV_TRY_ASSIGN(added, ReadLen());
     s->set_entries_added(added);
   } else {
+    // Redis <= 6.2 kept no counters: entries-added starts at the length, no tombstone is
+    // known, and the first ID is the first live entry's (the greatest ID when there is none).
     s->set_entries_added(length);
-    StreamID first;
-    if (s->EdgeId(true, &first)) s->set_first_id(first);
+    StreamID first = StreamID::Max();
+    s->EdgeId(true, &first);
+    s->set_first_id(first);
   }
   if (length && s->nodes().empty()) {
     return Status::Corruption("Stream length inconsistent with rax entries");
@@ -379,6 +382,8 @@ Result<store::Value> ValueReader::ReadStream(uint8_t type) {
     if (type >= kRdbStreamListpacks2) {
       KV_TRY_ASSIGN(read, ReadLen());
       group->entries_read = static_cast<int64_t>(read);
+    } else {
+      group->entries_read = s->EstimateDistance(gid);  // as XGROUP CREATE would set it
     }
     KV_TRY_ASSIGN(pel, ReadLen());
     KV_TRY(CheckCount(pel, "stream PEL"));

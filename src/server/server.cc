@@ -516,8 +516,9 @@ int64_t Server::Cron() {
   // passes), except for the keys its own clients wrote with a TTL (a writable replica).
   if (active_expire_ && !replica_->is_replica()) {
     int effort = static_cast<int>(config_->GetInt("active-expire-effort"));
-    keyspace_->ActiveExpireCycle(
+    store::ExpireCycleStats st = keyspace_->ActiveExpireCycle(
         period_ms * 1000 * store::Keyspace::ExpireCyclePercent(effort) / 100, now, effort);
+    RecordLatencyIfNeeded("expire-cycle", st.elapsed_us / 1000);
   } else if (active_expire_) {
     TrackLocalWrites();
     keyspace_->ExpireLocalKeys(now, kLocalExpireVisits);
@@ -567,6 +568,10 @@ void Server::RecordLatency(const std::string& event, int64_t ms) {
   e.max_ms = std::max(e.max_ms, ms);
 }
 
+void Server::RecordLatencyIfNeeded(const std::string& event, int64_t ms) {
+  if (latency_threshold_ms_ > 0 && ms >= latency_threshold_ms_) RecordLatency(event, ms);
+}
+
 void Server::RecordCommandLatency(const cmd::CommandSpec& spec, int64_t dur_us) {
   if (!latency_tracking_) return;
   // Redis' updateCommandLatencyHistogram: nanoseconds, clamped to the tracked 1 ns .. 1 s.
@@ -592,6 +597,8 @@ void Server::OnKeyExpired(int db, std::string_view key) {
   Notify(cmd::kNotifyExpired, "expired", key, db);
   PropagateDeletion(db, key, keyspace_->lazy_free_settings().expire);
 }
+
+void Server::OnExpiredKeyRemoved(int64_t us) { RecordLatencyIfNeeded("expire-del", us / 1000); }
 
 void Server::EvictKey(int db, std::string_view key) {
   std::string k(key);  // the view may point into the entry the deletion frees

@@ -224,6 +224,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
   std::map<std::string, LatencyEvent>& latency_events() { return latency_events_; }
   void RecordLatency(const std::string& event, int64_t ms);
+  // Records the sample only when latency-monitor-threshold is set and `ms` reaches it (Redis'
+  // latencyAddSampleIfNeeded).
+  void RecordLatencyIfNeeded(const std::string& event, int64_t ms);
   // Per-command latency histograms (latency-tracking; LATENCY HISTOGRAM, INFO latencystats):
   // a command's first tracked call creates its histogram, CONFIG RESETSTAT drops them all, as
   // Redis does. Keyspace lock held.
@@ -364,6 +367,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   bool SharesIntegers() const override;  // evict.cc
   // KeyspaceObserver.
   void OnKeyExpired(int db, std::string_view key) override;
+  void OnExpiredKeyRemoved(int64_t us) override;
 
   bool active_expire_enabled() const { return active_expire_; }
   void set_active_expire(bool on) { active_expire_ = on; }

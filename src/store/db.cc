@@ -1,5 +1,6 @@
 #include "store/db.h"
 
+#include "common/clock.h"
 #include "common/hash.h"
 #include "store/lazy_free.h"
 
@@ -76,12 +77,14 @@ void Db::DropTtlSlot(Entry* e) {
 }
 
 size_t Db::ExpireSample(size_t samples, int64_t now_ms,
-                        const std::function<void(std::string_view)>& on_expire, LazyFreer* freer) {
+                        const std::function<void(std::string_view)>& on_expire, LazyFreer* freer,
+                        const std::function<void(int64_t)>& on_removed) {
   size_t removed = 0;
   for (size_t i = 0; i < samples && !ttl_.empty(); i++) {
     TtlSlot s = ttl_[RandomBelow(ttl_.size())];
     if (s.when_ms > now_ms) continue;
     on_expire(s.entry->key());
+    int64_t start = on_removed ? MonoUs() : 0;
     // Copy the key: Unlink destroys nothing, but the view points into the entry.
     Entry* e = Unlink(s.entry->key());
     if (e) {
@@ -91,6 +94,7 @@ size_t Db::ExpireSample(size_t samples, int64_t now_ms,
         Entry::Destroy(e);
       }
       removed++;
+      if (on_removed) on_removed(MonoUs() - start);
     }
   }
   return removed;

@@ -54,11 +54,13 @@ class Db {
   }
 
   // Picks up to `samples` random volatile keys and removes the expired ones, calling
-  // on_expire(key) before each removal. Returns the number removed. The removed values are
-  // freed here, or handed to `freer` when one is given (lazyfree-lazy-expire).
+  // on_expire(key) before each removal and on_removed(microseconds the removal took) after it.
+  // Returns the number removed. The removed values are freed here, or handed to `freer` when
+  // one is given (lazyfree-lazy-expire).
   size_t ExpireSample(size_t samples, int64_t now_ms,
                       const std::function<void(std::string_view)>& on_expire,
-                      LazyFreer* freer = nullptr);
+                      LazyFreer* freer = nullptr,
+                      const std::function<void(int64_t)>& on_removed = nullptr);
   // A volatile key chosen uniformly at random, or nullptr when none has a TTL (eviction).
   Entry* RandomVolatile() const {
     return ttl_.empty() ? nullptr : ttl_[RandomBelow(ttl_.size())].entry;

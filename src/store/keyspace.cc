@@ -39,7 +39,9 @@ void Keyspace::RemoveExpired(int dbi, std::string_view key) {
   std::string k(key);  // the view may point into the entry that goes
   if (observer_) observer_->OnKeyExpired(dbi, k);
   expired_keys_++;
+  int64_t start = MonoUs();
   Delete(dbi, k, lazy_settings_.expire);
+  if (observer_) observer_->OnExpiredKeyRemoved(MonoUs() - start);
 }
 
 void Keyspace::TrackLocalExpire(int dbi, std::string_view key) {
@@ -177,20 +179,25 @@ ExpireCycleStats Keyspace::ActiveExpireCycle(int64_t budget_us, int64_t now_ms, 
     auto on_expire = [&](std::string_view key) {
       if (observer_) observer_->OnKeyExpired(dbi, key);
     };
+    auto on_removed = [&](int64_t us) {
+      if (observer_) observer_->OnExpiredKeyRemoved(us);
+    };
     LazyFreer* freer = lazy_settings_.expire ? &lazy_freer() : nullptr;
     while (d.expires_size() > 0) {
       size_t sample = std::min(per_loop, d.expires_size());
-      size_t removed = d.ExpireSample(sample, now_ms, on_expire, freer);
+      size_t removed = d.ExpireSample(sample, now_ms, on_expire, freer, on_removed);
       st.sampled += sample;
       st.expired += removed;
       expired_keys_ += removed;
-      if (MonoUs() - start > budget_us) {
+      st.elapsed_us = MonoUs() - start;
+      if (st.elapsed_us > budget_us) {
         st.timed_out = true;
         return st;
       }
       if (removed * 100 / sample <= acceptable_stale) break;  // few enough stale: move on
     }
   }
+  st.elapsed_us = MonoUs() - start;
   return st;
 }
 

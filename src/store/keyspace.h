@@ -21,6 +21,9 @@ class KeyspaceObserver {
   virtual ~KeyspaceObserver() = default;
   // A key is about to be removed because its TTL passed (lazily or actively).
   virtual void OnKeyExpired(int db, std::string_view key) = 0;
+  // An expired key's removal (unlinking it and freeing its value here, or handing a big one to
+  // the background freer) took `us` microseconds: Redis' "expire-del" latency event.
+  virtual void OnExpiredKeyRemoved(int64_t us) {}
 };
 
 // When the collection types switch from their compact encoding to the general one: Redis 7.0's
@@ -51,6 +54,7 @@ struct ExpireCycleStats {
   size_t sampled = 0;
   size_t expired = 0;
   bool timed_out = false;
+  int64_t elapsed_us = 0;  // the cycle's own time, deletions and notifications included
 };
 
 // Who looks a key up, which decides what a passed TTL means on a replica (expire_deletes()

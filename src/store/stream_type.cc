@@ -330,6 +330,21 @@ StreamID StreamValue::RawEdgeId(bool first) const {
   return off == kNone ? (first ? StreamID::Max() : StreamID::Min()) : ReadEntry(n, off).id;
 }
 
+int64_t StreamValue::EstimateDistance(StreamID id) const {
+  const auto added = static_cast<int64_t>(entries_added_);
+  const auto len = static_cast<int64_t>(length_);
+  if (!entries_added_) return 0;
+  if (!length_ && id <= last_id_) return added;
+  if (id != StreamID::Min() && id < max_deleted_) return -1;  // a tombstone lies after it
+  if (id == last_id_) return added;
+  if (id > last_id_) return -1;
+  if (max_deleted_ == StreamID::Min() || max_deleted_ < first_id_) {
+    if (id < first_id_) return added - len;
+    if (id == first_id_) return added - len + 1;
+  }
+  return -1;
+}
+
 bool StreamValue::Delete(StreamID id) {
   auto it = nodes_.upper_bound(id);
   if (it == nodes_.begin()) return false;

@@ -108,6 +108,10 @@ class StreamValue final : public Collection {
   // The first or last entry's ID, tombstones included (streamGetEdgeID without skipping);
   // Redis' stand-ins when the stream has no nodes: the greatest ID first, 0-0 last.
   StreamID RawEdgeId(bool first) const;
+  // The number of entries ever added up to `id`, when the counters can tell it, else -1
+  // (streamEstimateDistanceFromFirstEverEntry): exact at the last ID, at the first entry and
+  // before it while no tombstone lies ahead; 0 for a stream that never had an entry.
+  int64_t EstimateDistance(StreamID id) const;
 
   uint64_t length() const { return length_; }
   StreamID last_id() const { return last_id_; }

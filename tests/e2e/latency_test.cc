@@ -254,6 +254,54 @@ TEST_P(LatencyTracking, GraphDrawsTheMonitorsSamples) {
   EXPECT_EQ(c().Call({"LATENCY", "GRAPH"}).type, '-');
 }
 
+// The monitor's latest sample of `event` in ms, or -1 when LATENCY LATEST has none.
+int64_t LatestSample(RespClient& c, const std::string& event) {
+  Reply r = c.Call({"LATENCY", "LATEST"});
+  for (const Reply& e : r.elems) {
+    if (e.elems.size() == 4 && e.elems[0].str == event) return e.elems[2].integer;
+  }
+  return -1;
+}
+
+// Builds a set of a million members in one EVAL (Redis' test), gives it a 50 ms TTL and waits
+// until the active expiry has removed it.
+void ExpireBigSet(ServerProcess& server) {
+  RespClient slow(server.port(), 60000);  // the EVAL takes seconds
+  ASSERT_EQ(slow.Raw({"FLUSHALL"}), "+OK\r\n");
+  Reply made = slow.Call({"EVAL",
+                          "local i = 0 while (i < tonumber(ARGV[1])) do "
+                          "redis.call('sadd', KEYS[1], i) i = i + 1 end",
+                          "1", "mybigkey", "1000000"});
+  ASSERT_FALSE(made.is_error()) << made.Debug();
+  ASSERT_EQ(slow.Raw({"SCARD", "mybigkey"}), ":1000000\r\n");
+  ASSERT_EQ(slow.Raw({"PEXPIRE", "mybigkey", "50"}), ":1\r\n");
+  ASSERT_TRUE(WaitFor([&] { return slow.Raw({"DBSIZE"}) == ":0\r\n"; }, 20000, 10));
+}
+
+// The active expiry's cycle that frees a big value in place takes well over the threshold:
+// "expire-cycle" records it, and "expire-del" the key's own removal (Redis' expire.c and db.c).
+TEST_P(LatencyTracking, ExpireCycleFreeingABigValueIsMonitored) {
+  ASSERT_EQ(c().Raw({"CONFIG", "SET", "latency-monitor-threshold", "20"}), "+OK\r\n");
+  ASSERT_EQ(c().Raw({"CONFIG", "SET", "lazyfree-lazy-expire", "no"}), "+OK\r\n");
+  ASSERT_NO_FATAL_FAILURE(ExpireBigSet(*server_));
+  EXPECT_GE(LatestSample(c(), "expire-cycle"), 20) << c().Call({"LATENCY", "LATEST"}).Debug();
+  EXPECT_GE(LatestSample(c(), "expire-del"), 20) << c().Call({"LATENCY", "LATEST"}).Debug();
+  // The cycle includes the removal (Redis counts the removal in whole clock milliseconds, so it
+  // may show one more).
+  EXPECT_GE(LatestSample(c(), "expire-cycle") + 1, LatestSample(c(), "expire-del"));
+}
+
+// With lazyfree-lazy-expire the value is freed on another thread: the cycle itself is quick and
+// neither event is recorded.
+TEST_P(LatencyTracking, ExpireCycleHandingTheValueOffIsNotMonitored) {
+  ASSERT_EQ(c().Raw({"CONFIG", "SET", "latency-monitor-threshold", "20"}), "+OK\r\n");
+  ASSERT_EQ(c().Raw({"CONFIG", "SET", "lazyfree-lazy-expire", "yes"}), "+OK\r\n");
+  ASSERT_NO_FATAL_FAILURE(ExpireBigSet(*server_));
+  EXPECT_EQ(LatestSample(c(), "expire-cycle"), -1) << c().Call({"LATENCY", "LATEST"}).Debug();
+  EXPECT_EQ(LatestSample(c(), "expire-del"), -1) << c().Call({"LATENCY", "LATEST"}).Debug();
+  EXPECT_GE(LatestSample(c(), "command"), 20);  // the EVAL: the monitor was on
+}
+
 INSTANTIATE_TEST_SUITE_P(Servers, LatencyTracking, ::testing::Values(Kind::kKvstore, Kind::kRedis),
                          KindName);
 

@@ -136,7 +136,9 @@ void Restore(Context& c) {
     return;
   }
   auto value = persist::RestoreValue(payload, c.ks.limits());
-  if (!value.ok() || (!value->is_string() && value->object()->Size() == 0)) {
+  // An empty collection is refused, an empty stream is not (Redis 7.0's rdbLoadObject).
+  if (!value.ok() || (!value->is_string() && value->type() != store::ObjType::kStream &&
+                      value->object()->Size() == 0)) {
     c.Error("Bad data format");
     return;
   }
