@@ -42,7 +42,7 @@ enum Flag : uint32_t {
   kNoPropagate = 1u << 14,     // never replicated even if it changed data
   kAllowBusy = 1u << 15,       // allowed while the server is busy
   kMovableKeys = 1u << 16,     // keys found by a KeyFinder; CommandTable sets it, never a table row
-  kNoAsyncLoading = 1u << 17,  // refused during asynchronous loading (which kvstore never does)
+  kNoAsyncLoading = 1u << 17,  // refused during asynchronous loading
   kNoMandatoryKeys = 1u << 18,  // may take no keys though it declares some (EVAL with numkeys 0)
   // May expire keys it was not given (SCAN, RANDOMKEY): run on its own, the DELs it causes are
   // not wrapped in MULTI/EXEC. Internal, as in Redis 7.0: COMMAND INFO does not show it.

@@ -166,12 +166,15 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     CountErrors(w);
     return std::nullopt;
   }
-  // The state checks below judge EXEC by what it queued as well (ExecFlags), and EXEC's commands
-  // are not judged again: they all run, even once one of them made this server a replica, as in
-  // Redis' execCommand.
-  uint32_t gate = running_queued_                         ? cmd::kStale | cmd::kLoading
-                  : spec->name == "exec" && c.tx().active ? ExecFlags(c, flags)
-                                                          : flags;
+  // The state checks below judge EXEC by what it queued as well (the flags summed as they were
+  // queued), and EXEC's commands are not judged again: they all run, even once one of them made
+  // this server a replica, as in Redis' execCommand.
+  uint32_t gate = flags;
+  if (running_queued_) {
+    gate = cmd::kStale | cmd::kLoading;
+  } else if (spec->name == "exec" && c.tx().active) {
+    gate = (flags | c.tx().flags_any) & ~c.tx().flags_lacking;
+  }
   // replica-serve-stale-data no: while the link is down only "stale"-flagged commands run.
   if (!(gate & cmd::kStale) && replica_->is_replica() && !replica_->link_up() &&
       !config_->GetBool("replica-serve-stale-data")) {
@@ -299,26 +302,6 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     RecordLatency((flags & cmd::kFast) ? "fast-command" : "command", dur_us / 1000);
   }
   return std::move(ctx.block);
-}
-
-// Redis sums the flags of the commands MULTI queued (queueMultiCommand) and judges EXEC by
-// them: a write, deny-oom or no-async-loading one makes EXEC so, and one without the stale or
-// loading flag takes that flag away. A script counts with its own flags (ScriptCommandFlags).
-uint32_t Server::ExecFlags(Client& c, uint32_t flags) {
-  constexpr uint32_t kSummed = cmd::kWrite | cmd::kDenyOom | cmd::kNoAsyncLoading;
-  std::vector<std::string_view> views;
-  for (const auto& argv : c.tx().queued) {
-    views.assign(argv.begin(), argv.end());
-    std::string error;
-    const cmd::CommandSpec* q = cmd::ResolveCommand(commands_, views, &error);
-    if (q == nullptr) continue;
-    uint32_t qf = q->parent ? q->parent->flags | q->flags : q->flags;
-    if (qf & cmd::kNoMandatoryKeys) qf = ScriptCommandFlags(views, qf);
-    flags |= qf & kSummed;
-    if (!(qf & cmd::kStale)) flags &= ~cmd::kStale;
-    if (!(qf & cmd::kLoading)) flags &= ~cmd::kLoading;
-  }
-  return flags;
 }
 
 // Redis' rejectCommand: EXEC refused discards the transaction and names the reason.

@@ -31,6 +31,10 @@ bool Server::QueueInTransaction(Client& c, const cmd::CommandSpec* spec,
     tx.abort = true;
     return true;
   }
+  // A script counts with its own flags (ScriptCommandFlags).
+  if (flags & cmd::kNoMandatoryKeys) flags = ScriptCommandFlags(args, flags);
+  tx.flags_any |= flags & (cmd::kWrite | cmd::kDenyOom | cmd::kNoAsyncLoading);
+  tx.flags_lacking |= ~flags & (cmd::kStale | cmd::kLoading);
   tx.queued.emplace_back(args.begin(), args.end());
   w.Simple("QUEUED");
   return true;
@@ -149,6 +153,7 @@ void Server::EndTransaction(Client& c) {
   tx.active = false;
   tx.abort = false;
   tx.queued.clear();
+  tx.flags_any = tx.flags_lacking = 0;
   c.set_flag(Client::kMulti, false);
   Unwatch(c);
 }

@@ -250,8 +250,6 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // transaction discarded with EXECABORT naming the error, as Redis' rejectCommand.
   void RejectCommand(Client& c, cmd::CommandSpec& spec, resp::ReplyWriter& w,
                      std::string_view error);
-  // EXEC's flags with those of the commands `c` queued, as Redis judges EXEC (dispatch.cc).
-  uint32_t ExecFlags(Client& c, uint32_t flags);
   void EndTransaction(Client& c);
   void WatchKey(Client& c, int db, std::string_view key, int64_t now_ms);
   void Unwatch(Client& c);
