@@ -291,15 +291,17 @@ TEST_P(LatencyTracking, ExpireCycleFreeingABigValueIsMonitored) {
   EXPECT_GE(LatestSample(c(), "expire-cycle") + 1, LatestSample(c(), "expire-del"));
 }
 
-// With lazyfree-lazy-expire the value is freed on another thread: the cycle itself is quick and
-// neither event is recorded.
+// With lazyfree-lazy-expire the value is freed on another thread: the cycle itself is quick
+// (well under a millisecond) and neither event is recorded. The threshold leaves room for a
+// busy machine's scheduling while staying under what freeing the set inline takes (100 ms and
+// more here, 385 ms for redis-server).
 TEST_P(LatencyTracking, ExpireCycleHandingTheValueOffIsNotMonitored) {
-  ASSERT_EQ(c().Raw({"CONFIG", "SET", "latency-monitor-threshold", "20"}), "+OK\r\n");
+  ASSERT_EQ(c().Raw({"CONFIG", "SET", "latency-monitor-threshold", "50"}), "+OK\r\n");
   ASSERT_EQ(c().Raw({"CONFIG", "SET", "lazyfree-lazy-expire", "yes"}), "+OK\r\n");
   ASSERT_NO_FATAL_FAILURE(ExpireBigSet(*server_));
   EXPECT_EQ(LatestSample(c(), "expire-cycle"), -1) << c().Call({"LATENCY", "LATEST"}).Debug();
   EXPECT_EQ(LatestSample(c(), "expire-del"), -1) << c().Call({"LATENCY", "LATEST"}).Debug();
-  EXPECT_GE(LatestSample(c(), "command"), 20);  // the EVAL: the monitor was on
+  EXPECT_GE(LatestSample(c(), "command"), 50);  // the EVAL: the monitor was on
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, LatencyTracking, ::testing::Values(Kind::kKvstore, Kind::kRedis),
