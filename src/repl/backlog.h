@@ -32,16 +32,27 @@ class Backlog {
   // backlog trims to within a block of its size whatever the writes were.
   static constexpr size_t kBlockBytes = 16 * 1024;
 
+  // The bytes the backlog's blocks take from the allocator, shared with its blocks: a block
+  // that a cursor keeps alive past the backlog's trim (or past the backlog) still counts until
+  // it is freed, as Redis' repl_buffer_mem does.
+  using MemoryCounter = std::shared_ptr<std::atomic<size_t>>;
+
   struct Block {
-    explicit Block(int64_t start, size_t cap)
-        : start(start), cap(cap), data(cap ? new char[cap] : nullptr) {}
+    struct Free {
+      void operator()(char* p) const;
+    };
+    Block(int64_t start, size_t cap, MemoryCounter counter);
     ~Block();
     const int64_t start;  // the stream offset of data[0]
     const size_t cap;
-    const std::unique_ptr<char[]> data;
+    const std::unique_ptr<char, Free> data;
     std::atomic<size_t> used{0};
     std::shared_ptr<Block> next;  // set once, before has_next
     std::atomic<bool> has_next{false};
+    // What the block and its data take from the allocator (as used_memory counts it), added to
+    // `counter` when made and taken off when freed.
+    size_t footprint = 0;
+    MemoryCounter counter;
   };
 
   // A reader's place in the stream: one replica's socket.
@@ -78,8 +89,14 @@ class Backlog {
   int64_t end_offset() const { return end_; }
   size_t histlen() const { return static_cast<size_t>(end_ - head_->start); }
   size_t capacity() const { return capacity_; }
-  // What the blocks take (INFO mem_total_replication_buffers).
-  size_t memory() const { return memory_; }
+  // What the blocks take from the allocator, the blocks a cursor alone still holds included
+  // (INFO mem_total_replication_buffers; Redis' repl_buffer_mem).
+  size_t memory() const { return memory_->load(std::memory_order_relaxed); }
+  // The part of memory() past what a backlog of capacity() bytes takes (the capacity and its
+  // blocks' overhead): the replicas' share, which maxmemory does not count. As Redis'
+  // freeMemoryGetNotCountedMemory, whether replicas are attached or not: blocks a replica
+  // that went held are trimmed a while later, and must not count meanwhile either.
+  size_t MemoryPastCapacity() const;
   // Redis' repl_backlog_first_byte_offset (1-based, as INFO shows it).
   int64_t first_byte_offset() const { return head_->start + 1; }
   // True when the bytes [offset, end_offset()) are all held.
@@ -90,12 +107,16 @@ class Backlog {
   Cursor CursorAt(int64_t offset) const;
 
  private:
+  // A block of `cap` bytes from `start` on, its footprint measured and counted.
+  std::shared_ptr<Block> MakeBlock(int64_t start, size_t cap);
+
   size_t capacity_;
   const size_t block_bytes_;
-  std::shared_ptr<Block> head_;
-  Block* tail_;
   int64_t end_;
-  size_t memory_ = 0;
+  MemoryCounter memory_;
+  std::shared_ptr<Block> head_;
+  Block* tail_ = nullptr;
+  size_t block_overhead_ = 0;  // a full block's footprint less its capacity
   int64_t needed_from_ = INT64_MAX;
 };
 

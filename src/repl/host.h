@@ -73,7 +73,7 @@ class Host {
   virtual ~Host() = default;
 
   // The keyspace lock (taken by the replica's link thread around each of its calls here).
-  virtual std::mutex& mu() = 0;
+  virtual std::timed_mutex& mu() = 0;
   virtual store::Keyspace& keyspace() = 0;
 
   // Settings, by their Redis names.

@@ -38,13 +38,23 @@ TEST(Backlog, KeepsWholeBlocksPastTheCapacityAndAnswersOffsets) {
 
 // A cursor keeps its blocks: the backlog grows past its capacity for a reader that lags, and
 // shrinks back once the reader moves on or goes.
+// What one block of 4 bytes takes from the allocator (its data and its shared state).
+size_t FourByteBlock() {
+  Backlog probe(8, 0, 4);
+  size_t empty = probe.memory();
+  probe.Append("abcd");
+  return probe.memory() - empty;
+}
+
 TEST(Backlog, ACursorKeepsTheHistoryItHasNotRead) {
+  const size_t block = FourByteBlock();
   Backlog b(8, 0, 4);
   b.Append("0123");
   Backlog::Cursor lagging = b.CursorAt(2);
   b.set_needed_from(2);
   for (int i = 0; i < 100; i++) b.Append("abcd");
   EXPECT_EQ(b.histlen(), 404u);  // everything from the reader's block on
+  EXPECT_GE(b.memory(), 101 * block);
   EXPECT_TRUE(b.Covers(2));
   std::string got;
   for (std::string_view s = lagging.Readable(); !s.empty(); s = lagging.Readable()) {
@@ -57,7 +67,7 @@ TEST(Backlog, ACursorKeepsTheHistoryItHasNotRead) {
   b.set_needed_from(lagging.offset());
   b.Trim();  // the reader is at the end now
   EXPECT_LE(b.histlen(), 12u);
-  EXPECT_LE(b.memory(), 16u);
+  EXPECT_LE(b.memory(), 4 * block);
   Backlog::Cursor at_end = b.CursorAt(b.end_offset());
   lagging = Backlog::Cursor();
   b.Append("x");
@@ -74,6 +84,33 @@ TEST(Backlog, ACursorKeepsTheHistoryItHasNotRead) {
     cut.Consume(v.size());
   }
   EXPECT_EQ(rest.size(), 400u);
+}
+
+// memory() is what the blocks take until they are freed: blocks trimmed from the backlog that a
+// cursor still holds count until the cursor lets them go, and count past the capacity for
+// maxmemory's sake (MemoryPastCapacity) whether a reader is attached or not.
+TEST(Backlog, CountsBlocksUntilFreedAndWhatIsPastTheCapacity) {
+  const size_t block = FourByteBlock();
+  Backlog b(8, 0, 4);
+  EXPECT_EQ(b.MemoryPastCapacity(), 0u);
+  b.Append("0123");
+  Backlog::Cursor lagging = b.CursorAt(0);
+  b.set_needed_from(0);
+  for (int i = 0; i < 100; i++) b.Append("abcd");
+  size_t held = b.memory();
+  EXPECT_GE(held, 101 * block);
+  // The capacity (8 bytes) and the overhead of its blocks are the backlog's; the rest is past it.
+  EXPECT_GE(b.MemoryPastCapacity(), held - 8 - 3 * (block - 4));
+  EXPECT_LE(b.MemoryPastCapacity(), held - 8);
+  // The reader is cut off: the blocks leave the backlog but live on with the cursor.
+  b.set_needed_from(INT64_MAX);
+  b.Trim();
+  EXPECT_LE(b.histlen(), 12u);
+  EXPECT_EQ(b.memory(), held);
+  EXPECT_GT(b.MemoryPastCapacity(), 90 * block);
+  lagging = Backlog::Cursor();
+  EXPECT_LE(b.memory(), 4 * block);
+  EXPECT_LE(b.MemoryPastCapacity(), block);  // whole blocks: up to one past the capacity
 }
 
 TEST(Backlog, MatchesAStringModelUnderRandomAppendsResizesAndCursors) {

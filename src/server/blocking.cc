@@ -41,7 +41,8 @@ void Server::BlockClient(Client& c, std::span<const std::string_view> args,
     PollGroup* g = &c.group();
     uint64_t id = c.id(), gen = b.generation;
     g->loop().AddTimer(delay, [this, g, id, gen] {
-      std::unique_lock lock(mu_);
+      std::unique_lock lock(mu_, std::defer_lock);
+      if (!LockUnlessBusy(lock)) return int64_t{10};  // times out once the script is over
       Client* cl = g->Find(id);
       bool timed_out = cl && TimeOutClient(*cl, gen);
       lock.unlock();

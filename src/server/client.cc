@@ -29,6 +29,10 @@ constexpr size_t kResumeReadingAt = 4 * 1024 * 1024;
 // never reads the -NOAUTH replies grew them to 64 MiB each). Redis allows 1 KiB past its 16 KiB
 // static reply buffer; so does kvstore, which has no such buffer.
 constexpr size_t kUnauthenticatedOutputLimit = 16 * 1024 + 1024;
+// Pushed output (pushed_) keeps its buffer up to this once drained; a bigger one is freed.
+// Kept, a burst (invalidations an eviction caused, say) would stay in used_memory after it was
+// sent, and maxmemory would evict again for it.
+constexpr size_t kKeepPushBuffer = 16 * 1024;
 }  // namespace
 
 Client::Client(Server& server, PollGroup& group, net::Fd fd, uint64_t id)
@@ -39,6 +43,9 @@ Client::Client(Server& server, PollGroup& group, net::Fd fd, uint64_t id)
   local_ = net::SockName(fd_.get());
   created_ms_ = MonoMs();
   last_interaction_ms_ = created_ms_;
+  rb_peak_reset_ms_ = created_ms_;
+  out_.reserve(rb_size_);  // the reply buffer, as Redis allocates one for each client
+  out_cap_ = out_.capacity();
   session_.authenticated = !server.auth_required();
 }
 
@@ -46,10 +53,7 @@ Client::~Client() = default;
 
 void Client::Start() {
   if (!unix_socket_) net::SetNoDelay(fd_.get());
-  {
-    std::lock_guard lock(server_.mu());
-    server_.RegisterClient(this);
-  }
+  server_.RunLocked([this] { server_.RegisterClient(this); });
   Status s = group_.loop().AddFd(fd_.get(), net::EventLoop::kReadable, this);
   if (!s.ok()) {
     Close("cannot register: " + s.message());
@@ -63,11 +67,10 @@ void Client::Close(const std::string& reason) {
   closed_ = true;
   LOG_VERBOSE("Client id=%llu addr=%s closed: %s", static_cast<unsigned long long>(id()),
               peer_.c_str(), reason.c_str());
-  {
-    std::lock_guard lock(server_.mu());
+  server_.RunLocked([this] {
     server_.UnregisterClient(this);
     server_.client_eviction().Remove(*this);
-  }
+  });
   group_.loop().RemoveFd(fd_.get(), this);
   fd_.Reset();
   group_.Retire(id());
@@ -93,17 +96,25 @@ void Client::OnEvents(uint32_t events) {
   if ((events & EPOLLIN) && !reading_paused_) HandleReadable();
 }
 
-void Client::ServeWhileBusy() {
-  // Clients CLIENT PAUSE holds, or released and waiting for their turn, wait for the script.
-  if (closed_ || blocked() || paused() || resuming() || (flags_ & (kReplica | kMaster))) return;
+bool Client::ServeWhileBusy() {
+  // Clients CLIENT PAUSE holds, or released and waiting for their turn, wait for the script,
+  // and so does the primary's stream (its end is the replica's business once the script ends).
+  if (closed_ || blocked() || paused() || resuming() || (flags_ & kMaster)) return false;
+  bool eof = false;
   for (;;) {
     char* tail = in_.WritableTail(kReadChunk);
-    if (!tail) return;
+    if (!tail) return false;
     ssize_t n = read(fd_.get(), tail, in_.tail_room());
-    if (n <= 0) break;  // nothing more now; an EOF or error is the loop's, once the script ends
+    if (n <= 0) {
+      eof = n == 0;  // the peer is gone: the client goes now, as Redis frees it meanwhile
+      break;
+    }
     in_.Commit(static_cast<size_t>(n));
     server_.stats().net_input_bytes.Add(static_cast<uint64_t>(n));
   }
+  // A replica's acknowledgements wait for the script; only its end is seen now (a script may
+  // be waiting for INFO's connected_slaves to change).
+  if (flags_ & kReplica) return eof;
   ProcessInput();
   while (out_sent_ < out_.size()) {
     ssize_t n = write(fd_.get(), out_.data() + out_sent_, out_.size() - out_sent_);
@@ -113,6 +124,7 @@ void Client::ServeWhileBusy() {
   }
   // QUIT: the peer sees the close now; the client goes once the loop reads its end.
   if (session_.close_after_reply && out_sent_ == out_.size()) ::shutdown(fd_.get(), SHUT_RDWR);
+  return eof;
 }
 
 void Client::HandleReadable() {
@@ -141,6 +153,7 @@ void Client::HandleReadable() {
     return;
   }
   in_.Commit(static_cast<size_t>(n));
+  in_peak_ = std::max(in_peak_, in_.size());
   NoteMasterPending();
   server_.stats().net_input_bytes.Add(static_cast<uint64_t>(n));
   last_interaction_ms_.store(group_.loop().now_ms(), std::memory_order_relaxed);
@@ -235,7 +248,7 @@ void Client::KickDataLinksAfterRound() {
 }
 
 void Client::ProcessInput() {
-  std::unique_lock<std::mutex> lock(server_.mu(), std::defer_lock);
+  std::unique_lock lock(server_.mu(), std::defer_lock);
   resp::ParserLimits limits;
   limits.max_bulk_len = server_.max_bulk_len();
   while (!in_.empty() && !session_.close_after_reply && !blocked() && !paused()) {
@@ -250,11 +263,16 @@ void Client::ProcessInput() {
       break;
     }
     if (n == 0) break;  // incomplete
-    if (!lock.owns_lock() && server_.script_busy()) {
-      // The script holds the lock: answer without it. A replica's or the primary's stream
+    bool was_locked = lock.owns_lock();
+    if (!was_locked && !server_.LockUnlessBusy(lock)) {
+      // A busy script holds the lock: answer without it. A replica's or the primary's stream
       // waits for the script instead (a reply would land inside it), and so does a client
       // released from CLIENT PAUSE (what it held runs in its turn, as Redis runs it after).
-      if ((flags_ & (kReplica | kMaster)) || resuming()) break;
+      if (flags_ & (kReplica | kMaster)) {
+        RetryAfterScript();  // no more input may come to wake it once the script is over
+        break;
+      }
+      if (resuming()) break;
       for (size_t i = 0; i < n; i++) {
         const Pending& req = batch_[i];
         auto args = std::span(batch_args_).subspan(req.first_arg, req.argc);
@@ -274,8 +292,7 @@ void Client::ProcessInput() {
       }
       continue;
     }
-    if (!lock.owns_lock()) {
-      lock.lock();
+    if (!was_locked) {
       // The final save is made: a command run now would be acknowledged and lost.
       if (server_.shutdown_requested()) break;
       server_.primary().HoldDataLinkBytes();
@@ -325,13 +342,11 @@ void Client::ProcessInput() {
   // A client released from CLIENT PAUSE has run what it held (or was held again): the next
   // held client's turn, so that they run in the order they were held.
   if (resuming()) {
-    if (!lock.owns_lock() && server_.script_busy()) {
+    bool was_locked = lock.owns_lock();
+    if (!was_locked && !server_.LockUnlessBusy(lock)) {
       RetryAfterScript();  // the lock is the script's (maybe this very thread's)
     } else {
-      if (!lock.owns_lock()) {
-        lock.lock();
-        server_.primary().HoldDataLinkBytes();
-      }
+      if (!was_locked) server_.primary().HoldDataLinkBytes();
       server_.ResumedClientDone(*this);
     }
   }
@@ -411,6 +426,7 @@ bool Client::Flush() {
     Close("output buffer limit");
     return false;
   }
+  NoteReplyPeak();
   while (out_sent_ < out_.size()) {
     ssize_t n = write(fd_.get(), out_.data() + out_sent_, out_.size() - out_sent_);
     if (n < 0) {
@@ -422,9 +438,7 @@ bool Client::Flush() {
     server_.stats().net_output_bytes.Add(static_cast<uint64_t>(n));
   }
   if (out_sent_ == out_.size()) {
-    out_sent_ = 0;
-    if (out_.capacity() > 1024 * 1024) std::string().swap(out_);
-    else out_.clear();
+    ResetOutput();
     if (session_.close_after_reply) {
       Close("closed after reply");
       return false;
@@ -434,6 +448,7 @@ bool Client::Flush() {
     out_sent_ = 0;
   }
   out_pending_.store(out_.size() - out_sent_, std::memory_order_relaxed);
+  out_cap_.store(out_.capacity(), std::memory_order_relaxed);
   // A replica's stream follows the replies queued before it (+CONTINUE).
   if (stream_.valid() && out_.empty()) return FlushStream();
   return true;
@@ -593,7 +608,10 @@ void Client::DrainPushed() {
   {
     std::lock_guard lock(push_mu_);
     out_.append(pushed_);
-    pushed_.clear();
+    if (pushed_.capacity() > kKeepPushBuffer)
+      std::string().swap(pushed_);
+    else
+      pushed_.clear();
     push_scheduled_ = false;
     if (pending_stream_.valid()) stream_ = std::move(pending_stream_);
   }
@@ -642,19 +660,21 @@ std::string Client::Describe(int64_t now_mono_ms) const {
   bool self = server_.running_client() == this;
   size_t qbuf = self ? in_.size() : in_pending_.load(std::memory_order_relaxed);
   size_t omem = out_pending_.load(std::memory_order_relaxed);
-  size_t rbs = self ? in_.capacity() : in_cap_.load(std::memory_order_relaxed);
+  size_t qcap = self ? in_.capacity() : in_cap_.load(std::memory_order_relaxed);
+  size_t rbs = self ? rb_size_ : rbs_.load(std::memory_order_relaxed);
+  size_t rbp = self ? rb_peak_ : rbp_.load(std::memory_order_relaxed);
   char buf[1024];
   snprintf(
       buf, sizeof(buf),
       "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu "
-      "psub=%zu ssub=%zu multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=%zu rbs=%zu rbp=0 "
+      "psub=%zu ssub=%zu multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=%zu rbs=%zu rbp=%zu "
       "obl=0 oll=0 omem=%zu tot-mem=%zu events=r%s cmd=%s user=%s redir=%lld resp=%d "
       "lib-name=%s lib-ver=%s",
       static_cast<unsigned long long>(session_.id), peer_.c_str(), local_.c_str(), fd_.get(),
       session_.name.c_str(), static_cast<long long>((now_mono_ms - created_ms_) / 1000),
       static_cast<long long>((now_mono_ms - last_interaction_ms()) / 1000), flags.c_str(),
       session_.db, channels_.size(), patterns_.size(), shard_channels_.size(), qbuf,
-      rbs > qbuf ? rbs - qbuf : 0, MultiMemory(), rbs, omem, MemoryUsage(), omem ? "w" : "",
+      qcap > qbuf ? qcap - qbuf : 0, MultiMemory(), rbs, rbp, omem, MemoryUsage(), omem ? "w" : "",
       last_cmd_ ? last_cmd_->c_str() : "NULL", session_.user.c_str(),
       tracking_.on ? static_cast<long long>(tracking_.redirect) : -1LL, session_.resp,
       session_.lib_name.c_str(), session_.lib_ver.c_str());

@@ -6,6 +6,7 @@
 // are either changed only under the keyspace lock or atomic.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -161,12 +162,14 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   void set_resuming(bool r) { resuming_.store(r, std::memory_order_release); }
   // Continues with input that waited while the client was blocked. Loop thread.
   void ResumeInput();
-  // ResumeInput again in a while: a client released from CLIENT PAUSE while a busy script
-  // holds the lock runs what it held once the script is over. Loop thread.
+  // ResumeInput again in a while: a client released from CLIENT PAUSE, or a replica's or the
+  // primary's stream, whose input came while a busy script holds the lock, runs what it holds
+  // once the script is over. Loop thread.
   void RetryAfterScript();
   // While a script of this poll group is busy: reads what arrived and answers it (-BUSY, or
-  // SCRIPT KILL's reply) without the keyspace lock. Closing waits for the loop. Loop thread.
-  void ServeWhileBusy();
+  // SCRIPT KILL's reply) without the keyspace lock. True when the peer has closed the
+  // connection: the caller closes the client, after its walk over the group. Loop thread.
+  bool ServeWhileBusy();
   // The replication offset this client's last write reached (WAIT). Keyspace lock held.
   int64_t write_offset() const override { return woff_; }
   void set_write_offset(int64_t o) { woff_ = o; }
@@ -230,6 +233,11 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   ClientMemSlot& mem_slot() { return mem_slot_; }
   // CLIENT LIST's tot-mem and the figure eviction compares. Keyspace lock held.
   size_t MemoryUsage() const;
+  // The cron's upkeep of the buffers (client_buffers.cc), as Redis' clientsCron: the query
+  // buffer is given back when idle or far bigger than the latest peak of its use, and the reply
+  // buffer kept between replies shrinks to what the last replies took or doubles (up to 16 KiB)
+  // when they filled it. Loop thread.
+  void CronBuffers(int64_t now_ms);
   size_t MultiMemory() const;
 
  private:
@@ -305,7 +313,22 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   std::vector<std::string_view> prefetch_keys_;
   std::string out_;        // replies not yet written
   size_t out_sent_ = 0;    // bytes of out_ already written
-  std::atomic<size_t> in_pending_{0}, in_cap_{0}, out_pending_{0};  // for CLIENT LIST
+  std::atomic<size_t> in_pending_{0}, in_cap_{0}, out_pending_{0}, out_cap_{0};  // CLIENT LIST
+  // The buffers' sizing (client_buffers.cc; loop thread). in_peak_: the most input held since
+  // the last cron. The reply buffer: out_ keeps rb_size_ bytes between replies; rb_peak_ is the
+  // most of it the replies used since the peak was last reset (CLIENT LIST's rbs and rbp).
+  static constexpr size_t kReplyChunk = 16 * 1024;  // Redis' PROTO_REPLY_CHUNK_BYTES
+  size_t in_peak_ = 0;
+  size_t rb_size_ = kReplyChunk, rb_peak_ = kReplyChunk;
+  int64_t rb_peak_reset_ms_ = 0;
+  std::atomic<size_t> rbs_{kReplyChunk}, rbp_{kReplyChunk};  // for CLIENT LIST
+  // Notes what the replies in out_ take of the reply buffer, before they are written.
+  void NoteReplyPeak() {
+    rb_peak_ = std::max(rb_peak_, std::min(out_.size(), rb_size_));
+    rbp_.store(rb_peak_, std::memory_order_relaxed);
+  }
+  // Once out_ is all written: its room back to the reply buffer's size.
+  void ResetOutput();
   bool want_write_ = false;
   bool ev_reading_ = true;       // EPOLLIN is armed
   bool reading_paused_ = false;  // backpressure: the peer is not reading its replies

@@ -212,8 +212,8 @@ void ClientEviction::EvictSoon(Client& c) {
   c.group().loop().Post([this, server] {
     evict_posted_.store(false, std::memory_order_release);
     // A busy script holds the keyspace lock: the next figure past the limit tries again.
-    if (server->script_busy()) return;
-    std::lock_guard lock(server->mu());
+    std::unique_lock lock(server->mu(), std::defer_lock);
+    if (!server->LockUnlessBusy(lock)) return;
     EvictLocked(nullptr, false);
   });
 }
@@ -280,13 +280,15 @@ size_t Client::MultiMemory() const {
 }
 
 size_t Client::MemoryUsage() const {
-  return in_cap_.load(std::memory_order_relaxed) + out_pending_.load(std::memory_order_relaxed) +
+  // The output's buffer, pending replies and the reply buffer's room alike (Redis counts its
+  // reply list and its reply buffer's size).
+  return in_cap_.load(std::memory_order_relaxed) + out_cap_.load(std::memory_order_relaxed) +
          sizeof(Client) + StateMemory() + MultiMemory();
 }
 
 // The own thread's figure: its buffers as they are now, and the rest as last measured.
 size_t Client::OwnMemory() const {
-  return in_.capacity() + (out_.size() - out_sent_) + sizeof(Client) +
+  return in_.capacity() + out_.capacity() + sizeof(Client) +
          mem_slot_.state_mem.load(std::memory_order_relaxed);
 }
 

@@ -19,6 +19,12 @@ struct DebugState {
   std::atomic<int> aof_flush_sleep_us{0};
   // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call commands flagged noscript.
   std::atomic<bool> disable_deny_scripts{false};
+  // DEBUG REPLYBUFFER PEAK-RESET-TIME: how often (ms) the cron resets a client's reply buffer
+  // peak, which a smaller one shrinks the buffer to; -1 never (NEVER), 5000 by default (RESET).
+  static constexpr int64_t kReplyBufferPeakResetMs = 5000;
+  std::atomic<int64_t> reply_buffer_peak_reset_ms{kReplyBufferPeakResetMs};
+  // DEBUG REPLYBUFFER RESIZING: whether the cron resizes the clients' reply buffers at all.
+  std::atomic<bool> reply_buffer_resizing{true};
 };
 
 }  // namespace kv::server

@@ -1,8 +1,8 @@
 #include "server/evict.h"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <thread>
 
@@ -13,6 +13,7 @@
 #include "repl/replica/replica.h"
 #include "server/persistence/aof.h"
 #include "server/server.h"
+#include "store/key_table.h"
 
 namespace kv::server {
 
@@ -33,6 +34,14 @@ EvictPolicy ParseEvictPolicy(const std::string& name) {
 }
 
 namespace {
+// The Evictor the keyspace's tables ask before they grow (store::KeyTable::expand_guard).
+Evictor* g_table_guard = nullptr;
+bool KeyTableMayGrow(size_t more_bytes, double load) {
+  return g_table_guard == nullptr || g_table_guard->AllowsTableGrowth(more_bytes, load);
+}
+// Redis' HASHTABLE_MAX_LOAD_FACTOR: past it a table grows whatever memory says.
+constexpr double kMaxLoadKeptForMemory = 1.618;
+
 bool AllKeys(EvictPolicy p) {
   return p == EvictPolicy::kAllkeysLru || p == EvictPolicy::kAllkeysLfu ||
          p == EvictPolicy::kAllkeysRandom;
@@ -41,6 +50,21 @@ bool Random(EvictPolicy p) {
   return p == EvictPolicy::kAllkeysRandom || p == EvictPolicy::kVolatileRandom;
 }
 }  // namespace
+
+Evictor::Evictor(Server& server) : server_(server) {
+  g_table_guard = this;
+  store::KeyTable::expand_guard = &KeyTableMayGrow;
+}
+
+Evictor::~Evictor() {
+  if (g_table_guard == this) g_table_guard = nullptr;
+}
+
+bool Evictor::AllowsTableGrowth(size_t more_bytes, double load) const {
+  if (maxmemory_ == 0 || load > kMaxLoadKeptForMemory) return true;
+  if (AllocatedBytes() + more_bytes <= maxmemory_) return true;  // the cheap check first
+  return UsedForEviction() + more_bytes <= maxmemory_;
+}
 
 void Evictor::set_policy(EvictPolicy p) {
   if (p == policy_) return;
@@ -193,10 +217,7 @@ Evictor::Outcome Evictor::Perform() {
       outcome = Outcome::kFail;
       break;
     }
-    size_t before = AllocatedBytes();
-    server_.EvictKey(db, key);
-    size_t after = AllocatedBytes();
-    if (before > after) freed += before - after;
+    freed += server_.EvictKey(db, key);
     evicted_keys_++;
     keys++;
     if (keys % 16 == 0) {
@@ -252,10 +273,13 @@ void Evictor::StartTimer() {
   timer_running_ = true;
   // On the cron's loop (whichever poll group's thread evicted): it runs between that loop's
   // rounds of events, so clients are served meanwhile.
-  server_.group(0).loop().Post([this] {
-    std::lock_guard lock(server_.mu());
-    timer_running_ = false;  // Perform posts again while there is more to do
-    Perform();
+  // A busy script holds the lock: evicting waits for its end, as it does in Redis.
+  net::EventLoop& loop = server_.group(0).loop();
+  loop.Post([this, &loop] {
+    server_.WhenLocked(loop, [this] {
+      timer_running_ = false;  // Perform posts again while there is more to do
+      Perform();
+    });
   });
 }
 

@@ -42,7 +42,11 @@ class Evictor {
     kFail,     // over it and nothing more can be evicted: denyoom commands are refused
   };
 
-  explicit Evictor(Server& server) : server_(server) {}
+  // The keyspace's tables ask the last Evictor made (the server's) before they grow.
+  explicit Evictor(Server& server);
+  ~Evictor();
+  Evictor(const Evictor&) = delete;
+  Evictor& operator=(const Evictor&) = delete;
 
   void set_maxmemory(uint64_t bytes) { maxmemory_ = bytes; }
   uint64_t maxmemory() const { return maxmemory_; }
@@ -57,6 +61,10 @@ class Evictor {
   // The memory maxmemory is checked against (in use less what is not counted), and that part.
   size_t UsedForEviction() const;
   size_t NotCounted() const;
+  // Whether a key table may grow by `more_bytes` at load factor `load`: as Redis'
+  // dictExpandAllowed, not when that would put memory over maxmemory (the growth would evict
+  // keys), unless the table is loaded past 1.618.
+  bool AllowsTableGrowth(size_t more_bytes, double load) const;
 
   uint64_t evicted_keys() const { return evicted_keys_; }
   void ResetStats() {

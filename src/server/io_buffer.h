@@ -1,6 +1,7 @@
 // A growable byte buffer with a consumed prefix, for connection input and output.
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -30,6 +31,9 @@ class IoBuffer {
   void Clear() { start_ = end_ = 0; }
   // Gives memory back when a big buffer is idle.
   void ShrinkIfIdle(size_t keep);
+  // Reallocates the buffer to hold max(`cap`, size()) bytes, the data moved to its start; a
+  // buffer resized to 0 is freed. False when the memory cannot be had (the buffer is as it was).
+  bool Resize(size_t cap);
 
  private:
   char* data_ = nullptr;
@@ -59,6 +63,24 @@ inline char* IoBuffer::WritableTail(size_t min_free) {
 inline void IoBuffer::Consume(size_t n) {
   start_ += n;
   if (start_ == end_) start_ = end_ = 0;
+}
+
+inline bool IoBuffer::Resize(size_t cap) {
+  size_t used = size();
+  cap = std::max(cap, used);
+  if (cap == cap_ && start_ == 0) return true;
+  char* n = nullptr;
+  if (cap > 0) {
+    n = static_cast<char*>(malloc(cap));
+    if (!n) return false;
+    if (used) memcpy(n, data_ + start_, used);
+  }
+  free(data_);
+  data_ = n;
+  cap_ = cap;
+  start_ = 0;
+  end_ = used;
+  return true;
 }
 
 inline void IoBuffer::ShrinkIfIdle(size_t keep) {

@@ -92,26 +92,29 @@ Status Server::Rebind(int port, const std::string& bind) {
   if (error.ok()) bound_ = bind;
   // The swap happens on the listeners' loop, which may be accepting on the old ones now.
   auto shared = std::make_shared<std::vector<net::Fd>>(std::move(*fds));
-  groups_[0]->loop().Post([this, shared] {
-    std::lock_guard lock(mu_);
-    for (auto it = listeners_.begin(); it != listeners_.end();) {
-      if ((*it)->unix_socket()) {
-        ++it;
-        continue;
-      }
-      (*it)->Close();
-      retired_listeners_.push_back(std::move(*it));
-      it = listeners_.erase(it);
-    }
-    for (net::Fd& fd : *shared) {
-      auto l = std::make_unique<Listener>(*this, std::move(fd), false);
-      if (groups_[0]->loop().AddFd(l->fd(), net::EventLoop::kReadable, l.get()).ok()) {
-        listeners_.push_back(std::move(l));
-      }
-    }
-  });
+  net::EventLoop& loop = groups_[0]->loop();
+  loop.Post(
+      [this, shared, &loop] { WhenLocked(loop, [this, shared] { SwapListeners(*shared); }); });
   UpdateProcTitle();
   return error;
+}
+
+void Server::SwapListeners(std::vector<net::Fd>& fds) {
+  for (auto it = listeners_.begin(); it != listeners_.end();) {
+    if ((*it)->unix_socket()) {
+      ++it;
+      continue;
+    }
+    (*it)->Close();
+    retired_listeners_.push_back(std::move(*it));
+    it = listeners_.erase(it);
+  }
+  for (net::Fd& fd : fds) {
+    auto l = std::make_unique<Listener>(*this, std::move(fd), false);
+    if (groups_[0]->loop().AddFd(l->fd(), net::EventLoop::kReadable, l.get()).ok()) {
+      listeners_.push_back(std::move(l));
+    }
+  }
 }
 
 void Server::CloseListenersForExit() {

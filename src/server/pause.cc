@@ -89,11 +89,8 @@ void Server::PauseClients(int64_t end_ms, PauseType type, net::EventLoop& loop) 
   loop.AddTimer(std::max<int64_t>(1, pause_end_ms_ - WallMs() + 1), [this] {
     // A busy script holds the lock: this loop's clients are to get -BUSY meanwhile, so the
     // end waits for the script instead of the loop waiting for the lock.
-    std::unique_lock lock(mu_, std::try_to_lock);
-    if (!lock.owns_lock()) {
-      if (script_busy()) return int64_t{10};
-      lock.lock();
-    }
+    std::unique_lock lock(mu_, std::defer_lock);
+    if (!LockUnlessBusy(lock)) return int64_t{10};
     EndPauseIfDue();
     if (client_pause_type_ == PauseType::kOff) {
       pause_timer_armed_ = false;

@@ -33,6 +33,19 @@ void PollGroup::StartThread() {
   started.get_future().wait();
 }
 
+void PollGroup::StartClientsCron() {
+  loop_.Post([this] {
+    loop_.AddTimer(1000 / server_.hz(), [this] {
+      int64_t now = loop_.now_ms();
+      // DEBUG PAUSE-CRON stops it too, as it stops Redis' clientsCron.
+      if (!server_.debug_state().pause_cron.load(std::memory_order_relaxed)) {
+        for (auto& [id, c] : clients_) c->CronBuffers(now);
+      }
+      return int64_t{1000 / server_.hz()};
+    });
+  });
+}
+
 void PollGroup::StopAndJoin() {
   if (!thread_.joinable()) return;
   loop_.Stop();

@@ -22,6 +22,10 @@ class PollGroup {
 
   // Starts the loop's thread; returns once it runs.
   void StartThread();
+  // Starts the group's part of the clients' cron (Redis' clientsCron, for the buffers a loop
+  // thread owns): every 1000/hz ms, each client's query and reply buffers are resized to what
+  // it has used lately (Client::CronBuffers).
+  void StartClientsCron();
   void StopAndJoin();
 
   net::EventLoop& loop() { return loop_; }

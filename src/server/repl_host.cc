@@ -15,7 +15,7 @@ namespace {
 constexpr size_t kMasterGroup = 0;
 }  // namespace
 
-std::mutex& ServerReplHost::mu() { return server_.mu(); }
+std::timed_mutex& ServerReplHost::mu() { return server_.mu(); }
 store::Keyspace& ServerReplHost::keyspace() { return server_.keyspace(); }
 int64_t ServerReplHost::ConfigInt(const char* name) { return server_.config().GetInt(name); }
 std::string ServerReplHost::ConfigString(const char* name) {

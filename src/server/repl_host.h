@@ -14,7 +14,7 @@ class ServerReplHost final : public repl::Host {
  public:
   explicit ServerReplHost(Server& server) : server_(server) {}
 
-  std::mutex& mu() override;
+  std::timed_mutex& mu() override;
   store::Keyspace& keyspace() override;
   int64_t ConfigInt(const char* name) override;
   std::string ConfigString(const char* name) override;

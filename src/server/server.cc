@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cmd/registry.h"
+#include "common/alloc_count.h"
 #include "common/clock.h"
 #include "common/hash.h"
 #include "common/logging.h"
@@ -46,16 +47,16 @@ class Server::ChildWatch : public net::FdHandler {
   void OnEvents(uint32_t) override {
     net::EventLoop& loop = server_.groups_[0]->loop();
     loop.RemoveFd(fd_.get(), this);
-    done_ = true;
-    {
-      std::lock_guard lock(server_.mu_);
+    // A busy script holds the lock: the child is reaped once the script is over.
+    server_.WhenLocked(loop, [this, &loop] {
+      done_ = true;
       server_.aof_->ReapChild();
       server_.primary_->OnChildExit(WallMs());  // a sync that waited for the child starts
       server_.EndReplicationUnit();
-    }
-    // Freed after this event, with any other watch that has fired.
-    loop.Post([s = &server_] {
-      std::erase_if(s->child_watches_, [](const auto& w) { return w->done(); });
+      // Freed after this event, with any other watch that has fired.
+      loop.Post([s = &server_] {
+        std::erase_if(s->child_watches_, [](const auto& w) { return w->done(); });
+      });
     });
   }
 
@@ -376,7 +377,10 @@ Status Server::Start() {
   s = StartListeners();
   if (!s.ok()) return s;
   startup_loading_ = true;
-  for (auto& g : groups_) g->StartThread();
+  for (auto& g : groups_) {
+    g->StartThread();
+    g->StartClientsCron();
+  }
   groups_[0]->loop().Post(
       [this] { groups_[0]->loop().AddTimer(1000 / hz_, [this] { return Cron(); }); });
   std::unique_lock lock(mu_);
@@ -503,7 +507,10 @@ void Server::RemoveMonitor(Client* c) {
 }
 
 int64_t Server::Cron() {
-  std::lock_guard lock(mu_);
+  // A busy script holds the lock: no cron runs until its end (as in Redis), and this loop goes
+  // on answering its clients meanwhile.
+  std::unique_lock lock(mu_, std::defer_lock);
+  if (!LockUnlessBusy(lock)) return int64_t{10};
   int64_t period_ms = 1000 / hz_;
   if (shutdown_requested_) return period_ms;      // saved and exiting: nothing more goes out
   WatchdogSchedule(static_cast<int>(period_ms));  // re-armed even when paused, as in Redis
@@ -600,15 +607,18 @@ void Server::OnKeyExpired(int db, std::string_view key) {
 
 void Server::OnExpiredKeyRemoved(int64_t us) { RecordLatencyIfNeeded("expire-del", us / 1000); }
 
-void Server::EvictKey(int db, std::string_view key) {
+size_t Server::EvictKey(int db, std::string_view key) {
   std::string k(key);  // the view may point into the entry the deletion frees
   bool lazy = keyspace_->lazy_free_settings().eviction;
+  size_t before = AllocatedBytes();
   keyspace_->Delete(db, k, lazy);
+  size_t after = AllocatedBytes();
   KeyModifiedBy(db, k, nullptr);  // no client changed it: BCAST's NOLOOP hides it from none
   Notify(cmd::kNotifyEvicted, "evicted", k, db);
   PropagateDeletion(db, k, lazy);
   // Each eviction is a unit of its own, also before a command: Redis sends plain DELs.
   EndReplicationUnit();
+  return before > after ? before - after : 0;
 }
 
 void Server::PropagateDeletion(int db, std::string_view key, bool lazy) {

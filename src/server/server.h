@@ -10,6 +10,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -82,6 +83,8 @@ struct ServerStats {
   ShardedCounter net_input_bytes;
   ShardedCounter net_output_bytes;
   std::atomic<uint64_t> connected_clients{0};
+  // The cron's resizes of the clients' reply buffers (Client::CronBuffers).
+  std::atomic<uint64_t> reply_buffer_shrinks{0}, reply_buffer_expands{0};
   // Guarded by the keyspace lock:
   uint64_t total_commands = 0;
   uint64_t total_error_replies = 0;
@@ -129,7 +132,20 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // server in-process call it directly). Not from a poll-group thread.
   void Stop();
 
-  std::mutex& mu() { return mu_; }
+  std::timed_mutex& mu() { return mu_; }
+  // The cron's frequency (hz); any thread.
+  int hz() const { return hz_.load(std::memory_order_relaxed); }
+  // Takes the keyspace lock for a poll group's thread, unless a busy script holds it: then
+  // false, at once or as soon as the script becomes busy, so that the thread goes on serving
+  // its clients (-BUSY, SCRIPT KILL) instead of waiting for a script that may never end.
+  bool LockUnlessBusy(std::unique_lock<std::timed_mutex>& lock);
+  // Runs `fn` under the keyspace lock: here, or, while a script is busy, on the script's
+  // thread between two of its instructions, waiting for it there. For what must not wait for
+  // the script's end: a connection that opens or closes (CONNECTED_SLAVES in a script's INFO).
+  void RunLocked(const std::function<void()>& fn);
+  // Runs `fn` under the keyspace lock on `loop`'s thread (the caller's): now, or, while a busy
+  // script holds the lock, once it is over (Redis runs no timed work meanwhile either).
+  void WhenLocked(net::EventLoop& loop, std::function<void()> fn);
   store::Keyspace& keyspace() { return *keyspace_; }
   cmd::CommandTable& commands() { return commands_; }
   Config& config() { return *config_; }
@@ -170,8 +186,10 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Failover& failover() { return *failover_; }
   ShutdownWait& shutdown_wait() { return *shutdown_wait_; }
   // Removes a key maxmemory evicts, as DEL would: WATCH sees it, the "evicted" event fires and
-  // the replicas get a DEL. Keyspace lock held.
-  void EvictKey(int db, std::string_view key);
+  // the replicas get a DEL. Keyspace lock held. Returns the bytes the deletion itself freed:
+  // not what the invalidations, events and DEL then add (Redis' mem_freed), which must not
+  // make eviction go on (a tracking client's invalidations would outgrow each key freed).
+  size_t EvictKey(int db, std::string_view key);
   // The DEL (UNLINK when `lazy`) that tells replicas of a key the primary removed on its own
   // (expired, evicted).
   void PropagateDeletion(int db, std::string_view key, bool lazy = false);
@@ -314,6 +332,10 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // Scripting (scripting.cc, functions.cc). Keyspace lock held.
   script::LuaEngine& lua();
   script::FunctionLibraries& functions();
+  // The same if made already, else nullptr: INFO memory measures them without making them (a
+  // first INFO would otherwise grow used_memory by the interpreters' tens of KiB).
+  script::LuaEngine* lua_if_made() { return lua_.get(); }
+  script::FunctionLibraries* functions_if_made() { return functions_.get(); }
   // The libraries' codes, for a snapshot or an AOF rewrite (none before any was loaded).
   std::vector<std::string> FunctionCodes() const;
   // The libraries of a loaded RDB replace the current ones (with `merge`, DEBUG RELOAD MERGE,
@@ -385,6 +407,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // lock held.
   Status Rebind(int port, const std::string& bind);
   Result<std::vector<net::Fd>> ListenTcpOn(int port, const std::string& bind);
+  // Replaces the TCP listeners with `fds` (CONFIG SET port or bind). Listeners' loop, lock held.
+  void SwapListeners(std::vector<net::Fd>& fds);
   // A restarted primary's backlog gets the DELs of the keys its load found expired, after the
   // history the snapshot recorded, so its replicas delete them too when they continue.
   void FeedExpiredAtLoad();
@@ -434,7 +458,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void MaybeSlowlog(const Client& c, std::span<const std::string_view> args, int64_t dur_us);
 
   std::unique_ptr<Config> config_;
-  std::mutex mu_;
+  std::timed_mutex mu_;
   std::unique_ptr<store::Keyspace> keyspace_;
   std::unique_ptr<Persistence> persistence_;
   std::unique_ptr<Aof> aof_;
@@ -464,7 +488,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::string bgsave_title_, to_replicas_title_, aof_rewrite_title_;  // UpdateProcTitle
   bool listening_ = false;
   std::atomic<bool> startup_loading_{false};
-  std::unique_lock<std::mutex>* load_lock_ = nullptr;  // the startup load's hold on mu_
+  std::unique_lock<std::timed_mutex>* load_lock_ = nullptr;  // the startup load's hold on mu_
   int64_t last_load_yield_ms_ = 0;
   // Start's loading, with the keyspace lock held and the poll groups serving.
   Status LoadAtStartup();
@@ -494,12 +518,14 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::unique_ptr<script::LuaEngine> lua_;
   std::unique_ptr<script::FunctionLibraries> functions_;
   std::mutex busy_mu_;      // guards busy_script_ (read by every thread while busy)
-  // A command handed to the busy script's thread (RunOnScriptThread); guarded by busy_mu_.
+  // Work handed to the busy script's thread (RunOnScriptThread, RunLocked); guarded by busy_mu_.
   struct BusyHandoff {
-    Client* client;
-    std::span<const std::string_view> args;
+    const std::function<void()>* run;
     bool taken = false, done = false;
   };
+  // Runs `fn` on the busy script's thread (this one, if it is that thread) and waits for it;
+  // false when no script is busy (any more), `fn` not run.
+  bool HandToScript(const std::function<void()>& fn);
   std::vector<BusyHandoff*> busy_handoffs_;  // guarded by busy_mu_
   std::condition_variable busy_cv_;          // a handoff done, or the script over
   std::thread::id script_thread_;            // guarded by busy_mu_; set while busy
@@ -558,7 +584,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   bool active_expire_ = true;
   DebugState debug_state_;
   int notify_flags_ = 0;
-  int hz_ = 10;
+  std::atomic<int> hz_{10};  // read by the poll groups' cron (PollGroup)
   int busy_poll_us_ = 0;  // io-busy-poll-us
   // Mirrors of configuration read on every command.
   int64_t slowlog_slower_than_us_ = 10000;

@@ -250,16 +250,10 @@ void Tracking::ScheduleBroadcast() {
 
 void Tracking::RunScheduledBroadcast(net::EventLoop* loop) {
   // A busy script holds the lock: this loop serves its clients meanwhile, and tries again.
-  if (server_.script_busy()) {
-    loop->AddTimer(10, [this, loop] {
-      RunScheduledBroadcast(loop);
-      return int64_t{-1};
-    });
-    return;
-  }
-  std::lock_guard lock(server_.mu());
-  broadcast_scheduled_ = false;
-  Broadcast();
+  server_.WhenLocked(*loop, [this] {
+    broadcast_scheduled_ = false;
+    Broadcast();
+  });
 }
 
 namespace {

@@ -118,6 +118,12 @@ class IntrusiveTable {
   // While paused (a snapshot child is running) the table grows only when badly overloaded,
   // to spare copy-on-write pages, as Redis does.
   void set_resize_allowed(bool allowed) { resize_allowed_ = allowed; }
+  // Asked before a table of this Node type grows (not before its first allocation): the bytes
+  // the new bucket array takes and the load factor now; false keeps the table as it is, chains
+  // getting longer, until the next insert asks again. For the keyspace's tables the server
+  // refuses a growth that would put memory over maxmemory (Redis' dictExpandAllowed), so that
+  // a rehash does not make keys be evicted. Set once at startup; nullptr: always grow.
+  static inline bool (*expand_guard)(size_t more_bytes, double load) = nullptr;
 
  private:
   struct Table {
@@ -196,6 +202,11 @@ void IntrusiveTable<Node>::ExpandIfNeeded() {
   }
   if (t_[0].used >= t_[0].size() &&
       (resize_allowed_ || t_[0].used / t_[0].size() > table_detail::kForceResizeRatio)) {
+    if (expand_guard != nullptr &&
+        !expand_guard(std::bit_ceil(t_[0].used + 1) * sizeof(Node*),
+                      static_cast<double>(t_[0].used) / static_cast<double>(t_[0].size()))) {
+      return;
+    }
     StartResize(t_[0].used + 1);
   }
 }

@@ -179,6 +179,29 @@ double ChiSquare(const std::map<std::string, int>& picked, size_t keys) {
 // freedom, which a uniform pick never reaches while one that favours some chains does.
 double Bound(size_t keys) { return (keys - 1) + 10 * std::sqrt(2.0 * (keys - 1)); }
 
+// The expand guard is asked before a growth with the new array's bytes and the load factor;
+// refused, the table keeps its buckets (and asks again at the next insert).
+TEST(KeyTable, ExpandGuardCanHoldGrowthBack) {
+  static size_t asked_bytes = 0;
+  static double asked_load = 0;
+  static bool allow = false;
+  KeyTable::expand_guard = [](size_t more, double load) {
+    asked_bytes = more;
+    asked_load = load;
+    return allow;
+  };
+  KeyTable t;
+  for (int i = 0; i < 6; i++) t.Insert(Entry::Create(K(i), Value::Int(i)));
+  EXPECT_EQ(t.bucket_count(), 4u);
+  EXPECT_EQ(asked_bytes, 8 * sizeof(Entry*));
+  EXPECT_DOUBLE_EQ(asked_load, 5.0 / 4.0);
+  allow = true;
+  t.Insert(Entry::Create(K(6), Value::Int(6)));
+  EXPECT_EQ(t.bucket_count(), 4u + 8u);  // growing: both arrays
+  KeyTable::expand_guard = nullptr;
+  for (int i = 0; i < 7; i++) EXPECT_NE(t.Find(K(i)), nullptr) << i;
+}
+
 // Chains far longer than Random()'s least bound (a table that may not grow: 20 keys in 4
 // buckets) do not favour the keys of the shorter ones.
 TEST(KeyTable, RandomIsUniformOverLongChains) {

@@ -613,14 +613,19 @@ void Primary::AppendInfo(std::string* out, int64_t now_ms, bool role) const {
   out->append(buf);
 }
 
-Primary::Memory Primary::ReplicationMemory() const {
-  Memory m;
-  const Backlog* b = const_cast<Feed&>(feed_).backlog();
-  size_t own = 0;  // each replica's output besides the shared buffer
+size_t Primary::OwnOutput() const {
+  size_t own = 0;
   for (const auto& r : replicas_) {
     own +=
         r->client->output_pending() + r->data_batch.capacity() + (r->data ? r->data->Unsent() : 0);
   }
+  return own;
+}
+
+Primary::Memory Primary::ReplicationMemory() const {
+  Memory m;
+  const Backlog* b = const_cast<Feed&>(feed_).backlog();
+  size_t own = OwnOutput();
   m.total_buffers = (b ? b->memory() : 0) + own;
   size_t size = static_cast<size_t>(host_.ConfigInt("repl-backlog-size"));
   if (!replicas_.empty() && b && b->memory() > size) {
@@ -633,6 +638,11 @@ Primary::Memory Primary::ReplicationMemory() const {
   return m;
 }
 
-size_t Primary::OutputBytes() const { return ReplicationMemory().replicas; }
+size_t Primary::OutputBytes() const {
+  const Backlog* b = const_cast<Feed&>(feed_).backlog();
+  // Not ReplicationMemory().replicas: the shared buffer's part past the backlog's size stays
+  // uncounted after the replicas that made it grow went, until it is trimmed (Redis' rule).
+  return (b ? b->MemoryPastCapacity() : 0) + OwnOutput();
+}
 
 }  // namespace kv::repl

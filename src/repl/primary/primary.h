@@ -114,8 +114,9 @@ class Primary {
     size_t total_buffers = 0, backlog = 0, replicas = 0;
   };
   Memory ReplicationMemory() const;
-  // Memory maxmemory leaves out, as Redis' freeMemoryGetNotCountedMemory: the replicas' part
-  // of the shared buffer (what it holds past the backlog's size) and their other output.
+  // Memory maxmemory leaves out, as Redis' freeMemoryGetNotCountedMemory: the shared buffer's
+  // part past what a backlog of repl-backlog-size takes (with replicas attached or not), and
+  // the replicas' other output.
   size_t OutputBytes() const;
   // INFO replication; `role` adds the role line (a replica writes its own first).
   void AppendInfo(std::string* out, int64_t now_ms, bool role) const;
@@ -220,6 +221,9 @@ class Primary {
   };
 
   AttachedReplica* Find(ClientConn* c);
+  // The replicas' output besides the shared buffer: their own buffers, gathered and queued
+  // data-link bytes.
+  size_t OwnOutput() const;
   AttachedReplica* Register(ClientConn& c);
   void OnStream(std::string_view bytes);
   void ShiftReplid(const std::string& next);

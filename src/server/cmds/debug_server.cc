@@ -1,8 +1,8 @@
 // DEBUG's actions on the server as a whole: its testing switches (PAUSE-CRON, AOF-FLUSH-SLEEP,
-// SET-SKIP-CHECKSUM-VALIDATION, SET-DISABLE-DENY-SCRIPTS; debug_state.h), the list packed
-// threshold (QUICKLIST-PACKED-THRESHOLD), LOADAOF, CHANGE-REPL-ID, RESTART and
+// SET-SKIP-CHECKSUM-VALIDATION, SET-DISABLE-DENY-SCRIPTS, REPLYBUFFER; debug_state.h), the list
+// packed threshold (QUICKLIST-PACKED-THRESHOLD), LOADAOF, CHANGE-REPL-ID, RESTART and
 // CRASH-AND-RECOVER, LOG, LEAK, OOM, STRINGMATCH-TEST, and the answers for what kvstore lacks
-// (cluster mode, client eviction, reply-buffer resizing). Arities, reply texts and errors are
+// (cluster mode). Arities, reply texts and errors are
 // Redis 7.0's.
 #include <fcntl.h>
 #include <limits.h>
@@ -179,22 +179,29 @@ void QuicklistPackedThreshold(cmd::Context& c) {
   c.out.Ok();
 }
 
-// The syntax is checked as Redis does; both settings concern a mechanism kvstore lacks.
+// The cron's resizing of the clients' reply buffers (client_buffers.cc): PEAK-RESET-TIME
+// <ms|NEVER|RESET> sets how often a client's peak is reset, RESIZING <0|1> turns it off or on
+// (any text atoi reads as non-zero turns it on, as in Redis).
 void ReplyBuffer(cmd::Context& c) {
   std::string_view what = c.arg(2);
+  DebugState& debug = ServerOf(c).debug_state();
   if (EqualsIgnoreCase(what, "peak-reset-time")) {
     int64_t ms = 0;
-    if (!EqualsIgnoreCase(c.arg(3), "never") && !EqualsIgnoreCase(c.arg(3), "reset") &&
-        !c.ParseInt(c.arg(3), &ms)) {
+    if (EqualsIgnoreCase(c.arg(3), "never")) {
+      ms = -1;
+    } else if (EqualsIgnoreCase(c.arg(3), "reset")) {
+      ms = DebugState::kReplyBufferPeakResetMs;
+    } else if (!c.ParseInt(c.arg(3), &ms)) {
       return;
     }
-  } else if (!EqualsIgnoreCase(what, "resizing")) {
+    debug.reply_buffer_peak_reset_ms.store(ms, std::memory_order_relaxed);
+  } else if (EqualsIgnoreCase(what, "resizing")) {
+    debug.reply_buffer_resizing.store(AtoiArg(c, 3) != 0, std::memory_order_relaxed);
+  } else {
     c.Error(cmd::SubcommandSyntax(c.arg(1), c.arg(0)));
     return;
   }
-  c.Error(
-      "REPLYBUFFER is not supported: kvstore's reply buffers are not resized by the cron, so "
-      "there is no peak to reset and no resizing to switch");
+  c.out.Ok();
 }
 
 // The buckets of client eviction (client_eviction.h), while maxmemory-clients is set.

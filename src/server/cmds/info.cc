@@ -197,10 +197,11 @@ void MemorySection(Server& s, std::string* out) {
   MemoryUsage m = SampleMemory();
   MemoryUsageLines(m, out);
   // The EVAL interpreter and its script cache, the functions' interpreter and libraries.
-  script::LuaEngine& lua = s.lua();
-  script::FunctionLibraries& fn = s.functions();
-  size_t vm = lua.lua_memory(), scripts = lua.cache_memory();
-  size_t fn_vm = fn.engine().lua_memory(), fn_mem = fn.overhead_bytes();
+  // An interpreter not made yet (no script has run) uses nothing: it is not made to be measured.
+  script::LuaEngine* lua = s.lua_if_made();
+  script::FunctionLibraries* fn = s.functions_if_made();
+  size_t vm = lua ? lua->lua_memory() : 0, scripts = lua ? lua->cache_memory() : 0;
+  size_t fn_vm = fn ? fn->engine().lua_memory() : 0, fn_mem = fn ? fn->overhead_bytes() : 0;
   Appendf(out,
           "used_memory_lua:%zu\r\nused_memory_vm_eval:%zu\r\nused_memory_lua_human:%s\r\n"
           "used_memory_scripts_eval:%zu\r\nnumber_of_cached_scripts:%zu\r\n"
@@ -208,9 +209,9 @@ void MemorySection(Server& s, std::string* out) {
           "used_memory_vm_total:%zu\r\nused_memory_vm_total_human:%s\r\n"
           "used_memory_functions:%zu\r\nused_memory_scripts:%zu\r\n"
           "used_memory_scripts_human:%s\r\n",
-          vm, vm, BytesToHuman(vm).c_str(), scripts, lua.scripts(), fn.function_count(), fn_vm,
-          vm + fn_vm, BytesToHuman(vm + fn_vm).c_str(), fn_mem, scripts + fn_mem,
-          BytesToHuman(scripts + fn_mem).c_str());
+          vm, vm, BytesToHuman(vm).c_str(), scripts, lua ? lua->scripts() : 0,
+          fn ? fn->function_count() : 0, fn_vm, vm + fn_vm, BytesToHuman(vm + fn_vm).c_str(),
+          fn_mem, scripts + fn_mem, BytesToHuman(scripts + fn_mem).c_str());
   int64_t maxmemory = s.config().GetInt("maxmemory");
   Appendf(out, "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\n",
           static_cast<long long>(maxmemory), BytesToHuman(static_cast<uint64_t>(maxmemory)).c_str(),
@@ -310,6 +311,8 @@ void StatsSection(Server& s, std::string* out) {
   Appendf(out, "tracking_total_prefixes:%zu\r\n", s.tracking().total_prefixes());
   Appendf(out, "unexpected_error_replies:%llu\r\ntotal_error_replies:%llu\r\n",
           u(st.unexpected_error_replies), u(st.total_error_replies));
+  Appendf(out, "reply_buffer_shrinks:%llu\r\nreply_buffer_expands:%llu\r\n",
+          u(st.reply_buffer_shrinks.load()), u(st.reply_buffer_expands.load()));
   // kvstore: poll groups' busy polls (io-busy-poll-us) that found events, and that ran out.
   uint64_t hits = 0, misses = 0;
   for (size_t i = 0; i < s.num_groups(); i++) {

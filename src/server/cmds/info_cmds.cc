@@ -79,6 +79,8 @@ void ConfigResetStat(Context& c) {
   st.total_error_replies = 0;
   st.error_codes.clear();
   st.unexpected_error_replies = 0;
+  st.reply_buffer_shrinks = 0;
+  st.reply_buffer_expands = 0;
   s.primary().sync_stats() = {};
   st.exec = {};
   std::fill(std::begin(st.sample_time), std::end(st.sample_time), 0);

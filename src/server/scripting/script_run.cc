@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -99,9 +101,11 @@ bool ScriptRun::Interrupt() {
   // Clients of other poll groups see the busy state on their own threads, and hand what needs
   // the lock to this one; this group's wait on this thread, which serves them here.
   s_.ServeBusyHandoffs();
+  std::vector<Client*> gone;
   caller_.group().ForEach([&](Client& other) {
-    if (&other != &caller_) other.ServeWhileBusy();
+    if (&other != &caller_ && other.ServeWhileBusy()) gone.push_back(&other);
   });
+  for (Client* c : gone) c->Close("client closed connection");
   AcceptAndServe();
   return s_.script_kill_.load(std::memory_order_acquire);
 }
@@ -454,7 +458,11 @@ bool Server::NeedsScriptThread(Client& c, std::span<const std::string_view> args
 }
 
 bool Server::RunOnScriptThread(Client& c, std::span<const std::string_view> args) {
-  BusyHandoff h{&c, args};
+  return HandToScript([&] { RunForBusyClient(c, args); });
+}
+
+bool Server::HandToScript(const std::function<void()>& fn) {
+  BusyHandoff h{&fn};
   {
     std::unique_lock lock(busy_mu_);
     if (!script_busy()) return false;
@@ -466,8 +474,43 @@ bool Server::RunOnScriptThread(Client& c, std::span<const std::string_view> args
       return false;
     }
   }
-  RunForBusyClient(c, args);  // a client of the script's own poll group, served from Interrupt
+  fn();  // on the script's own thread (its poll group's clients, served from Interrupt)
   return true;
+}
+
+bool Server::LockUnlessBusy(std::unique_lock<std::timed_mutex>& lock) {
+  // A script holds the lock until it ends, and becomes busy only after busy-reply-threshold:
+  // the wait looks again now and then, so that a thread that began waiting before the script
+  // became busy is not held until its end.
+  constexpr auto kLookAgain = std::chrono::milliseconds(10);
+  while (!script_busy()) {
+    if (lock.try_lock_for(kLookAgain)) return true;
+  }
+  return false;
+}
+
+void Server::WhenLocked(net::EventLoop& loop, std::function<void()> fn) {
+  std::unique_lock lock(mu_, std::defer_lock);
+  if (LockUnlessBusy(lock)) {
+    fn();
+    return;
+  }
+  loop.AddTimer(10, [this, &loop, fn = std::move(fn)]() mutable {
+    WhenLocked(loop, std::move(fn));
+    return int64_t{-1};
+  });
+}
+
+void Server::RunLocked(const std::function<void()>& fn) {
+  for (;;) {
+    std::unique_lock lock(mu_, std::defer_lock);
+    if (LockUnlessBusy(lock)) {
+      fn();
+      return;
+    }
+    if (HandToScript(fn)) return;
+    // The script ended meanwhile: the lock is free (or soon is).
+  }
 }
 
 void Server::ServeBusyHandoffs() {
@@ -478,7 +521,7 @@ void Server::ServeBusyHandoffs() {
     for (BusyHandoff* h : todo) h->taken = true;
   }
   if (todo.empty()) return;
-  for (BusyHandoff* h : todo) RunForBusyClient(*h->client, h->args);
+  for (BusyHandoff* h : todo) (*h->run)();
   {
     std::lock_guard lock(busy_mu_);
     for (BusyHandoff* h : todo) h->done = true;
