@@ -42,6 +42,10 @@ class RequestParser {
   // While inside a bulk payload: how many bytes, counted from the request's first byte, the
   // request needs at least (0 otherwise). Lets the caller size its read buffer for big values.
   size_t BytesWanted() const;
+  // While inside a big bulk payload (32 KiB or more, Redis' PROTO_MBULK_BIG_ARG): where it
+  // starts in the request, else 0. Redis keeps such a payload alone in its query buffer, so
+  // CLIENT LIST's qbuf counts from there.
+  size_t BigBulkStart() const { return bulk_len_ >= 32 * 1024 ? pos_ : 0; }
   // True when the parser holds state from a partially received request.
   bool InProgress() const { return pos_ != 0; }
   // Forgets a partially parsed request; the next Parse starts over from the buffer it is given.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace kv::resp {
 
@@ -21,6 +22,14 @@ class ReplyWriter {
   // command that wrote it, though EXEC's commands write to EXEC's writer.
   uint64_t uncounted_errors() const { return errors_ - counted_errors_; }
   void MarkErrorsCounted() { counted_errors_ = errors_; }
+  // The error just written was counted where it arose (a script's redis.call error that the
+  // script returns or raises: Redis' ERR_REPLY_FLAG_NO_STATS_UPDATE). The command still failed:
+  // TakeCountedFailure says so once.
+  void MarkLastErrorCounted() {
+    if (counted_errors_ < errors_) counted_errors_++;
+    counted_failure_ = true;
+  }
+  bool TakeCountedFailure() { return std::exchange(counted_failure_, false); }
   // The code of the last error written ("ERR", "WRONGTYPE", ...), for INFO errorstats.
   std::string_view last_error_code() const { return {code_, code_len_}; }
   // The last error's text as written ("-ERR ..." without the CRLF), while the buffer holds it.
@@ -56,6 +65,7 @@ class ReplyWriter {
   int proto_;
   uint64_t errors_ = 0;
   uint64_t counted_errors_ = 0;
+  bool counted_failure_ = false;
   char code_[32];
   size_t code_len_ = 0;
   size_t error_at_ = 0, error_len_ = 0;

@@ -40,6 +40,14 @@ void PushError(lua_State* L, std::string_view error) {
   lua_settable(L, -3);
 }
 
+bool ErrorCounted(lua_State* L, int t) {
+  lua_pushstring(L, "ignore_error_stats_update");
+  lua_rawget(L, t);
+  bool counted = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return counted;
+}
+
 namespace {
 
 // A trusted reply (the server wrote it): no bounds are checked beyond the end pointer.
@@ -307,7 +315,9 @@ void WriteValue(lua_State* L, resp::ReplyWriter& w, int script_resp, ReplyBudget
         size_t len;
         const char* s = lua_tolstring(L, -1, &len);
         w.Error("-" + std::string(s, len));
-        lua_pop(L, 2);
+        lua_pop(L, 1);
+        if (ErrorCounted(L, lua_gettop(L))) w.MarkLastErrorCounted();
+        lua_pop(L, 1);
         return;
       }
       lua_pop(L, 1);

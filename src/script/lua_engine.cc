@@ -140,8 +140,9 @@ void ErrorMessage(lua_State* L, std::string* out) {
 
 // The error reply of a script that failed (Redis' luaCallFunction), from its error (on top of
 // the stack, a table from the error handler or a plain value). In protected mode.
-void ScriptErrorReply(lua_State* L, const std::string& name, std::string* out) {
+void ScriptErrorReply(lua_State* L, const std::string& name, std::string* out, bool* counted) {
   int err = lua_gettop(L);
+  *counted = false;
   if (!lua_istable(L, err)) {
     const char* msg = lua_isstring(L, err) ? lua_tostring(L, err) : "execution failure";
     out->assign("Error running script ").append(name).append(", ");
@@ -154,6 +155,7 @@ void ScriptErrorReply(lua_State* L, const std::string& name, std::string* out) {
   const char* source = RawField(L, err, "source", &source_len, &has_source);
   const char* line = RawField(L, err, "line", &line_len, &has_line);
   out->assign("-").append(msg, msg_len);
+  *counted = ErrorCounted(L, err);
   if (has_source && has_line) {
     out->append(" script: ").append(name).append(", on ").append(source, source_len);
     out->append(":").append(line, line_len).append(".");
@@ -201,6 +203,7 @@ struct RunFrame {
   resp::ReplyWriter* w;
   std::string* error;  // the script's error reply, when it failed
   bool failed = false;
+  bool error_counted = false;  // the error came from a command, which counted it
 };
 
 int RunProtected(lua_State* L) {
@@ -226,7 +229,7 @@ int RunProtected(lua_State* L) {
   int err = lua_pcall(L, nargs, 1, handler);
   if (err) {
     f->failed = true;
-    ScriptErrorReply(L, *f->name, f->error);
+    ScriptErrorReply(L, *f->name, f->error, &f->error_counted);
   } else {
     WriteReply(L, *f->w, f->engine->run().resp);
   }
@@ -454,6 +457,7 @@ void LuaEngine::Call(int fn_ref, bool eval, std::span<const std::string_view> ke
     w.Error(ProtectedError(L));
   } else if (frame.failed) {
     w.Error(error);
+    if (frame.error_counted) w.MarkLastErrorCounted();
   }
   lua_settop(L, top);
   // A small GC step every 50 runs keeps Lua from a full cycle at an inopportune time.

@@ -18,6 +18,9 @@ LuaEngine* EngineOf(lua_State* L);
 // Pushes Redis' error table {err="CODE msg"} (luaPushErrorBuff): "-CODE msg" keeps its code,
 // a message without one gets "ERR "; a trailing CRLF is trimmed.
 void PushError(lua_State* L, std::string_view error);
+// Whether the error table at absolute index `t` carries ignore_error_stats_update: its error
+// was counted by the command it came from (Redis' ERR_REPLY_FLAG_NO_STATS_UPDATE).
+bool ErrorCounted(lua_State* L, int t);
 
 // Pushes the Lua value of one RESP reply (redis.call's result, Redis' redisProtocolToLuaType).
 void PushReply(lua_State* L, std::string_view reply);

@@ -322,6 +322,10 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   size_t rb_size_ = kReplyChunk, rb_peak_ = kReplyChunk;
   int64_t rb_peak_reset_ms_ = 0;
   std::atomic<size_t> rbs_{kReplyChunk}, rbp_{kReplyChunk};  // for CLIENT LIST
+  // Reads what the socket holds (in_), as one read, or more while a big argument's bytes keep
+  // filling the room. kFilled: the last read filled its room (more may wait). Loop thread.
+  enum class ReadResult { kClosed, kNothing, kDrained, kFilled };
+  ReadResult ReadInput();
   // Notes what the replies in out_ take of the reply buffer, before they are written.
   void NoteReplyPeak() {
     rb_peak_ = std::max(rb_peak_, std::min(out_.size(), rb_size_));
@@ -336,9 +340,15 @@ class Client final : public net::FdHandler, public repl::ClientConn {
 
   cmd::Session session_;
   uint32_t flags_ = 0;                    // keyspace lock
-  std::atomic<size_t> master_pending_{0};  // in_.size() of the master client
+  // The primary's transaction so far (MULTI and what it queued): applied, but counted toward
+  // the replication offset (and passed to sub-replicas) only with its EXEC, as Redis' reploff,
+  // so that a link lost midway resumes before the MULTI instead of inside it.
+  std::string master_multi_;
+  std::atomic<size_t> master_pending_{0};  // read, not yet counted: in_ and master_multi_
   void NoteMasterPending() {
-    if (flags_ & kMaster) master_pending_.store(in_.size(), std::memory_order_relaxed);
+    if (flags_ & kMaster) {
+      master_pending_.store(in_.size() + master_multi_.size(), std::memory_order_relaxed);
+    }
   }
   Transaction tx_;                        // keyspace lock
   Blocked block_;                         // keyspace lock

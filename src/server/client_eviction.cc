@@ -303,7 +303,15 @@ void Client::NoteMemory() {
     in_cap_.store(in_.capacity(), std::memory_order_relaxed);
   }
   if (!ev.enabled()) return;
-  if (ev.Update(*this, OwnMemory(), EvictionCounted(), EvictionAllowed())) ev.EvictSoon(*this);
+  if (!ev.Update(*this, OwnMemory(), EvictionCounted(), EvictionAllowed())) return;
+  // Past the limit: evicted now where the lock is free (as Redis evicts before it serves the
+  // next event), else from the loop once it is.
+  std::unique_lock lock(server_.mu(), std::try_to_lock);
+  if (lock.owns_lock()) {
+    ev.EvictLocked(nullptr, false);
+  } else {
+    ev.EvictSoon(*this);
+  }
 }
 
 bool Client::CheckMemoryLocked() {

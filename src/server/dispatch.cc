@@ -276,10 +276,14 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     mspec->stats.usec += static_cast<uint64_t>(dur_us);
     RecordCommandLatency(*spec, dur_us);
   }
-  // EXEC fails only for its own errors: its commands' errors were counted as theirs.
+  // EXEC fails only for its own errors: its commands' errors were counted as theirs. A script
+  // that fails with a command's error fails, but the error was counted as the command's.
+  bool counted_failure = w.TakeCountedFailure();
   if (w.uncounted_errors() > 0) {
     mspec->stats.failed_calls++;
     CountErrors(w);
+  } else if (counted_failure) {
+    mspec->stats.failed_calls++;
   }
   stats_.dirty += ctx.dirty;
   if (dirty_reset_) {
@@ -379,9 +383,24 @@ void Server::FlushedAll() { dirty_reset_ = persistence_->ResetAfterFlushAll(); }
 void Server::CountErrors(resp::ReplyWriter& w) {
   uint64_t n = w.uncounted_errors();
   w.MarkErrorsCounted();
+  CountErrorCode(w.last_error_code(), n);
+}
+
+void Server::CountErrorText(std::string_view err) {
+  // As Redis' afterErrorReply: "-CODE msg" counts as CODE (a space within 32 bytes), any other
+  // text as ERR.
+  std::string_view code = "ERR";
+  if (!err.empty() && err[0] == '-') {
+    size_t sp = err.substr(0, 32).find(' ');
+    if (sp != std::string_view::npos) code = err.substr(1, sp - 1);
+  }
+  CountErrorCode(code, 1);
+}
+
+void Server::CountErrorCode(std::string_view error_code, uint64_t n) {
   stats_.total_error_replies += n;
   // Redis caps the number of distinct codes it tracks, so junk codes cannot grow the table.
-  std::string code(w.last_error_code());
+  std::string code(error_code);
   auto it = stats_.error_codes.find(code);
   if (it != stats_.error_codes.end()) {
     it->second += n;

@@ -443,7 +443,7 @@ Status Server::LoadAtStartup() {
   // With appendonly on, the AOF is the dataset and the RDB is not read (as in Redis).
   bool aof_used = false;
   Status s = aof_->LoadAtStartup(&aof_used);
-  if (!s.ok()) return s;
+  if (!s.ok() || shutdown_requested_) return s;
   if (!aof_used) {
     s = persistence_->LoadAtStartup();
     if (!s.ok() || shutdown_requested_) return s;

@@ -438,6 +438,10 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   int64_t blocked_run_us_ = 0;  // the duration of the run that just blocked (BlockClient)
   // Adds the errors `w` wrote since it was last counted to INFO's error statistics.
   void CountErrors(resp::ReplyWriter& w);
+  // Counts an error that is no reply of its own (a command a script's redis.pcall was refused:
+  // Redis counts it there), from its text ("-CODE msg", or a message that counts as ERR).
+  void CountErrorText(std::string_view err);
+  void CountErrorCode(std::string_view code, uint64_t n);
 
  public:
   // Redis' afterErrorReply for the peers that expect no errors: an error answered to our

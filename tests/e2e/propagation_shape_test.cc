@@ -198,29 +198,6 @@ TEST(PropagationShape, RestoreWithATtlPropagatesTheAbsoluteTime) {
   EXPECT_EQ(kv.replies, redis.replies);
 }
 
-// The lines of INFO `section` that start with one of `prefixes`, with usec fields removed.
-std::vector<std::string> InfoLines(RespClient& c, const std::string& section,
-                                   const std::vector<std::string>& prefixes) {
-  std::string info = c.Call({"INFO", section}).str;
-  std::vector<std::string> out;
-  size_t at = 0;
-  while (at < info.size()) {
-    size_t end = info.find("\r\n", at);
-    if (end == std::string::npos) end = info.size();
-    std::string line = info.substr(at, end - at);
-    at = end + 2;
-    for (const auto& p : prefixes) {
-      if (line.rfind(p, 0) != 0) continue;
-      size_t u = line.find("usec=");
-      size_t r = line.find("rejected_calls=");
-      if (u != std::string::npos && r != std::string::npos) line.erase(u, r - u);
-      out.push_back(line);
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 TEST(PropagationShape, ErrorsInsideExecCountAsTheCommandsNotExecs) {
   if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
   std::vector<std::string> seen[2];

@@ -117,6 +117,32 @@ TEST_P(ReplicationBuffer, TheBacklogOutgrowsItsSizeForAReplicaThatNeedsIt) {
   })) << InfoInt(*p_, "replication", "repl_backlog_histlen");
 }
 
+// A replica's hard output limit under repl-backlog-size counts as that size (Redis'
+// checkClientOutputBufferLimits): a replica that reconnects and is accepted a partial resync of
+// more than the limit gets it, instead of being cut off at once and resyncing in a loop.
+TEST_P(ReplicationBuffer, APartialResyncPastTheReplicaLimitIsNotCutOff) {
+  ASSERT_EQ(p_->Call({"CONFIG", "SET", "repl-backlog-size", "20mb"}).str, "OK");
+  ASSERT_EQ(p_->Call({"CONFIG", "SET", "client-output-buffer-limit", "replica 512k 0 0"}).str,
+            "OK");
+  ServerProcess a(Kind::kKvstore);
+  RespClient ra(a.port());
+  ASSERT_EQ(ra.Call({"REPLICAOF", "127.0.0.1", Port()}).str, "OK");
+  ASSERT_TRUE(InSync(*p_, ra));
+  // The replica is cut off, and 4 MB are written before it comes back.
+  const std::string big(2 * 1024 * 1024, 'A');
+  ASSERT_EQ(p_->Call({"MULTI"}).str, "OK");
+  p_->Call({"CLIENT", "KILL", "TYPE", "replica"});
+  p_->Call({"SET", "k1", big});
+  p_->Call({"SET", "k2", big});
+  p_->Call({"DEBUG", "SLEEP", "2"});  // the replica reconnects meanwhile
+  ASSERT_EQ(p_->Call({"EXEC"}).elems.size(), 4u);
+  ASSERT_EQ(p_->Call({"SET", "k3", big}).str, "OK");
+  ASSERT_TRUE(InSync(*p_, ra));
+  EXPECT_EQ(InfoInt(*p_, "stats", "sync_full"), 1);
+  EXPECT_EQ(InfoInt(*p_, "stats", "sync_partial_ok"), 1);
+  EXPECT_EQ(ra.Call({"DEBUG", "DIGEST"}).str, p_->Call({"DEBUG", "DIGEST"}).str);
+}
+
 INSTANTIATE_TEST_SUITE_P(Servers, ReplicationBuffer,
                          ::testing::Values(Kind::kKvstore, Kind::kRedis), [](const auto& info) {
                            return info.param == Kind::kKvstore ? "kvstore" : "redis";

@@ -1,4 +1,4 @@
-// End-to-end tests of a server loading its RDB at startup, as Redis 7.0 serves then: it
+// End-to-end tests of a server loading its RDB or its AOF at startup, as Redis 7.0 serves then: it
 // listens while it loads, answers -LOADING to what may not run yet, INFO shows loading:1 with
 // the loading_* progress fields, CONFIG SET of a DENY_LOADING parameter (dir) is refused with
 // -LOADING while others apply, and a SIGTERM or SHUTDOWN ends the process without saving over
@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -66,7 +67,11 @@ class StartupLoading : public ::testing::TestWithParam<Kind> {
         "yes",
         "--enable-debug-command",
         "yes"};
-    if (GetParam() == Kind::kRedis) args.insert(args.end(), {"--appendonly", "no"});
+    if (aof_) {
+      args.insert(args.end(), {"--appendonly", "yes", "--aof-use-rdb-preamble", "no"});
+    } else if (GetParam() == Kind::kRedis) {
+      args.insert(args.end(), {"--appendonly", "no"});
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -84,6 +89,7 @@ class StartupLoading : public ::testing::TestWithParam<Kind> {
 
   std::unique_ptr<ServerProcess> seed_;
   std::string rdb_;
+  bool aof_ = false;  // the server loads its AOF (StartupLoadingAof)
   pid_t pid_ = -1;
   int port_ = 0;
 };
@@ -133,6 +139,90 @@ TEST_P(StartupLoading, AShutdownDuringTheLoadDoesNotSave) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_EQ(ReadFile(seed_->dir() + "/dump.rdb"), rdb_);
 }
+
+// The same with the dataset in an AOF of commands (aof-use-rdb-preamble no): clients are let in
+// between the commands replayed.
+class StartupLoadingAof : public StartupLoading {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Kind::kRedis && !HaveRedisServer()) GTEST_SKIP() << "no redis-server";
+    aof_ = true;
+    seed_ = std::make_unique<ServerProcess>(
+        GetParam(), std::vector<std::string>{"--save", "", "--appendonly", "yes",
+                                             "--aof-use-rdb-preamble", "no"});
+    RespClient c(seed_->port());
+    ASSERT_EQ(c.Call({"DEBUG", "POPULATE", "20000", "key", "100"}).str, "OK");
+    ASSERT_EQ(c.Call({"BGREWRITEAOF"}).type, '+');
+    ASSERT_TRUE(WaitFor([&] {
+      return InfoField(c, "persistence", "aof_rewrite_in_progress") == "0" &&
+             InfoField(c, "persistence", "aof_rewrite_scheduled") == "0";
+    }));
+    ASSERT_EQ(c.Call({"SET", "after", "rewrite"}).str, "OK");  // one command in the increment
+    ASSERT_EQ(seed_->Stop(), 0);
+    // The manifest's lines: "file <name> seq <n> type <b|i>", the base first.
+    std::istringstream manifest(ReadFile(seed_->dir() + "/appendonlydir/appendonly.aof.manifest"));
+    for (std::string word, name; manifest >> word;) {
+      if (word != "file" || !(manifest >> name)) continue;
+      names_.push_back(name);
+      files_.push_back(ReadFile(seed_->dir() + "/appendonlydir/" + name));
+      aof_size_ += files_.back().size();
+    }
+    ASSERT_EQ(files_.size(), 2u);
+    ASSERT_GT(files_[0].size(), 100000u);
+    ASSERT_NE(files_[1].find("rewrite"), std::string::npos);
+  }
+  // The AOF's files are as they were before the start.
+  void ExpectFilesUntouched() {
+    for (size_t i = 0; i < names_.size(); i++) {
+      EXPECT_EQ(ReadFile(seed_->dir() + "/appendonlydir/" + names_[i]), files_[i]) << names_[i];
+    }
+  }
+
+  std::vector<std::string> names_, files_;
+  size_t aof_size_ = 0;
+};
+
+TEST_P(StartupLoadingAof, ClientsAreAnsweredWhileTheAofLoads) {
+  SpawnLoading();
+  RespClient c(port_);
+  EXPECT_EQ(InfoField(c, "persistence", "loading"), "1");
+  EXPECT_EQ(c.Raw({"GET", "key:1"}), "-LOADING Redis is loading the dataset in memory\r\n");
+  EXPECT_EQ(c.Raw({"CONFIG", "SET", "loglevel", "debug"}), "+OK\r\n");
+  EXPECT_EQ(InfoField(c, "persistence", "loading_total_bytes"), std::to_string(aof_size_));
+  ASSERT_TRUE(WaitFor([&] { return InfoField(c, "persistence", "loading") == "0"; }, 60000));
+  EXPECT_EQ(c.Call({"DBSIZE"}).integer, 20001);
+  EXPECT_EQ(c.Call({"GET", "after"}).str, "rewrite");
+}
+
+TEST_P(StartupLoadingAof, ASigtermDuringTheLoadExitsLeavingTheFiles) {
+  SpawnLoading();
+  RespClient c(port_);
+  ASSERT_EQ(InfoField(c, "persistence", "loading"), "1");
+  kill(pid_, SIGTERM);
+  int status = 0;
+  ASSERT_TRUE(WaitFor([&] { return Exited(&status); }, 30000)) << ReadFile(log());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_NE(ReadFile(log()).find("Received shutdown signal during loading"), std::string::npos)
+      << ReadFile(log());
+  ExpectFilesUntouched();
+}
+
+TEST_P(StartupLoadingAof, AShutdownDuringTheLoadLeavesTheFiles) {
+  SpawnLoading();
+  RespClient c(port_);
+  ASSERT_EQ(InfoField(c, "persistence", "loading"), "1");
+  c.Send({"SHUTDOWN", "SAVE"});
+  int status = 0;
+  ASSERT_TRUE(WaitFor([&] { return Exited(&status); }, 30000)) << ReadFile(log());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ExpectFilesUntouched();
+  EXPECT_NE(access((seed_->dir() + "/dump.rdb").c_str(), F_OK), 0);  // nothing saved
+}
+
+INSTANTIATE_TEST_SUITE_P(Servers, StartupLoadingAof,
+                         ::testing::Values(Kind::kKvstore, Kind::kRedis), [](const auto& info) {
+                           return std::string(info.param == Kind::kKvstore ? "kvstore" : "redis");
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Servers, StartupLoading, ::testing::Values(Kind::kKvstore, Kind::kRedis),
                          [](const auto& info) {

@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
+#include <sys/socket.h>
 #include <net/if.h>
 #include <poll.h>
 #include <signal.h>
@@ -55,7 +56,7 @@ bool Answers(int port) {
   auto fd = net::ConnectTcp("127.0.0.1", port, 200);
   if (!fd.ok()) return false;
   const char ping[] = "*1\r\n$4\r\nPING\r\n";
-  if (write(fd->get(), ping, sizeof(ping) - 1) < 0) return false;
+  if (send(fd->get(), ping, sizeof(ping) - 1, MSG_NOSIGNAL) < 0) return false;
   pollfd p{fd->get(), POLLIN, 0};
   if (poll(&p, 1, 1000) <= 0) return false;
   char buf[64];

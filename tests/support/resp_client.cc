@@ -1,6 +1,7 @@
 #include "tests/support/resp_client.h"
 
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 #include <unistd.h>
@@ -44,7 +45,9 @@ std::string RespClient::Encode(const std::vector<std::string>& args) {
 void RespClient::SendRaw(const std::string& bytes) {
   size_t off = 0;
   while (off < bytes.size()) {
-    ssize_t n = write(fd_.get(), bytes.data() + off, bytes.size() - off);
+    // MSG_NOSIGNAL: a server that died must fail this test, not kill the test binary with
+    // SIGPIPE (its servers would outlive it, holding ctest's output pipe open).
+    ssize_t n = send(fd_.get(), bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) {
         pollfd p{fd_.get(), POLLOUT, 0};

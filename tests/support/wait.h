@@ -1,12 +1,14 @@
-// Small helpers the end-to-end tests share: reading one INFO field, waiting for a condition,
+// Small helpers the end-to-end tests share: reading INFO fields and lines, waiting for a condition,
 // and waiting for a replica to have applied everything its primary produced.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/support/resp_client.h"
 
@@ -25,6 +27,29 @@ inline std::string InfoField(RespClient& c, const std::string& section, const st
 inline int64_t InfoInt(RespClient& c, const std::string& section, const std::string& name) {
   std::string v = InfoField(c, section, name);
   return v.empty() ? -1 : std::stoll(v);
+}
+
+// The lines of INFO `section` that start with one of `prefixes`, with usec fields removed.
+inline std::vector<std::string> InfoLines(RespClient& c, const std::string& section,
+                                          const std::vector<std::string>& prefixes) {
+  std::string info = c.Call({"INFO", section}).str;
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at < info.size()) {
+    size_t end = info.find("\r\n", at);
+    if (end == std::string::npos) end = info.size();
+    std::string line = info.substr(at, end - at);
+    at = end + 2;
+    for (const auto& p : prefixes) {
+      if (line.rfind(p, 0) != 0) continue;
+      size_t u = line.find("usec=");
+      size_t r = line.find("rejected_calls=");
+      if (u != std::string::npos && r != std::string::npos) line.erase(u, r - u);
+      out.push_back(line);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 // Polls `cond` every `step_ms`; its last answer after `timeout_ms`.

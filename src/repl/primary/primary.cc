@@ -173,7 +173,13 @@ size_t Primary::Unsent(const AttachedReplica& r) const {
 
 bool Primary::OverOutputLimit(AttachedReplica& r, size_t pending) {
   if (r.over_limit) return true;
-  if (!host_.replica_limits().Exceeded(pending, MonoMs(), &r.over_soft_since_ms)) return false;
+  // A hard limit under repl-backlog-size counts as that size, as in Redis: a partial resync
+  // the backlog accepts must not be cut off by the limit at once (the replica shares the
+  // backlog's memory anyway).
+  net::OutputLimit limit = host_.replica_limits();
+  if (const Backlog* b = feed_.backlog(); b && limit.hard)
+    limit.hard = std::max(limit.hard, b->capacity());
+  if (!limit.Exceeded(pending, MonoMs(), &r.over_soft_since_ms)) return false;
   r.client->LogOverLimit();
   r.over_limit = true;
   r.pin = Backlog::Cursor();  // its blocks need not be kept for it any more

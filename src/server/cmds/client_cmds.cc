@@ -84,6 +84,8 @@ void ClientList(Context& c) {
   std::string out;
   int64_t now = MonoMs();
   for (const auto& [id, cl] : s.clients()) {
+    // An evicted client is gone, as Redis frees it there and then (its close is under way).
+    if (cl->mem_slot().evicted.load(std::memory_order_relaxed)) continue;
     if (!type.empty() && TypeOf(*cl) != type) continue;
     if (!ids.empty() && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
     out += cl->Describe(now);

@@ -25,7 +25,8 @@
 namespace kv::server {
 namespace {
 
-enum class LoadResult { kOk, kNotExist, kEmpty, kOpenError, kFailed, kTruncated };
+// kStopped: a shutdown (signal or SHUTDOWN) came while the startup load let clients in.
+enum class LoadResult { kOk, kNotExist, kEmpty, kOpenError, kFailed, kTruncated, kStopped };
 
 bool PathExists(const std::string& p) {
   struct stat st;
@@ -120,9 +121,14 @@ class AofLoader {
                              !server_.debug_state().skip_checksum_validation;
       opts.key_load_delay_us = static_cast<int>(server_.config().GetInt("key-load-delay"));
       opts.warn = [](const std::string& w) { LOG_WARNING("RDB load: %s", w.c_str()); };
+      opts.progress_bytes =
+          static_cast<uint64_t>(server_.config().GetInt("loading-process-events-interval-bytes"));
+      opts.progress = [this](uint64_t offset) { Progress(offset); };
+      opts.stop = [this] { return server_.shutdown_requested(); };
       persist::MemorySource src(data);
       persist::RdbLoadResult res;
       Status st = persist::LoadRdb(src, server_.keyspace(), opts, &res);
+      if (server_.shutdown_requested()) return LoadResult::kStopped;
       if (st.ok()) st = server_.InstallFunctions(res.functions);
       if (!st.ok()) {
         LOG_WARNING(old_style ? "Error reading the RDB preamble of the AOF file %s, AOF loading "
@@ -140,8 +146,17 @@ class AofLoader {
 
   uint64_t commands() const { return commands_; }
   uint64_t keys() const { return keys_; }
+  // The bytes of the files loaded before the next one (INFO's loading_loaded_bytes).
+  void set_file_base(uint64_t bytes) { file_base_ = bytes; }
 
  private:
+  // `offset` bytes of the current file are in: INFO shows it, and at startup the clients are
+  // let in now and then (-LOADING, INFO), as between Redis' loading events.
+  void Progress(uint64_t offset) {
+    server_.persistence().LoadingProgress(file_base_ + offset);
+    server_.YieldWhileLoading();
+  }
+
   LoadResult Replay(const std::string& name, const std::string& path, std::string_view data,
                     uint64_t start) {
     persist::AofCommandReader reader(data.substr(start));
@@ -218,6 +233,11 @@ class AofLoader {
         valid_up_to = batch[i].end;
         commands_++;
         if (delay_us != 0) persist::DebugKeyDelay(delay_us);
+      }
+      if ((commands_ & 1023) < n) {  // every 1024 commands or so
+        Progress(valid_up_to);
+        server_.set_current_client(&fake);  // another client's commands may have run
+        if (server_.shutdown_requested()) return LoadResult::kStopped;
       }
       if ((commands_ & 1023) < n && MonoMs() - last_log >= 1000) {
         last_log = MonoMs();
@@ -306,6 +326,7 @@ class AofLoader {
   cmd::ExecStats stats_;
   std::string reply_;
   uint64_t commands_ = 0, keys_ = 0;
+  uint64_t file_base_ = 0;
 };
 
 Status Aof::LoadAtStartup(bool* used) {
@@ -358,6 +379,7 @@ Status Aof::LoadAtStartup(bool* used) {
   int64_t start_ms = MonoMs();
   bool empty = false;
   KV_TRY(LoadFiles(&empty));
+  if (server_.shutdown_requested()) return Status::Ok();  // a shutdown stopped the load
   LOG_NOTICE("DB loaded from append only file: %.3f seconds", (MonoMs() - start_ms) / 1000.0);
   return Status::Ok();
 }
@@ -369,9 +391,11 @@ Status Aof::LoadFiles(bool* empty) {
   if (manifest_.base) files.push_back(manifest_.base->name);
   for (const auto& i : manifest_.incrs) files.push_back(i.name);
   int64_t total = 0, base_size = 0;
+  std::vector<int64_t> sizes;
   for (const auto& f : files) {
     bool exists = false;
     int64_t size = FileSize(f, &exists);
+    sizes.push_back(size);
     if (!exists) {
       LOG_WARNING("Unable to obtain the AOF file %s length. stat: %s", f.c_str(), strerror(errno));
       return AlreadyLogged();
@@ -385,12 +409,16 @@ Status Aof::LoadFiles(bool* empty) {
   }
   AofLoader loader(server_, *this);
   server_.keyspace().set_loading(true);
+  server_.persistence().BeginLoading(static_cast<uint64_t>(total));
   LoadResult r = LoadResult::kOk;
+  uint64_t done = 0;
   for (size_t i = 0; i < files.size(); i++) {
     bool is_base = manifest_.base && i == 0;
     bool last = i + 1 == files.size();
     int64_t file_start = MonoMs();
+    loader.set_file_base(done);
     r = loader.LoadFile(files[i], is_base && files[i] == filename_);
+    done += static_cast<uint64_t>(sizes[i]);
     if (r == LoadResult::kOk || (r == LoadResult::kTruncated && last)) {
       LOG_NOTICE("DB loaded from %s file %s: %.3f seconds", is_base ? "base" : "incr",
                  files[i].c_str(), (MonoMs() - file_start) / 1000.0);
@@ -400,11 +428,14 @@ Status Aof::LoadFiles(bool* empty) {
       LOG_WARNING("Fatal error: the truncated file is not the last file");
       r = LoadResult::kFailed;
     }
-    if (r == LoadResult::kOpenError || r == LoadResult::kFailed || r == LoadResult::kNotExist) {
+    if (r == LoadResult::kOpenError || r == LoadResult::kFailed || r == LoadResult::kNotExist ||
+        r == LoadResult::kStopped) {
       break;
     }
   }
+  server_.persistence().EndLoading();
   server_.keyspace().set_loading(false);
+  if (r == LoadResult::kStopped) return Status::Ok();  // the server exits: nothing more to do
   if (r == LoadResult::kOpenError || r == LoadResult::kFailed || r == LoadResult::kNotExist) {
     return AlreadyLogged();
   }

@@ -150,12 +150,10 @@ Status Persistence::LoadAtStartup() {
   // primary drops them and remembers them for its replicas.
   bool replica = !server_.config().GetString("replicaof").empty();
   struct stat file {};
-  loading_total_ = stat(path.c_str(), &file) == 0 ? static_cast<uint64_t>(file.st_size) : 0;
-  loading_done_ = 0;
-  loading_start_ms_ = WallMs();
+  BeginLoading(stat(path.c_str(), &file) == 0 ? static_cast<uint64_t>(file.st_size) : 0);
   Status st = Load(path, false, &res, Server::FunctionsLoad::kReplaceAll,
                    replica ? nullptr : &startup_expired_, replica);
-  loading_start_ms_ = 0;
+  EndLoading();
   if (st.code() == Code::kNotFound) return Status::Ok();
   if (server_.shutdown_requested()) return Status::Ok();  // a signal stopped the load
   if (!st.ok()) {
@@ -392,6 +390,12 @@ void Persistence::AppendInfo(std::string* out, int64_t now_ms) const {
            static_cast<long long>(child_running() ? (now_ms - child_start_ms_) / 1000 : -1),
            u(rdb_saves_), u(load_keys_expired_), u(load_keys_loaded_));
   out->append(buf);
+}
+
+void Persistence::BeginLoading(uint64_t total_bytes) {
+  loading_total_ = total_bytes;
+  loading_done_ = 0;
+  loading_start_ms_ = WallMs();
 }
 
 void Persistence::AppendLoadingInfo(std::string* out, int64_t now_ms) const {

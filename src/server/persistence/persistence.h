@@ -35,6 +35,11 @@ class Persistence {
   // INFO's loading_* fields while LoadAtStartup runs (nothing otherwise).
   void AppendLoadingInfo(std::string* out, int64_t now_ms) const;
   bool loading_at_startup() const { return loading_start_ms_ != 0; }
+  // The startup load of `total_bytes` (the RDB, or the AOF's files) begins, has read `done`
+  // bytes, is over: INFO's loading_* fields.
+  void BeginLoading(uint64_t total_bytes);
+  void LoadingProgress(uint64_t done) { loading_done_ = done; }
+  void EndLoading() { loading_start_ms_ = 0; }
 
   // SAVE: writes the snapshot now, blocking everyone (as Redis does).
   Status SaveNow();
@@ -119,8 +124,8 @@ class Persistence {
   int64_t last_bgsave_duration_s_ = -1;
   uint64_t rdb_saves_ = 0;
   uint64_t load_keys_loaded_ = 0, load_keys_expired_ = 0;
-  // The startup load in progress (INFO's loading_* fields): wall-clock start, file size, bytes
-  // read so far; start 0 when none runs.
+  // The startup load in progress (INFO's loading_* fields): wall-clock start, files' size,
+  // bytes read so far; start 0 when none runs.
   int64_t loading_start_ms_ = 0;
   uint64_t loading_total_ = 0, loading_done_ = 0;
   // The running child, if any.

@@ -112,6 +112,15 @@ bool ScriptRun::Interrupt() {
 
 void ScriptRun::Call(std::vector<std::string>& argv, const script::RunState& run,
                      std::string* reply, std::string* error) {
+  // A command refused here (unknown, arity, the script's rules, OOM...) counts as an error
+  // reply where it is refused, as in Redis, whether the script catches it (redis.pcall) or not.
+  struct CountRefusal {
+    Server& s;
+    const std::string* error;
+    ~CountRefusal() {
+      if (!error->empty()) s.CountErrorText(*error);
+    }
+  } count_refusal{s_, error};
   std::vector<std::string_view> args(argv.begin(), argv.end());
   const cmd::CommandSpec* spec = Lookup(args);
   if (!spec) {
@@ -120,6 +129,7 @@ void ScriptRun::Call(std::vector<std::string>& argv, const script::RunState& run
   }
   if (!cmd::ArityOk(spec->arity, args.size())) {
     *error = "Wrong number of args calling Redis command from script";
+    const_cast<cmd::CommandSpec*>(spec)->stats.rejected_calls++;
     return;
   }
   uint32_t flags = spec->parent ? spec->parent->flags | spec->flags : spec->flags;
