@@ -121,14 +121,19 @@ TEST_P(ReplicationMultiOffset, ALinkLostInsideATransactionResumesBeforeItsMulti)
   const std::string multi = Cmd({"MULTI"}) + Cmd({"SET", "k1", "v1"});
   const std::string rest = Cmd({"INCR", "n"}) + Cmd({"EXEC"});
 
-  ServerProcess replica(GetParam(), {"--replicaof", "127.0.0.1 " + std::to_string(port)});
-  RespClient r(replica.port());
-  {
+  // The replica's next connection, within 30 s.
+  auto accept = [&] {
     auto conn = net::AcceptTcp(listener->get());
-    for (int i = 0; !conn.ok() && i < 1000; i++) {
+    for (int i = 0; !conn.ok() && i < 3000; i++) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       conn = net::AcceptTcp(listener->get());
     }
+    return conn;
+  };
+  ServerProcess replica(GetParam(), {"--replicaof", "127.0.0.1 " + std::to_string(port)});
+  RespClient r(replica.port());
+  {
+    auto conn = accept();
     ASSERT_TRUE(conn.ok());
     std::string buf;
     std::vector<std::string> psync = Handshake(conn->get(), &buf);
@@ -138,15 +143,14 @@ TEST_P(ReplicationMultiOffset, ALinkLostInsideATransactionResumesBeforeItsMulti)
     Send(conn->get(), before + multi);
     // Applied before the MULTI: the offset counts it; the MULTI and its SET are not counted.
     ASSERT_TRUE(WaitFor([&] { return r.Call({"GET", "k0"}).str == "v0"; }));
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the MULTI read too
+    ASSERT_TRUE(WaitFor([&] {  // the MULTI and its SET read too
+      return InfoField(r, "replication", "slave_read_repl_offset") ==
+             std::to_string(before.size() + multi.size());
+    }));
     EXPECT_EQ(InfoField(r, "replication", "master_repl_offset"), std::to_string(before.size()));
     EXPECT_EQ(r.Call({"EXISTS", "k1"}).integer, 0);
   }  // the link breaks inside the transaction
-  auto conn = net::AcceptTcp(listener->get());
-  for (int i = 0; !conn.ok() && i < 3000; i++) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    conn = net::AcceptTcp(listener->get());
-  }
+  auto conn = accept();
   ASSERT_TRUE(conn.ok());
   std::string buf;
   std::vector<std::string> psync = Handshake(conn->get(), &buf);

@@ -86,6 +86,25 @@ class StartupLoading : public ::testing::TestWithParam<Kind> {
     return true;
   }
   std::string log() const { return seed_->dir() + "/loading.log"; }
+  // Starts the loading server, stops it with SIGTERM (else SHUTDOWN SAVE) while it loads, and
+  // checks that it exited cleanly (what it left behind is the test's to check).
+  void StopDuringTheLoad(bool sigterm) {
+    SpawnLoading();
+    RespClient c(port_);
+    ASSERT_EQ(InfoField(c, "persistence", "loading"), "1");
+    if (sigterm) {
+      kill(pid_, SIGTERM);
+    } else {
+      c.Send({"SHUTDOWN", "SAVE"});
+    }
+    int status = 0;
+    ASSERT_TRUE(WaitFor([&] { return Exited(&status); }, 30000)) << ReadFile(log());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    if (sigterm) {
+      EXPECT_NE(ReadFile(log()).find("Received shutdown signal during loading"), std::string::npos)
+          << ReadFile(log());
+    }
+  }
 
   std::unique_ptr<ServerProcess> seed_;
   std::string rdb_;
@@ -117,26 +136,12 @@ TEST_P(StartupLoading, ClientsAreAnsweredWhileTheDataLoads) {
 }
 
 TEST_P(StartupLoading, ASigtermDuringTheLoadExitsWithoutSaving) {
-  SpawnLoading();
-  RespClient c(port_);
-  ASSERT_EQ(InfoField(c, "persistence", "loading"), "1");
-  kill(pid_, SIGTERM);
-  int status = 0;
-  ASSERT_TRUE(WaitFor([&] { return Exited(&status); }, 30000)) << ReadFile(log());
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  EXPECT_NE(ReadFile(log()).find("Received shutdown signal during loading"), std::string::npos)
-      << ReadFile(log());
+  ASSERT_NO_FATAL_FAILURE(StopDuringTheLoad(/*sigterm=*/true));
   EXPECT_EQ(ReadFile(seed_->dir() + "/dump.rdb"), rdb_);
 }
 
 TEST_P(StartupLoading, AShutdownDuringTheLoadDoesNotSave) {
-  SpawnLoading();
-  RespClient c(port_);
-  ASSERT_EQ(InfoField(c, "persistence", "loading"), "1");
-  c.Send({"SHUTDOWN", "SAVE"});
-  int status = 0;
-  ASSERT_TRUE(WaitFor([&] { return Exited(&status); }, 30000)) << ReadFile(log());
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ASSERT_NO_FATAL_FAILURE(StopDuringTheLoad(/*sigterm=*/false));
   EXPECT_EQ(ReadFile(seed_->dir() + "/dump.rdb"), rdb_);
 }
 
@@ -195,26 +200,12 @@ TEST_P(StartupLoadingAof, ClientsAreAnsweredWhileTheAofLoads) {
 }
 
 TEST_P(StartupLoadingAof, ASigtermDuringTheLoadExitsLeavingTheFiles) {
-  SpawnLoading();
-  RespClient c(port_);
-  ASSERT_EQ(InfoField(c, "persistence", "loading"), "1");
-  kill(pid_, SIGTERM);
-  int status = 0;
-  ASSERT_TRUE(WaitFor([&] { return Exited(&status); }, 30000)) << ReadFile(log());
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  EXPECT_NE(ReadFile(log()).find("Received shutdown signal during loading"), std::string::npos)
-      << ReadFile(log());
+  ASSERT_NO_FATAL_FAILURE(StopDuringTheLoad(/*sigterm=*/true));
   ExpectFilesUntouched();
 }
 
 TEST_P(StartupLoadingAof, AShutdownDuringTheLoadLeavesTheFiles) {
-  SpawnLoading();
-  RespClient c(port_);
-  ASSERT_EQ(InfoField(c, "persistence", "loading"), "1");
-  c.Send({"SHUTDOWN", "SAVE"});
-  int status = 0;
-  ASSERT_TRUE(WaitFor([&] { return Exited(&status); }, 30000)) << ReadFile(log());
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ASSERT_NO_FATAL_FAILURE(StopDuringTheLoad(/*sigterm=*/false));
   ExpectFilesUntouched();
   EXPECT_NE(access((seed_->dir() + "/dump.rdb").c_str(), F_OK), 0);  // nothing saved
 }
