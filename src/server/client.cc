@@ -19,9 +19,6 @@
 namespace kv::server {
 
 namespace {
-constexpr size_t kReadChunk = 16 * 1024;
-// Redis' PROTO_MBULK_BIG_ARG: a request this big gets a query buffer of its own size.
-constexpr size_t kBigArg = 32 * 1024;
 // Backpressure: a client whose unread replies pass this is not read from until they drain, so a
 // peer that pipelines without reading cannot grow the server's memory without bound.
 constexpr size_t kPauseReadingAt = 64 * 1024 * 1024;
@@ -146,60 +143,6 @@ void Client::HandleReadable() {
   if (DeferFlush()) return;
   if (!Flush()) return;
   UpdateInterest();
-}
-
-Client::ReadResult Client::ReadInput() {
-  // Big bulk arguments are read in few calls, but the buffer only doubles per read, so a peer
-  // that declares a huge length and sends nothing cannot make the server reserve it up front.
-  // While a big argument's bytes keep filling the room, the reads go on now (as Redis reads a
-  // big argument whole): CLIENT LIST and client eviction see what the peer has sent.
-  ReadResult result = ReadResult::kNothing;
-  for (;;) {
-    size_t want = kReadChunk;
-    size_t needed = parser_.BytesWanted();
-    if (needed > in_.size()) {
-      size_t rest = needed - in_.size();
-      size_t grow_by = std::max(kReadChunk, in_.capacity());
-      want = std::clamp(rest, kReadChunk, grow_by);
-      // The growth that completes a big argument takes what it needs, not the next power of
-      // two (Redis sizes a big argument's buffer to it): a client's memory is its arguments'.
-      if (needed >= kBigArg && in_.tail_room() < rest && rest <= grow_by &&
-          in_.Resize(in_.size() + rest)) {
-        want = rest;
-      }
-    }
-    char* tail = in_.WritableTail(want);
-    if (!tail) {
-      LOG_WARNING("Out of memory reading from client id=%llu addr=%s: closing it",
-                  static_cast<unsigned long long>(id()), peer_.c_str());
-      Close("out of memory");
-      return ReadResult::kClosed;
-    }
-    size_t room = in_.tail_room();
-    ssize_t n = read(fd_.get(), tail, room);
-    if (n == 0) {
-      Close("client closed connection");
-      return ReadResult::kClosed;
-    }
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EINTR) return result;
-      Close(std::string("read error: ") + strerror(errno));
-      return ReadResult::kClosed;
-    }
-    in_.Commit(static_cast<size_t>(n));
-    in_peak_ = std::max(in_peak_, in_.size());
-    NoteMasterPending();
-    server_.stats().net_input_bytes.Add(static_cast<uint64_t>(n));
-    last_interaction_ms_.store(group_.loop().now_ms(), std::memory_order_relaxed);
-    if (in_.size() > static_cast<size_t>(server_.query_buffer_limit())) {
-      LOG_WARNING("Closing client that reached max query buffer length: id=%llu addr=%s qbuf=%zu",
-                  static_cast<unsigned long long>(id()), peer_.c_str(), in_.size());
-      Close("query buffer limit");
-      return ReadResult::kClosed;
-    }
-    result = static_cast<size_t>(n) < room ? ReadResult::kDrained : ReadResult::kFilled;
-    if (result == ReadResult::kDrained || parser_.BytesWanted() <= in_.size()) return result;
-  }
 }
 
 thread_local Client::RoundFlush Client::round_flush;

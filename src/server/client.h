@@ -318,6 +318,8 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   // the last cron. The reply buffer: out_ keeps rb_size_ bytes between replies; rb_peak_ is the
   // most of it the replies used since the peak was last reset (CLIENT LIST's rbs and rbp).
   static constexpr size_t kReplyChunk = 16 * 1024;  // Redis' PROTO_REPLY_CHUNK_BYTES
+  static constexpr size_t kReadChunk =
+      16 * 1024;  // a read's room, unless a big argument wants more
   size_t in_peak_ = 0;
   size_t rb_size_ = kReplyChunk, rb_peak_ = kReplyChunk;
   int64_t rb_peak_reset_ms_ = 0;

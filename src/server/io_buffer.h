@@ -48,12 +48,7 @@ inline char* IoBuffer::WritableTail(size_t min_free) {
   } else {
     size_t ncap = cap_ ? cap_ : 4096;
     while (ncap - used < min_free) ncap *= 2;
-    char* n = static_cast<char*>(malloc(ncap));
-    if (!n) return nullptr;
-    if (used) memcpy(n, data_ + start_, used);
-    free(data_);
-    data_ = n;
-    cap_ = ncap;
+    if (!Resize(ncap)) return nullptr;
   }
   start_ = 0;
   end_ = used;
