@@ -131,6 +131,7 @@ void Primary::OnClientClosed(ClientConn* c) {
     return true;
   });
   UpdateNeededFrom();
+  if (Backlog* b = feed_.backlog()) b->Trim();
 }
 
 void Primary::OnStream(std::string_view bytes) {
@@ -146,7 +147,11 @@ void Primary::OnStream(std::string_view bytes) {
       r->client->StreamMore();
     }
   }
+  // Append trimmed with what the replicas needed before these bytes: one that was cut off
+  // meanwhile (CLIENT KILL in the same EXEC, an output limit) must not keep the history its
+  // reconnection would resync from.
   UpdateNeededFrom();
+  if (Backlog* b = feed_.backlog()) b->Trim();
 }
 
 void Primary::UpdateNeededFrom() {
