@@ -2,6 +2,7 @@
 // whose unsent output passes the hard limit, or stays over the soft one for `seconds`, is closed.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -21,6 +22,24 @@ struct OutputLimit {
     return (hard && pending > hard) ||
            (over_soft && now_ms - *over_soft_since_ms >= seconds * 1000);
   }
+};
+
+// An OutputLimit that CONFIG SET changes while clients of any thread read it.
+class AtomicOutputLimit {
+ public:
+  OutputLimit Load() const {
+    return {hard_.load(std::memory_order_relaxed), soft_.load(std::memory_order_relaxed),
+            seconds_.load(std::memory_order_relaxed)};
+  }
+  void Store(const OutputLimit& l) {
+    hard_.store(l.hard, std::memory_order_relaxed);
+    soft_.store(l.soft, std::memory_order_relaxed);
+    seconds_.store(l.seconds, std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<size_t> hard_{0}, soft_{0};
+  std::atomic<int64_t> seconds_{0};
 };
 
 }  // namespace kv::net

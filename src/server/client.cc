@@ -131,7 +131,10 @@ void Client::HandleReadable() {
     ReadResult r = ReadInput();
     if (r == ReadResult::kClosed) return;
     if (r == ReadResult::kNothing && pass == 0) return;
-    if (r != ReadResult::kNothing) ProcessInput();
+    if (r != ReadResult::kNothing) {
+      TakePushed();
+      ProcessInput();
+    }
     if (closed_) return;
     // The first read ends before a big argument's header is parsed: with more of it waiting
     // in the socket, the rest is read now (once more), as Redis reads a big argument whole.
@@ -337,6 +340,7 @@ void Client::ProcessInput() {
     }
   }
   if (lock.owns_lock()) {
+    server_.tracking().BroadcastPending();
     server_.InputDone(*this);
     server_.primary().ReleaseDataLinkBytes(&round_kicks.links);
     lock.unlock();
@@ -527,6 +531,18 @@ bool Client::OverNormalOutputLimit() {
   return limit.Exceeded(out_.size() - out_sent_, MonoMs(), &over_normal_soft_since_ms_);
 }
 
+bool Client::CronOverOutputLimit() {
+  if (closed_ || (flags_ & (kMaster | kReplica))) return false;
+  if (subscriptions() == 0) return OverNormalOutputLimit();
+  std::lock_guard lock(push_mu_);
+  size_t pending = pushed_.size() + (out_.size() - out_sent_);
+  if (pending == 0) {
+    over_soft_since_ms_ = 0;
+    return false;
+  }
+  return server_.pubsub_limits().Exceeded(pending, MonoMs(), &over_soft_since_ms_);
+}
+
 void Client::LogOverLimit() const {
   LOG_WARNING("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output "
               "buffer limits.", static_cast<unsigned long long>(id()), peer_.c_str());
@@ -589,6 +605,15 @@ void Client::CheckpointReplies() {
 void Client::AppendPush(std::string_view frame) {
   push_spans_.emplace_back(out_.size(), frame.size());
   out_.append(frame);
+}
+
+void Client::TakePushed() {
+  // What another thread pushed before this input was read (a message, an invalidation) goes
+  // ahead of the replies to it; the posted DrainPushed finds the rest.
+  std::lock_guard lock(push_mu_);
+  if (pushed_.empty()) return;
+  out_.append(pushed_);
+  pushed_.clear();
 }
 
 void Client::DrainPushed() {

@@ -238,6 +238,10 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   // buffer kept between replies shrinks to what the last replies took or doubles (up to 16 KiB)
   // when they filled it. Loop thread.
   void CronBuffers(int64_t now_ms);
+  // Whether the unsent output has passed the client's output limit (hard, or soft for long
+  // enough), for the cron: as Redis' clientsCron, a client over its soft limit is closed once
+  // the time is up even if no more output comes. Loop thread; the caller closes it.
+  bool CronOverOutputLimit();
   size_t MultiMemory() const;
 
  private:
@@ -276,6 +280,8 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   bool Flush();
   void UpdateInterest();
   void DrainPushed();
+  // Moves what was pushed so far into the output, before new input is processed.
+  void TakePushed();
   // Posts DrainPushed to the loop unless it is posted already. push_mu_ held.
   void SchedulePushedLocked();
   // Writes the replication stream from stream_ once the replies before it are out. Returns

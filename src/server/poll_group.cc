@@ -39,7 +39,17 @@ void PollGroup::StartClientsCron() {
       int64_t now = loop_.now_ms();
       // DEBUG PAUSE-CRON stops it too, as it stops Redis' clientsCron.
       if (!server_.debug_state().pause_cron.load(std::memory_order_relaxed)) {
-        for (auto& [id, c] : clients_) c->CronBuffers(now);
+        std::vector<uint64_t> over;
+        for (auto& [id, c] : clients_) {
+          c->CronBuffers(now);
+          if (c->CronOverOutputLimit()) over.push_back(id);
+        }
+        for (uint64_t id : over) {
+          if (Client* c = Find(id)) {
+            c->LogOverLimit();
+            c->Close("output buffer limit");
+          }
+        }
       }
       return int64_t{1000 / server_.hz()};
     });

@@ -48,7 +48,8 @@ void Server::Deliver(Client* target, const std::string& frame) {
     target->AppendPush(frame);
     return;
   }
-  target->Push(frame, pubsub_limits_.hard, pubsub_limits_.soft, pubsub_limits_.seconds);
+  net::OutputLimit l = pubsub_limits();
+  target->Push(frame, l.hard, l.soft, l.seconds);
 }
 
 int64_t Server::Publish(std::string_view channel, std::string_view message) {

@@ -189,19 +189,16 @@ void Server::WireConfig() {
   c.OnApply("client-output-buffer-limit", [this](const std::string& v) {
     auto words = SplitArgs(v).value_or(std::vector<std::string>{});
     for (size_t i = 0; i + 3 < words.size(); i += 4) {
+      net::OutputLimit l{static_cast<size_t>(ParseMemory(words[i + 1]).value_or(0)),
+                         static_cast<size_t>(ParseMemory(words[i + 2]).value_or(0)),
+                         ParseInt64(words[i + 3]).value_or(0)};
       if (words[i] == "normal") {
-        normal_hard_ = static_cast<size_t>(ParseMemory(words[i + 1]).value_or(0));
-        normal_soft_ = static_cast<size_t>(ParseMemory(words[i + 2]).value_or(0));
-        normal_seconds_ = ParseInt64(words[i + 3]).value_or(0);
-        continue;
+        normal_limits_.Store(l);
+      } else if (words[i] == "pubsub") {
+        pubsub_limits_.Store(l);
+      } else if (words[i] == "slave" || words[i] == "replica") {
+        replica_limits_ = l;
       }
-      net::OutputLimit* l = words[i] == "pubsub"                           ? &pubsub_limits_
-                            : words[i] == "slave" || words[i] == "replica" ? &replica_limits_
-                                                                           : nullptr;
-      if (!l) continue;
-      l->hard = static_cast<size_t>(ParseMemory(words[i + 1]).value_or(0));
-      l->soft = static_cast<size_t>(ParseMemory(words[i + 2]).value_or(0));
-      l->seconds = ParseInt64(words[i + 3]).value_or(0);
     }
     return Status::Ok();
   });

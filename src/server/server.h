@@ -200,12 +200,10 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void WatchSnapshotChild(pid_t pid);
   // client-output-buffer-limit replica. Keyspace lock held.
   const net::OutputLimit& replica_limits() const { return replica_limits_; }
-  // client-output-buffer-limit normal. Any thread (a client checks it as it flushes).
-  net::OutputLimit normal_limits() const {
-    return {normal_hard_.load(std::memory_order_relaxed),
-            normal_soft_.load(std::memory_order_relaxed),
-            normal_seconds_.load(std::memory_order_relaxed)};
-  }
+  // client-output-buffer-limit normal and pubsub. Any thread (a client checks them as it
+  // flushes, a publisher as it pushes).
+  net::OutputLimit normal_limits() const { return normal_limits_.Load(); }
+  net::OutputLimit pubsub_limits() const { return pubsub_limits_.Load(); }
   // The master client applied one command of the replication stream (`raw`: its bytes).
   void OnMasterCommand(Client& c, std::string_view raw);
   // In a forked child: closes the listening sockets so the port is free when the parent exits.
@@ -575,9 +573,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   bool ExecMayReplicate(Client& c);
   uint64_t block_generation_ = 0;
   Subscribers channels_, patterns_, shard_channels_;
-  net::OutputLimit pubsub_limits_, replica_limits_;
-  std::atomic<size_t> normal_hard_{0}, normal_soft_{0};
-  std::atomic<int64_t> normal_seconds_{0};
+  net::OutputLimit replica_limits_;
+  net::AtomicOutputLimit normal_limits_, pubsub_limits_;
   std::vector<Client*> monitors_;
   std::deque<SlowlogEntry> slowlog_;
   uint64_t slowlog_next_id_ = 0;

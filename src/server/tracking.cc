@@ -250,10 +250,7 @@ void Tracking::ScheduleBroadcast() {
 
 void Tracking::RunScheduledBroadcast(net::EventLoop* loop) {
   // A busy script holds the lock: this loop serves its clients meanwhile, and tries again.
-  server_.WhenLocked(*loop, [this] {
-    broadcast_scheduled_ = false;
-    Broadcast();
-  });
+  server_.WhenLocked(*loop, [this] { BroadcastPending(); });
 }
 
 namespace {
@@ -323,7 +320,7 @@ void Tracking::Deliver(Client& to, const std::string& frame) {
     return;
   }
   if (to.subscriptions() > 0) {
-    const net::OutputLimit& l = server_.pubsub_limits_;
+    net::OutputLimit l = server_.pubsub_limits();
     to.Push(frame, l.hard, l.soft, l.seconds);
   } else {
     to.Push(frame);  // client-output-buffer-limit normal applies as it is written

@@ -112,6 +112,16 @@ class Tracking {
   // 7.0 makes without signalling the list as modified.
   void set_unchanged_keys(std::span<const std::string_view> keys) { unchanged_keys_ = keys; }
 
+  // The broadcast of what a client's input just changed, sent before that client's replies are
+  // written (Client::ProcessInput): whoever learns of the write from its reply and then asks
+  // a BCAST client to do something finds the invalidation ahead of that reply, as Redis
+  // writes the round's broadcasts before its replies. Keyspace lock held.
+  void BroadcastPending() {
+    if (!broadcast_scheduled_) return;
+    broadcast_scheduled_ = false;  // the posted run finds nothing left
+    Broadcast();
+  }
+
   size_t clients() const { return clients_; }
   size_t total_keys() const { return table_.size(); }
   uint64_t total_items() const { return items_; }

@@ -111,6 +111,41 @@ TEST_P(ClientBuffers, QueryBufferIsGivenBackWhenIdleOrPastItsPeak) {
   EXPECT_GT(qbuf(), 0);
 }
 
+// A client over its soft output limit is closed once the limit's seconds are up even when no
+// more output comes for it (Redis' clientsCron checks the limits too): a subscriber that
+// stopped reading, and a client that asked for a big reply and does not read it.
+TEST_P(ClientBuffers, ASoftLimitClosesAnIdleClientOnceItsTimeIsUp) {
+  ServerProcess s(GetParam());
+  RespClient r(s.port());
+  ASSERT_EQ(
+      r.Call({"CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 100000 2 normal 0 100000 2"})
+          .str,
+      "OK");
+  auto gone = [&](const std::string& name) {
+    return WaitFor([&] { return ClientField(r, name, "omem") < 0; });
+  };
+
+  RespClient sub(s.port());
+  ASSERT_EQ(sub.Call({"CLIENT", "SETNAME", "subscriber"}).str, "OK");
+  sub.Call({"SUBSCRIBE", "news"});
+  std::string msg(10000, 'x');
+  // The sockets' buffers take the first megabytes; then the server holds the rest.
+  for (int i = 0; i < 5000 && ClientField(r, "subscriber", "omem") <= 100000; i++) {
+    ASSERT_EQ(r.Call({"PUBLISH", "news", msg}).integer, 1);
+  }
+  ASSERT_GT(ClientField(r, "subscriber", "omem"), 100000);
+  EXPECT_TRUE(gone("subscriber"));
+
+  // 20 MB in one reply: more than the sockets' buffers take.
+  ASSERT_EQ(r.Call({"SET", "big", std::string(20000000, 'x')}).str, "OK");
+  RespClient reader(s.port());
+  ASSERT_EQ(reader.Call({"CLIENT", "SETNAME", "reader"}).str, "OK");
+  reader.Send({"GET", "big"});
+  ASSERT_TRUE(WaitFor([&] { return ClientField(r, "reader", "omem") > 100000; }));
+  EXPECT_TRUE(gone("reader"));
+  EXPECT_EQ(r.Call({"PING"}).str, "PONG");
+}
+
 INSTANTIATE_TEST_SUITE_P(Servers, ClientBuffers, ::testing::Values(Kind::kKvstore, Kind::kRedis),
                          [](const auto& info) {
                            return info.param == Kind::kKvstore ? "kvstore" : "redis";

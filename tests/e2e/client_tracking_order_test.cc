@@ -84,6 +84,24 @@ TEST_F(TrackingOrder, BcastNoloopCountsScriptWritesAsTheScripts) {
   });
 }
 
+// A write's broadcast reaches a tracking client before the reply to a command that client
+// sends once the write was answered: the invalidation is written in the write's own round, as
+// Redis writes it before it sleeps (unit/tracking's switch from normal tracking to BCAST).
+TEST_F(TrackingOrder, BroadcastPrecedesTheNextReply) {
+  ExpectSameAsRedis([](int port, Transcript& t) {
+    RespClient a = Resp3(port), b(port);
+    t.Call(a, "a", {"CLIENT", "TRACKING", "ON"});
+    t.Call(b, "b", {"SET", "key1", "1"});
+    t.Call(a, "a", {"GET", "key1"});
+    t.Call(a, "a", {"CLIENT", "TRACKING", "OFF"});
+    t.Call(a, "a", {"CLIENT", "TRACKING", "ON", "BCAST"});
+    for (int i = 0; i < 50; i++) {
+      t.Call(b, "b", {"INCR", "key1"});
+      t.Call(a, "a", {"PING"}, 1);
+    }
+  });
+}
+
 TEST_F(TrackingOrder, NoloopScriptWritesThroughRedirect) {
   ExpectSameAsRedis([](int port, Transcript& t) {
     RespClient r(port), c(port), d(port), b(port), q(port);
