@@ -82,6 +82,33 @@ TEST_P(ReplicationBuffer, ReplicasShareOneCopyOfTheStream) {
   })) << InfoInt(*p_, "memory", "mem_total_replication_buffers");
 }
 
+// The shared buffer is the replicas' together: one of two waiting replicas going leaves it to
+// the other to the byte (unit integration/replication-buffer), and the last one going frees it
+// down to the backlog.
+TEST_P(ReplicationBuffer, TheBufferGoesWithTheLastReplicaThatNeedsIt) {
+  SlowSnapshots();
+  auto a = std::make_unique<ServerProcess>(Kind::kKvstore);
+  auto b = std::make_unique<ServerProcess>(Kind::kKvstore);
+  for (ServerProcess* r : {a.get(), b.get()}) {
+    ASSERT_EQ(RespClient(r->port()).Call({"REPLICAOF", "127.0.0.1", Port()}).str, "OK");
+  }
+  ASSERT_TRUE(WaitFor([&] { return InfoInt(*p_, "persistence", "rdb_bgsave_in_progress") == 1; }));
+  ASSERT_EQ(InfoInt(*p_, "stats", "sync_full"), 2);
+  Write(40, "shared:");  // 2 MB
+  int64_t total = InfoInt(*p_, "memory", "mem_total_replication_buffers");
+  a.reset();
+  ASSERT_TRUE(WaitFor([&] { return InfoInt(*p_, "replication", "connected_slaves") == 1; }));
+  EXPECT_EQ(InfoInt(*p_, "memory", "mem_total_replication_buffers"), total);
+  b.reset();
+  ASSERT_TRUE(WaitFor([&] { return InfoInt(*p_, "replication", "connected_slaves") == 0; }));
+  // Down to the backlog's size (1 MB of the 2), within one block (a value).
+  int64_t backlog_size = InfoInt(*p_, "replication", "repl_backlog_size");
+  ASSERT_LT(backlog_size + 2 * kValueBytes, total);
+  EXPECT_TRUE(WaitFor([&] {
+    return InfoInt(*p_, "memory", "mem_total_replication_buffers") < backlog_size + 2 * kValueBytes;
+  })) << InfoInt(*p_, "memory", "mem_total_replication_buffers");
+}
+
 // A replica whose snapshot is still being sent keeps the stream from the snapshot's offset:
 // the backlog holds that much, past its 16 KB, and a replica that was away meanwhile resyncs
 // partially from it. Once the slow replica goes, the backlog shrinks back.

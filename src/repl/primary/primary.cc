@@ -626,18 +626,25 @@ void Primary::AppendInfo(std::string* out, int64_t now_ms, bool role) const {
 
 size_t Primary::OwnOutput() const {
   size_t own = 0;
-  for (const auto& r : replicas_) {
-    own +=
-        r->client->output_pending() + r->data_batch.capacity() + (r->data ? r->data->Unsent() : 0);
-  }
+  for (const auto& r : replicas_) own += r->client->output_pending() + DataLinkBuffers(*r);
   return own;
+}
+
+size_t Primary::DataLinkBuffers(const AttachedReplica& r) const {
+  if (!r.data) return 0;
+  size_t batch = r.data_batch.capacity();
+  if (batch <= std::string().capacity()) batch = 0;  // the string's inline bytes: no allocation
+  return batch + r.data->Unsent();
 }
 
 Primary::Memory Primary::ReplicationMemory() const {
   Memory m;
   const Backlog* b = const_cast<Feed&>(feed_).backlog();
   size_t own = OwnOutput();
-  m.total_buffers = (b ? b->memory() : 0) + own;
+  // The shared buffer and the data links' copies of the stream; not the replies a replica's
+  // connection holds before its stream (+FULLRESYNC and the like), which Redis leaves out too.
+  m.total_buffers = b ? b->memory() : 0;
+  for (const auto& r : replicas_) m.total_buffers += DataLinkBuffers(*r);
   size_t size = static_cast<size_t>(host_.ConfigInt("repl-backlog-size"));
   if (!replicas_.empty() && b && b->memory() > size) {
     m.backlog = size;

@@ -224,6 +224,8 @@ class Primary {
   // The replicas' output besides the shared buffer: their own buffers, gathered and queued
   // data-link bytes.
   size_t OwnOutput() const;
+  // A data-link replica's copies of the stream: gathered, and queued on the link.
+  size_t DataLinkBuffers(const AttachedReplica& r) const;
   AttachedReplica* Register(ClientConn& c);
   void OnStream(std::string_view bytes);
   void ShiftReplid(const std::string& next);
