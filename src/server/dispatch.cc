@@ -22,6 +22,17 @@ namespace kv::server {
 void Server::Execute(Client& c, std::span<const std::string_view> args) {
   cmd::Session& session = c.session();
   current_client_ = &c;
+  struct Executing {
+    Server& s;
+    const Client* client;
+    std::span<const std::string_view> args;
+    ~Executing() {
+      s.executing_ = client;
+      s.executing_args_ = args;
+    }
+  } restore{*this, executing_, executing_args_};
+  executing_ = &c;
+  executing_args_ = args;
   stats_.total_commands++;
   c.StartReplies();
   c.set_in_execute(true);

@@ -220,6 +220,10 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Client& current_client() { return *current_client_; }
   // The client whose command runs now, or null (lock held).
   const Client* running_client() const { return current_client_; }
+  // The arguments of the command Execute runs for `c` now; empty when it runs none (lock held).
+  std::span<const std::string_view> executing_args(const Client* c) const {
+    return c == executing_ ? executing_args_ : std::span<const std::string_view>();
+  }
   // The AOF's replay runs commands as a client without a connection (aof_load.cc).
   void set_current_client(Client* c) { current_client_ = c; }
 
@@ -508,6 +512,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // Guarded by mu_:
   std::map<uint64_t, Client*> clients_;
   Client* current_client_ = nullptr;
+  const Client* executing_ = nullptr;  // Execute's client and arguments (CLIENT LIST argv-mem)
+  std::span<const std::string_view> executing_args_;
   bool running_queued_ = false;  // RunQueued
   // The command being run on its own may expire keys it was not given (kTouchesArbitraryKeys):
   // its unit is not wrapped in MULTI/EXEC (Execute).

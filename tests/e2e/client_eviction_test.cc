@@ -244,6 +244,30 @@ TEST_P(ClientEviction, LoweringTheLimitEvictsOnlyUntilUnderIt) {
   EXPECT_EQ(CountNamed(*control, "cl"), 2);
 }
 
+// The limit set from CLIENT LIST's figures keeps exactly the clients it was computed for (the
+// suite's "evict clients only until below limit"): the asking client's tot-mem there counts the
+// command it runs (argv-mem, a pointer each argument), which is gone once it ran.
+TEST_P(ClientEviction, ALimitFromTheClientListKeepsTheClientsItCounts) {
+  auto s = Start();
+  auto control = Control(s->port());
+  EXPECT_EQ(ClientInt(*control, "control", "argv-mem"), 10);  // "client" "list"
+  std::vector<std::unique_ptr<RespClient>> clients;
+  int64_t biggest = 0;
+  for (int i = 0; i < 4; i++) {
+    std::string name = "cl" + std::to_string(i);
+    clients.push_back(Named(s->port(), name));
+    clients.back()->SendRaw(PartialRequest(1000000));
+    ASSERT_TRUE(WaitFor([&] { return ClientInt(*control, name, "qbuf") >= 1000000; })) << name;
+    biggest = std::max(biggest, ClientInt(*control, name, "tot-mem"));
+  }
+  int64_t limit = biggest * 2 + ClientInt(*control, "control", "tot-mem");
+  EXPECT_EQ(control->Call({"CONFIG", "SET", "maxmemory-clients", std::to_string(limit)}).str, "OK");
+  EXPECT_TRUE(WaitFor([&] { return CountNamed(*control, "cl") == 2; }));
+  control->Call({"PING"});
+  EXPECT_EQ(CountNamed(*control, "cl"), 2);
+  EXPECT_EQ(InfoInt(*control, "stats", "evicted_clients"), 2);
+}
+
 // A percentage of maxmemory: nothing is evicted while maxmemory is 0; setting maxmemory makes
 // the limit real, and the client past it goes at once.
 TEST_P(ClientEviction, PercentageOfMaxmemory) {
