@@ -1,7 +1,8 @@
 // LZF compression in the format Redis stores compressed strings in (liblzf's): a stream of
 // literal runs (control byte 0..31 = run of 1..32 bytes) and back references (control byte with a
 // length in its top three bits, extended by one byte at 7, and a 13-bit offset), at most 8 KiB
-// back. Any stream this writes, liblzf's decompressor reads, and the reverse. Thread-safe.
+// back. The compressor writes the stream liblzf writes with Redis' settings, byte for byte; any
+// stream liblzf writes, the decompressor reads. Thread-safe.
 #pragma once
 
 #include <cstddef>

@@ -31,6 +31,20 @@ void RequestParser::Reset() {
   offsets_.clear();
 }
 
+namespace {
+template <typename Vec>
+void ReleaseIfLonger(Vec& v, size_t keep) {
+  if (v.capacity() > keep) Vec().swap(v);
+}
+}  // namespace
+
+void RequestParser::ReleaseArgLists(size_t keep) {
+  if (pos_ != 0) return;  // a request is half parsed: its offsets are in use
+  ReleaseIfLonger(offsets_, keep);
+  ReleaseIfLonger(args_, keep);
+  ReleaseIfLonger(inline_args_, keep);
+}
+
 RequestParser::Result RequestParser::Fail(std::string msg) {
   error_ = std::move(msg);
   Reset();

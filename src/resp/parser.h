@@ -50,6 +50,9 @@ class RequestParser {
   bool InProgress() const { return pos_ != 0; }
   // Forgets a partially parsed request; the next Parse starts over from the buffer it is given.
   void Reset();
+  // Between requests: gives back the room of argument lists longer than `keep` entries that a
+  // request of many arguments left (Redis frees a command's argv once it ran).
+  void ReleaseArgLists(size_t keep);
 
  private:
   Result ParseInline(const char* buf, size_t len);

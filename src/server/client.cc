@@ -328,6 +328,8 @@ void Client::ProcessInput() {
       break;
     }
   }
+  if (batch_args_.capacity() > kKeepArgs) std::vector<std::string_view>().swap(batch_args_);
+  parser_.ReleaseArgLists(kKeepArgs);
   // A client released from CLIENT PAUSE has run what it held (or was held again): the next
   // held client's turn, so that they run in the order they were held.
   if (resuming()) {
@@ -531,18 +533,6 @@ bool Client::OverNormalOutputLimit() {
   return limit.Exceeded(out_.size() - out_sent_, MonoMs(), &over_normal_soft_since_ms_);
 }
 
-bool Client::CronOverOutputLimit() {
-  if (closed_ || (flags_ & (kMaster | kReplica))) return false;
-  if (subscriptions() == 0) return OverNormalOutputLimit();
-  std::lock_guard lock(push_mu_);
-  size_t pending = pushed_.size() + (out_.size() - out_sent_);
-  if (pending == 0) {
-    over_soft_since_ms_ = 0;
-    return false;
-  }
-  return server_.pubsub_limits().Exceeded(pending, MonoMs(), &over_soft_since_ms_);
-}
-
 void Client::LogOverLimit() const {
   LOG_WARNING("Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output "
               "buffer limits.", static_cast<unsigned long long>(id()), peer_.c_str());
@@ -684,10 +674,9 @@ std::string Client::Describe(int64_t now_mono_ms) const {
   char buf[1024];
   snprintf(buf, sizeof(buf),
            "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu "
-           "psub=%zu ssub=%zu multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu "
-           "rbp=%zu "
-           "obl=0 oll=0 omem=%zu tot-mem=%zu events=r%s cmd=%s user=%s redir=%lld resp=%d "
-           "lib-name=%s lib-ver=%s",
+           "psub=%zu ssub=%zu multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu "
+           "rbs=%zu rbp=%zu obl=0 oll=0 omem=%zu tot-mem=%zu events=r%s cmd=%s user=%s "
+           "redir=%lld resp=%d lib-name=%s lib-ver=%s",
            static_cast<unsigned long long>(session_.id), peer_.c_str(), local_.c_str(), fd_.get(),
            session_.name.c_str(), static_cast<long long>((now_mono_ms - created_ms_) / 1000),
            static_cast<long long>((now_mono_ms - last_interaction_ms()) / 1000), flags.c_str(),

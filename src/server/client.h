@@ -311,6 +311,9 @@ class Client final : public net::FdHandler, public repl::ClientConn {
     size_t first_arg, argc, size;
   };
   static constexpr size_t kBatch = 32;
+  // Argument lists longer than this are given back once their request ran, as Redis frees a
+  // command's argv: a SADD of 100,000 members must not keep megabytes per client.
+  static constexpr size_t kKeepArgs = 1024;
 
   IoBuffer in_;
   resp::RequestParser parser_;

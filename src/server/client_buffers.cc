@@ -9,7 +9,9 @@
 // 16 KiB at first, as Redis' per-client reply buffer): it shrinks to what the replies used
 // (at least 1 KiB) once the peak, reset every five seconds, is under half of it, and doubles
 // up to 16 KiB while replies fill it. CLIENT LIST shows both (qbuf and qbuf-free, rbs and
-// rbp); DEBUG REPLYBUFFER sets the peak's reset time and turns the resizing off.
+// rbp); DEBUG REPLYBUFFER sets the peak's reset time and turns the resizing off. The cron
+// also closes a client whose output stayed over its soft limit past the limit's seconds, as
+// Redis' clientsCron does, whether or not more output came meanwhile.
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/clock.h"
 #include "common/logging.h"
 #include "server/client.h"
 #include "server/server.h"
@@ -143,6 +146,18 @@ void Client::CronBuffers(int64_t now_ms) {
   }
   rbs_.store(rb_size_, std::memory_order_relaxed);
   rbp_.store(rb_peak_, std::memory_order_relaxed);
+}
+
+bool Client::CronOverOutputLimit() {
+  if (closed_ || (flags_ & (kMaster | kReplica))) return false;
+  if (subscriptions() == 0) return OverNormalOutputLimit();
+  std::lock_guard lock(push_mu_);
+  size_t pending = pushed_.size() + (out_.size() - out_sent_);
+  if (pending == 0) {
+    over_soft_since_ms_ = 0;
+    return false;
+  }
+  return server_.pubsub_limits().Exceeded(pending, MonoMs(), &over_soft_since_ms_);
 }
 
 }  // namespace kv::server

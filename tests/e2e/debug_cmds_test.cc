@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <regex>
 #include <string>
@@ -232,6 +233,12 @@ TEST_F(DebugDiff, HtStatsHasRedisLayout) {
   EXPECT_NE(kt.str.find(" table size: 4\n number of elements: 2\n"), std::string::npos) << kt.str;
 }
 
+void AppendToFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  out << bytes;
+  ASSERT_TRUE(out.good()) << path;
+}
+
 // The functional cases run on each server with the same expectations.
 class DebugActions : public ::testing::TestWithParam<Kind> {
  protected:
@@ -256,6 +263,40 @@ TEST_P(DebugActions, LoadAofRestoresWhatTheAofHolds) {
   EXPECT_EQ(c.Raw({"SET", "after", "2"}), "+OK\r\n");
   EXPECT_EQ(c.Raw({"DEBUG", "LOADAOF"}), "+OK\r\n");
   EXPECT_EQ(c.Call({"GET", "after"}).str, "2");
+}
+
+// A script in the AOF that turns busy while DEBUG LOADAOF replays it: other clients get
+// -LOADING, as while Redis loads (not -BUSY), and the load ends with the script's write
+// (integration/aof's "EVAL timeout with slow verbatim Lua script from AOF"). The client that
+// sent DEBUG LOADAOF waits for its reply: its request was once served again while the script
+// was busy (answered -BUSY), and the server crashed when the command returned.
+TEST_P(DebugActions, ASlowScriptInLoadAofAnswersLoading) {
+  ServerProcess s(GetParam(),
+                  {"--appendonly", "yes", "--aof-use-rdb-preamble", "no", "--lua-time-limit", "1"});
+  RespClient c(s.port()), other(s.port());
+  ASSERT_EQ(c.Raw({"SET", "x", "n"}), "+OK\r\n");
+  // The incremental file the manifest names, the last one: the script goes at its end.
+  std::string manifest;
+  ASSERT_TRUE(WaitFor([&] {
+    manifest = ReadFile(s.dir() + "/appendonlydir/appendonly.aof.manifest");
+    return manifest.find("type i") != std::string::npos;
+  }));
+  size_t at = manifest.rfind("file ");
+  std::string incr = manifest.substr(at + 5, manifest.find(' ', at + 5) - at - 5);
+  std::string script =
+      "redis.call('set',KEYS[1],'y'); for i=1,3000000 do redis.call('ping') end return 'ok'";
+  std::string eval = "*4\r\n$4\r\neval\r\n$" + std::to_string(script.size()) + "\r\n" + script +
+                     "\r\n$1\r\n1\r\n$1\r\nx\r\n";
+  AppendToFile(s.dir() + "/appendonlydir/" + incr, eval);
+  c.Send({"DEBUG", "LOADAOF"});
+  std::string seen;
+  ASSERT_TRUE(WaitFor([&] {
+    seen = other.Raw({"PING"});
+    return seen != "+PONG\r\n";
+  })) << seen;
+  EXPECT_EQ(seen, "-LOADING Redis is loading the dataset in memory\r\n");
+  EXPECT_EQ(c.Read().raw, "+OK\r\n");
+  EXPECT_EQ(other.Call({"GET", "x"}).str, "y");
 }
 
 // Redis 7.0 exits here; kvstore answers the error Redis gives for an AOF that does not load.

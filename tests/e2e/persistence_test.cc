@@ -86,6 +86,37 @@ TEST(PersistenceFlushAll, SavesTheEmptyDatasetWhenSavePointsAreSet) {
   }
 }
 
+// LZF-compressed values are Redis' bytes: the same compressor decisions (what compresses,
+// each literal run and back reference), so DUMP payloads of strings and of a compressed list's
+// nodes are identical on both servers, as are DEBUG OBJECT's serializedlength figures.
+TEST(PersistenceInteropDump, CompressedPayloadsAreRedisBytes) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  ServerProcess kv(Kind::kKvstore, {"--list-compress-depth", "1"});
+  ServerProcess redis(Kind::kRedis, {"--list-compress-depth", "1"});
+  RespClient k(kv.port()), r(redis.port());
+  std::string words;
+  std::mt19937 rng(7);
+  const char* vocab[] = {"alpha", "beta", "gamma", "delta", "kv", "store", " ", "\n", "0123"};
+  while (words.size() < 30000) words += vocab[rng() % 9];
+  std::string noisy;  // mostly literals, some short repeats
+  while (noisy.size() < 5000) noisy += static_cast<char>('a' + rng() % 26);
+  noisy += noisy.substr(100, 300) + noisy.substr(4000, 900);
+  const std::vector<std::string> strings = {std::string(21, 'a'),      std::string(300, 'a'),
+                                            std::string(70000, 'z'),   words,
+                                            words.substr(0, 25),       noisy,
+                                            "abcabcabcabcabcabcabcabc"};
+  for (size_t i = 0; i < strings.size(); i++) {
+    for (RespClient* c : {&k, &r}) ASSERT_EQ(c->Call({"SET", "s", strings[i]}).str, "OK");
+    EXPECT_EQ(k.Call({"DUMP", "s"}).str, r.Call({"DUMP", "s"}).str) << "string " << i;
+  }
+  // Three nodes of 8 KiB: the middle one is compressed.
+  for (int i = 0; i < 3 * 60; i++) {
+    std::string item = words.substr(static_cast<size_t>(i) * 100, 130);
+    for (RespClient* c : {&k, &r}) c->Call({"RPUSH", "list", item});
+  }
+  EXPECT_EQ(k.Call({"DUMP", "list"}).str, r.Call({"DUMP", "list"}).str);
+}
+
 TEST(PersistenceInteropDump, PayloadsMoveBothWays) {
   if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
   ServerProcess kv(Kind::kKvstore), redis(Kind::kRedis);

@@ -23,6 +23,7 @@
 #include "cmd/errors.h"
 #include "common/clock.h"
 #include "common/strutil.h"
+#include "persist/dump.h"
 #include "repl/primary/primary.h"
 #include "repl/replica/replica.h"
 #include "server/client.h"
@@ -44,39 +45,14 @@ constexpr std::string_view kDebugDisabled =
 
 constexpr uint32_t kLruClockMax = (1u << 24) - 1;  // Redis' LRU_CLOCK_MAX: 24 bits of seconds
 
-// Bytes of an RDB length prefix (rdbSaveLen).
-size_t RdbLenBytes(uint64_t len) {
-  if (len < (1u << 6)) return 1;
-  if (len < (1u << 14)) return 2;
-  return len <= UINT32_MAX ? 5 : 9;
-}
-
-// Bytes of Redis' compact integer encoding (rdbEncodeInteger), or 0 when v needs over 32 bits.
-size_t RdbIntBytes(int64_t v) {
-  if (v >= INT8_MIN && v <= INT8_MAX) return 2;
-  if (v >= INT16_MIN && v <= INT16_MAX) return 3;
-  if (v >= INT32_MIN && v <= INT32_MAX) return 5;
-  return 0;
-}
-
-// DEBUG OBJECT's serializedlength: Redis' rdbSavedObjectLen for a string, except that LZF
-// compression is not modelled (Redis compresses strings over 20 bytes when that saves space, so
-// for compressible long strings it reports less). store::Collection offers no way to walk a
-// collection yet, so collections report 0.
-size_t SerializedLength(const store::Value& v) {
-  if (!v.is_string()) return 0;
-  if (v.is_int()) {
-    if (size_t n = RdbIntBytes(v.IntValue())) return n;
-    size_t digits = Int64ToString(v.IntValue()).size();  // saved as text
-    return RdbLenBytes(digits) + digits;
-  }
-  char scratch[24];
-  std::string_view s = v.Str(scratch);
-  if (s.size() <= 11) {  // rdbTryIntegerEncoding
-    auto n = ParseInt64(s);
-    if (n && RdbIntBytes(*n)) return RdbIntBytes(*n);
-  }
-  return RdbLenBytes(s.size()) + s.size();
+// DEBUG OBJECT's serializedlength: Redis' rdbSavedObjectLen, the bytes of the value as the RDB
+// saves it (compressed as rdbcompression says) without its type byte: DUMP's payload less
+// that byte and the footer (version and checksum).
+size_t SerializedLength(Context& c, const store::Value& v) {
+  constexpr size_t kDumpOverhead = 1 + 2 + 8;
+  std::string payload =
+      persist::DumpValue(v, c.ks.limits(), ServerOf(c).config().GetBool("rdbcompression"));
+  return payload.size() - kDumpOverhead;
 }
 
 // DEBUG OBJECT reads the table directly (no lazy expiry), as Redis' dictFind does.
@@ -110,7 +86,7 @@ void DebugObject(Context& c) {
   snprintf(
       buf, sizeof(buf),
       "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu%s",
-      static_cast<const void*>(&v), shared ? INT_MAX : 1, v.EncodingName(), SerializedLength(v),
+      static_cast<const void*>(&v), shared ? INT_MAX : 1, v.EncodingName(), SerializedLength(c, v),
       lru, static_cast<unsigned long long>(idle), extra);
   c.out.Simple(buf);
 }

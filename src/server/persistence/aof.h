@@ -123,6 +123,9 @@ class Aof {
   // AOF; an error otherwise when a file does not load (the log says why). An empty AOF loads.
   // Leaves no current client (the caller restores its own).
   Status DebugLoad();
+  // True while DebugLoad runs: a script it replays that turns busy answers other clients
+  // -LOADING, as Redis does while it loads. Any thread.
+  bool debug_loading() const { return debug_loading_.load(std::memory_order_acquire); }
 
  private:
   friend class AofLoader;
@@ -155,6 +158,7 @@ class Aof {
   // The buffer, guarded by buf_mu_.
   mutable std::mutex buf_mu_;
   std::string buf_;
+  std::atomic<bool> debug_loading_{false};
   std::atomic<uint64_t> appended_{0};
   // The file, guarded by io_mu_.
   std::mutex io_mu_;

@@ -458,7 +458,10 @@ Status Aof::DebugLoad() {
     return Status::NotFound("no AOF to load");
   }
   bool empty = false;
-  KV_TRY(LoadFiles(&empty));
+  debug_loading_.store(true, std::memory_order_release);
+  Status st = LoadFiles(&empty);
+  debug_loading_.store(false, std::memory_order_release);
+  KV_TRY(st);
   LOG_NOTICE("Append Only File loaded by DEBUG LOADAOF");
   return Status::Ok();
 }

@@ -102,8 +102,12 @@ bool ScriptRun::Interrupt() {
   // the lock to this one; this group's wait on this thread, which serves them here.
   s_.ServeBusyHandoffs();
   std::vector<Client*> gone;
+  // Not the script's caller, nor a client whose command runs the script further down (DEBUG
+  // LOADAOF replaying an EVAL): their requests are still being run.
   caller_.group().ForEach([&](Client& other) {
-    if (&other != &caller_ && other.ServeWhileBusy()) gone.push_back(&other);
+    if (&other != &caller_ && !other.in_execute() && other.ServeWhileBusy()) {
+      gone.push_back(&other);
+    }
   });
   for (Client* c : gone) c->Close("client closed connection");
   AcceptAndServe();
@@ -411,6 +415,14 @@ bool Server::ReplyWhileBusy(std::span<const std::string_view> args, std::string*
     w.Ok();
     return true;
   }
+  // The busy script is one DEBUG LOADAOF replays: Redis answers as it does while it loads.
+  if (aof_->debug_loading()) {
+    const cmd::CommandSpec* spec = commands_.Find(args[0]);
+    if (spec == nullptr || !(spec->flags & cmd::kLoading)) {
+      w.Error("-LOADING Redis is loading the dataset in memory");
+      return false;
+    }
+  }
   bool script_kill = EqualsIgnoreCase(args[0], "script");
   if (args.size() == 2 && (script_kill || EqualsIgnoreCase(args[0], "function")) &&
       EqualsIgnoreCase(args[1], "kill")) {
@@ -565,6 +577,10 @@ void Server::RunForBusyClient(Client& c, std::span<const std::string_view> args)
     }
   } else if (!c.session().authenticated && !(flags & cmd::kNoAuth)) {
     RejectCommand(c, *const_cast<cmd::CommandSpec*>(spec), w, "-NOAUTH Authentication required.");
+  } else if (aof_->debug_loading() && !(flags & cmd::kLoading)) {
+    // The busy script is one DEBUG LOADAOF replays: Redis answers as while it loads.
+    RejectCommand(c, *const_cast<cmd::CommandSpec*>(spec), w,
+                  "-LOADING Redis is loading the dataset in memory");
   } else if (!(flags & cmd::kAllowBusy)) {
     RejectCommand(c, *const_cast<cmd::CommandSpec*>(spec), w,
                   eval ? "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
