@@ -230,7 +230,7 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   // no-async-loading ones while clients keep the old dataset.
   if (((replica_->loading() || startup_loading_) && !(gate & cmd::kLoading)) ||
       (replica_->async_loading() && (gate & cmd::kNoAsyncLoading))) {
-    RejectCommand(c, *mspec, w, "-LOADING Redis is loading the dataset in memory");
+    RejectCommand(c, *mspec, w, kLoadingError);
     return std::nullopt;
   }
   // CLIENT PAUSE holds the command (pause.cc) after the checks that answer at once, as Redis'

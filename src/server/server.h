@@ -266,6 +266,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   bool QueueInTransaction(Client& c, const cmd::CommandSpec* spec,
                           std::span<const std::string_view> args, resp::ReplyWriter& w);
   void FlagTransactionError(Client& c);
+  // The error of a command that may not run while the dataset loads.
+  static constexpr std::string_view kLoadingError =
+      "-LOADING Redis is loading the dataset in memory";
   // Refuses a command before it runs (dispatch.cc): its error, or for EXEC inside MULTI the
   // transaction discarded with EXECABORT naming the error, as Redis' rejectCommand.
   void RejectCommand(Client& c, cmd::CommandSpec& spec, resp::ReplyWriter& w,

@@ -54,7 +54,7 @@ void ConfigSet(Context& c) {
   for (const auto& [name, value] : pairs) {
     if (loading &&
         (EqualsIgnoreCase(name, "appendonly") || (protected_ok && EqualsIgnoreCase(name, "dir")))) {
-      c.Error("-LOADING Redis is loading the dataset in memory");
+      c.Error(Server::kLoadingError);
       return;
     }
   }

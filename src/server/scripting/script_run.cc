@@ -419,7 +419,7 @@ bool Server::ReplyWhileBusy(std::span<const std::string_view> args, std::string*
   if (aof_->debug_loading()) {
     const cmd::CommandSpec* spec = commands_.Find(args[0]);
     if (spec == nullptr || !(spec->flags & cmd::kLoading)) {
-      w.Error("-LOADING Redis is loading the dataset in memory");
+      w.Error(kLoadingError);
       return false;
     }
   }
@@ -579,8 +579,7 @@ void Server::RunForBusyClient(Client& c, std::span<const std::string_view> args)
     RejectCommand(c, *const_cast<cmd::CommandSpec*>(spec), w, "-NOAUTH Authentication required.");
   } else if (aof_->debug_loading() && !(flags & cmd::kLoading)) {
     // The busy script is one DEBUG LOADAOF replays: Redis answers as while it loads.
-    RejectCommand(c, *const_cast<cmd::CommandSpec*>(spec), w,
-                  "-LOADING Redis is loading the dataset in memory");
+    RejectCommand(c, *const_cast<cmd::CommandSpec*>(spec), w, kLoadingError);
   } else if (!(flags & cmd::kAllowBusy)) {
     RejectCommand(c, *const_cast<cmd::CommandSpec*>(spec), w,
                   eval ? "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
