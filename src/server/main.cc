@@ -110,6 +110,9 @@ int main(int argc, char** argv) {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // As Redis: a closed terminal, or the kernel's SIGHUP to a stopped job whose process group
+  // is orphaned (its SIGCONT follows), leaves the server running.
+  signal(SIGHUP, SIG_IGN);
 
   // Before the threads start: each pins itself by its role (server_cpulist, bio_cpulist).
   kv::SetThreadCpuLists(config->GetString("server_cpulist"), config->GetString("bio_cpulist"));

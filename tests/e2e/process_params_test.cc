@@ -365,6 +365,20 @@ TEST_P(ProcessParams, SigintWithNosaveSkipsTheFinalSnapshot) {
   EXPECT_FALSE(HasDump(s)) << s.LogText();
 }
 
+// SIGHUP is ignored, as Redis ignores it: a closed terminal, or the SIGHUP and SIGCONT the
+// kernel sends to a stopped job when its process group is orphaned, leaves the server serving.
+TEST_P(ProcessParams, SighupLeavesTheServerRunning) {
+  ServerProcess s(GetParam());
+  RespClient c(s.port());
+  ASSERT_EQ(c.Call({"SET", "k", "v"}).str, "OK");
+  kill(s.pid(), SIGHUP);
+  kill(s.pid(), SIGSTOP);
+  kill(s.pid(), SIGHUP);
+  kill(s.pid(), SIGCONT);
+  EXPECT_EQ(c.Call({"GET", "k"}).str, "v");
+  EXPECT_TRUE(s.Alive());
+}
+
 TEST_P(ProcessParams, SigtermWithSaveSnapshotsWithoutSavePoints) {
   {
     ServerProcess s(GetParam());  // no save points
