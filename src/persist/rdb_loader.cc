@@ -73,12 +73,14 @@ class Loader {
 };
 
 Status Loader::Fail(const Status& st, uint64_t at) const {
-  std::string msg = "RDB error at offset " + std::to_string(src_.offset());
+  // Redis' words for it, which scripts and tools look for in the log.
+  std::string msg = "Internal error in RDB reading offset " + std::to_string(src_.offset());
   if (!key_.empty()) {
     msg += " (reading key '" + key_.substr(0, 64) + "' of db " + std::to_string(db_) +
            ", which starts at offset " + std::to_string(at) + ")";
   }
-  return Status(st.code() == Code::kOk ? Code::kCorruption : st.code(), msg + ": " + st.message());
+  return Status(st.code() == Code::kOk ? Code::kCorruption : st.code(),
+                msg + " -> " + st.message());
 }
 
 Status Loader::ReadHeader() {
@@ -309,9 +311,11 @@ Status Loader::Run() {
       return Fail(Status::Corruption("trailing bytes after the checksum"), at);
     }
     if (verify && expected != 0 && expected != computed) {
-      char msg[96];
-      snprintf(msg, sizeof(msg), "wrong RDB checksum: file says %016llx, data gives %016llx",
-               static_cast<unsigned long long>(expected), static_cast<unsigned long long>(computed));
+      char msg[128];
+      snprintf(msg, sizeof(msg),
+               "RDB CRC error: wrong RDB checksum expected: (%016llx) but got (%016llx)",
+               static_cast<unsigned long long>(computed),
+               static_cast<unsigned long long>(expected));
       return Fail(Status::Corruption(msg), at);
     }
   }

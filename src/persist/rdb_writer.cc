@@ -452,6 +452,7 @@ Status RdbWriter::WriteDb(int index, store::Db& db, const store::Keyspace& ks) {
     st = FlushIfFull();
     if (opts_.key_save_delay_us != 0) DebugKeyDelay(opts_.key_save_delay_us);
     if (opts_.tick && keys_ % 64 == 0) opts_.tick();
+    if (opts_.progress && keys_ % 1024 == 0) opts_.progress(bytes_ + used_, keys_);
   });
   return st.ok() ? FlushIfFull() : st;
 }

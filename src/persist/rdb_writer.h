@@ -35,7 +35,8 @@ struct RdbWriteOptions {
   enum class Access { kNone, kIdle, kFreq } access = Access::kNone;
   // Encoding parameters: list-max-listpack-size sizes the quicklist nodes written.
   store::EncodingLimits limits;
-  // Called after every ~8 MiB written, with the bytes written and keys written so far.
+  // Called every 1024 keys and after every ~8 MiB written, with the bytes and keys written so
+  // far.
   std::function<void(uint64_t bytes, uint64_t keys)> progress;
   // Called every 64 keys, so that even a slow walk reaches it often (the replication child
   // keeps its waiting replicas' connections alive from it).

@@ -23,6 +23,7 @@
 #include "common/status.h"
 #include "net/event_loop.h"
 #include "net/output_limit.h"
+#include "persist/child_info.h"
 #include "repl/backlog.h"
 #include "store/keyspace.h"
 
@@ -108,6 +109,8 @@ class Host {
   virtual bool OtherChildRunning() = 0;
   virtual void WatchSnapshotChild(pid_t pid) = 0;
   virtual void PrepareSnapshotChild(bool to_disk) = 0;
+  // What the running child reports (keys written, copy-on-write size), for INFO persistence.
+  virtual persist::ChildInfo& child_info() = 0;
 
   // The function libraries' codes, for a snapshot.
   virtual std::vector<std::string> FunctionCodes() = 0;

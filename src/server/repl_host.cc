@@ -50,6 +50,8 @@ void ServerReplHost::PrepareSnapshotChild(bool to_disk) {
   server_.CloseListenersInChild();
 }
 
+persist::ChildInfo& ServerReplHost::child_info() { return server_.child_info(); }
+
 std::vector<std::string> ServerReplHost::FunctionCodes() { return server_.FunctionCodes(); }
 Status ServerReplHost::InstallFunctions(const std::vector<std::string>& libraries) {
   return server_.InstallFunctions(libraries);

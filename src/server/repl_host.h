@@ -33,6 +33,7 @@ class ServerReplHost final : public repl::Host {
   bool OtherChildRunning() override;
   void WatchSnapshotChild(pid_t pid) override;
   void PrepareSnapshotChild(bool to_disk) override;
+  persist::ChildInfo& child_info() override;
 
   std::vector<std::string> FunctionCodes() override;
   Status InstallFunctions(const std::vector<std::string>& libraries) override;

@@ -530,6 +530,7 @@ int64_t Server::Cron() {
   // Expired streams end their XREADGROUP waiters' waits (-UNBLOCKED), as after a command.
   if (!ready_keys_.empty()) ServeReadyKeys();
   if (config_->GetBool("activerehashing")) keyspace_->Cron(1000);
+  child_info_.Drain();  // the running child's report of the last second
   persistence_->Cron(now);
   aof_->Cron(now);
   primary_->Cron(now);

@@ -29,6 +29,7 @@
 #include "net/event_loop.h"
 #include "net/output_limit.h"
 #include "net/socket.h"
+#include "persist/child_info.h"
 #include "server/config/config.h"
 #include "server/debug_state.h"
 #include "server/poll_group.h"
@@ -177,6 +178,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Evictor& evictor() { return *evictor_; }
   // maxmemory-clients (client_eviction.h).
   ClientEviction& client_eviction() { return *client_eviction_; }
+  // The running snapshot child's reports (one child at a time: BGSAVE, replication, AOF).
+  persist::ChildInfo& child_info() { return child_info_; }
+  const persist::ChildInfo& child_info() const { return child_info_; }
   // MIGRATE's cached connections (cmds/migrate_sockets.h). Keyspace lock held.
   MigrateSockets& migrate_sockets() { return *migrate_sockets_; }
   // Client-side caching (tracking.h). Keyspace lock held.
@@ -469,6 +473,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::unique_ptr<Config> config_;
   std::timed_mutex mu_;
   std::unique_ptr<store::Keyspace> keyspace_;
+  // Before the children's owners: they end their children as they go.
+  persist::ChildInfo child_info_;
   std::unique_ptr<Persistence> persistence_;
   std::unique_ptr<Aof> aof_;
   std::unique_ptr<ServerReplHost> repl_host_;  // what replication reaches of this server

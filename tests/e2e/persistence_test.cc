@@ -419,20 +419,31 @@ TEST(Persistence, CorruptFileRefusesToStartAndIsLeftAlone) {
   bad_crc[good.size() - 1] ^= 1;
   std::string bad_len = good.substr(0, 9) + std::string("\xfe\x00\xfb\x81", 4) +
                         std::string(8, '\x7f');  // RESIZEDB with an absurd 64-bit length...
+  // In Redis' words, which tools wait for: "Internal error in RDB reading offset N -> ...", "CRC
+  // error" for a bad checksum, and "Terminating server after rdb file reading failure." last.
   std::vector<Case> cases = {
-      {"truncated", good.substr(0, good.size() / 3), "offset"},
-      {"flipped", flipped, "offset"},
-      {"checksum", bad_crc, "checksum"},
+      {"truncated", good.substr(0, good.size() / 3), "Internal error in RDB reading offset"},
+      {"flipped", flipped, "Internal error in RDB reading offset"},
+      {"checksum", bad_crc, "RDB CRC error"},
       {"signature", "NOTANRDBFILE" + good.substr(12), "signature"},
       {"version", "REDIS0099" + good.substr(9), "version"},
-      {"absurd-length", bad_len, "offset"},
+      {"absurd-length", bad_len, "Internal error in RDB reading offset"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     WriteFile(path, c.data);
     std::string log = ExpectRefusesToStart(kv.dir());
     EXPECT_NE(log.find(c.expect), std::string::npos) << log;
+    std::string last = log.substr(log.rfind('\n', log.size() - 2) + 1);
+    EXPECT_NE(last.find("Terminating server after rdb file reading failure."), std::string::npos)
+        << log;
     EXPECT_EQ(ReadFile(path), c.data);  // never overwritten
+    if (c.name == "checksum" && HaveRedisServer()) {
+      // The oracle's log has the same words for it.
+      std::string theirs = ExpectRefusesToStart(kv.dir(), {}, /*redis=*/true);
+      EXPECT_NE(theirs.find("Internal error in RDB reading offset"), std::string::npos) << theirs;
+      EXPECT_NE(theirs.find("RDB CRC error"), std::string::npos) << theirs;
+    }
   }
 }
 

@@ -401,6 +401,7 @@ void Primary::ReapChildIfDone() {
   int status = 0;
   if (waitpid(child_pid_, &status, WNOHANG) == child_pid_) {
     child_pid_ = -1;
+    host_.child_info().EndChild();
     SnapshotDone(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
 }

@@ -111,9 +111,13 @@ void Primary::StartSnapshot(int64_t now_ms) {
   for (auto& [r, ring] : rings) targets.push_back(r->client->id());
   targets.insert(targets.end(), fd_ids.begin(), fd_ids.end());
   auto report = ChildReport::Create(std::move(targets));
+  persist::ChildInfo& info = host_.child_info();
+  // Without its pipe the child runs unreported.
+  (void)info.Prepare(persist::ChildInfo::Kind::kRdb, host_.keyspace().TotalKeys());
   pid_t pid = fork();
   if (pid < 0) {
     LOG_WARNING("Can't start the replication snapshot: fork: %s", strerror(errno));
+    info.EndChild();
     for (AttachedReplica* r : batch) {
       r->client->RequestClose();
       r->state = State::kSendingSnapshot;  // closing: no second +FULLRESYNC for it meanwhile
@@ -123,11 +127,13 @@ void Primary::StartSnapshot(int64_t now_ms) {
   if (pid == 0) {
     // A replication snapshot has no use once the primary is gone.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    info.EnterChild();
     host_.PrepareSnapshotChild(disk);
     std::vector<SnapshotRing*> child_rings;
     for (auto& [r, ring] : rings) child_rings.push_back(ring.get());
     RunChild(fds, child_rings, offset, disk, report ? report->bytes() : nullptr);
   }
+  info.EnterParent();
   child_report_ = std::move(report);
   for (auto& [r, ring] : rings) r->data->SetSnapshotRing(std::move(ring));
   child_pid_ = pid;
@@ -172,7 +178,9 @@ void Primary::RunChild(const std::vector<int>& fds, const std::vector<SnapshotRi
   // Progress of the transfer, once a second.
   uint64_t total_keys = host_.keyspace().TotalKeys();
   int64_t start = MonoMs(), last_log = start;
+  persist::ChildInfo& child_info = host_.child_info();
   opts.progress = [&](uint64_t bytes, uint64_t keys) {
+    child_info.Progress(keys);
     int64_t now = MonoMs();
     if (now - last_log < 1000) return;
     last_log = now;
@@ -218,6 +226,7 @@ void Primary::RunChild(const std::vector<int>& fds, const std::vector<SnapshotRi
         ok = false;
       }
     }
+    if (ok) child_info.Finish(total_keys);
     _exit(ok ? 0 : 1);
   }
   // Diskless: one walk of the dataset feeds every replica of the batch at once, the data
@@ -267,6 +276,7 @@ void Primary::RunChild(const std::vector<int>& fds, const std::vector<SnapshotRi
       ok = false;
     }
   }
+  if (ok) child_info.Finish(total_keys);
   _exit(ok ? 0 : 1);
 }
 

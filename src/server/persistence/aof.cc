@@ -492,12 +492,14 @@ void Aof::AppendInfo(std::string* out, int64_t now_ms) const {
            "aof_last_rewrite_time_sec:%lld\r\naof_current_rewrite_time_sec:%lld\r\n"
            "aof_last_bgrewrite_status:%s\r\naof_rewrites:%llu\r\n"
            "aof_rewrites_consecutive_failures:%d\r\naof_last_write_status:%s\r\n"
-           "aof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+           "aof_last_cow_size:%llu\r\nmodule_fork_in_progress:0\r\n"
+           "module_fork_last_cow_size:0\r\n",
            enabled() ? 1 : 0, child_running() ? 1 : 0, rewrite_scheduled_ ? 1 : 0,
            static_cast<long long>(last_rewrite_duration_s_),
            static_cast<long long>(child_running() ? now_s - rewrite_start_s_ : -1),
            last_rewrite_ok_ ? "ok" : "err", static_cast<unsigned long long>(rewrites_),
-           consecutive_failures_, write_ok_ && !bio_->fsync_failed() ? "ok" : "err");
+           consecutive_failures_, write_ok_ && !bio_->fsync_failed() ? "ok" : "err",
+           static_cast<unsigned long long>(server_.child_info().last_aof_cow()));
   out->append(buf);
   if (!server_.config().GetBool("appendonly")) return;
   snprintf(buf, sizeof(buf),

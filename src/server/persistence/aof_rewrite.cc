@@ -37,7 +37,9 @@ Status Aof::WriteBaseFile(const std::string& path) {
   Config& c = server_.config();
   int64_t start = MonoMs(), last_log = start;
   uint64_t total = ks.TotalKeys();
+  persist::ChildInfo& info = server_.child_info();  // reports nothing outside a child
   auto progress = [&](uint64_t keys) {
+    info.Progress(keys);
     int64_t now = MonoMs();
     if (now - last_log < 1000) return;
     last_log = now;
@@ -126,15 +128,23 @@ Status Aof::StartRewrite() {
     return st;
   }
   rewrites_++;
+  persist::ChildInfo& info = server_.child_info();
+  // Without its pipe the child runs unreported.
+  (void)info.Prepare(persist::ChildInfo::Kind::kAof, server_.keyspace().TotalKeys());
   int64_t fork_start = MonoUs();
   pid_t pid = fork();
   if (pid < 0) {
     int err = errno;
+    info.EndChild();
     last_rewrite_ok_ = false;
     LOG_WARNING("Can't rewrite append only file in background: fork: %s", strerror(err));
     return Status::FromErrno("fork", err);
   }
-  if (pid == 0) RunChild();  // never returns
+  if (pid == 0) {
+    info.EnterChild();
+    RunChild();  // never returns
+  }
+  info.EnterParent();
   server_.persistence().CountFork(MonoUs() - fork_start);
   LOG_NOTICE("Background append only file rewriting started by pid %d", static_cast<int>(pid));
   child_pid_ = pid;
@@ -160,10 +170,12 @@ void Aof::RunChild() {
     _exit(1);
   }
   LOG_NOTICE("Successfully created the temporary AOF base file %s", temp.c_str());
+  server_.child_info().Finish(server_.keyspace().TotalKeys());
   _exit(0);
 }
 
 void Aof::RewriteDone(int status) {
+  server_.child_info().EndChild();
   int64_t now_s = WallMs() / 1000;
   bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   auto failed = [&] {
@@ -268,6 +280,7 @@ void Aof::KillChild() {
     while (waitpid(child_pid_, &status, 0) < 0 && errno == EINTR) {
     }
   }
+  server_.child_info().EndChild();
   unlink(ChildTempName(child_pid_).c_str());
   unlink(("temp-rewriteaof-" + std::to_string(child_pid_) + ".aof").c_str());
   child_pid_ = -1;

@@ -23,12 +23,6 @@ namespace {
 
 constexpr int64_t kBgsaveRetryDelayS = 5;  // Redis' CONFIG_BGSAVE_RETRY_DELAY
 
-// What the child reports through its progress pipe.
-struct ChildProgress {
-  uint64_t keys;
-  uint64_t bytes;
-};
-
 std::string HumanBytes(uint64_t n) {
   char buf[32];
   if (n >= (1ULL << 30)) {
@@ -43,10 +37,7 @@ std::string HumanBytes(uint64_t n) {
 
 Persistence::Persistence(Server& server) : server_(server), last_save_s_(WallMs() / 1000) {}
 
-Persistence::~Persistence() {
-  KillChild();
-  if (progress_fd_ >= 0) close(progress_fd_);
-}
+Persistence::~Persistence() { KillChild(); }
 
 std::string Persistence::RdbPath() const {
   // The server runs in `dir` (it chdirs there), so the file name alone is the path.
@@ -156,9 +147,15 @@ Status Persistence::LoadAtStartup() {
   EndLoading();
   if (st.code() == Code::kNotFound) return Status::Ok();
   if (server_.shutdown_requested()) return Status::Ok();  // a signal stopped the load
+  if (st.code() == Code::kCorruption) {
+    // As Redis: the reason ("Internal error in RDB reading offset N -> ..."), then its last line.
+    LOG_WARNING("%s", st.message().c_str());
+    LOG_WARNING("Terminating server after rdb file reading failure.");
+    return Status::Invalid("");  // said
+  }
   if (!st.ok()) {
     LOG_WARNING("Fatal error loading the DB: %s. Exiting.", st.message().c_str());
-    return st;
+    return Status::Invalid("");  // said, in the log's last line
   }
   auto id = res.aux.find("repl-id");
   auto off = res.aux.find("repl-offset");
@@ -194,15 +191,15 @@ Status Persistence::SaveNow() {
   return Status::Ok();
 }
 
-void Persistence::RunChild(int progress_fd) {
+void Persistence::RunChild() {
   SetLogRole('C');
   server_.CloseListenersInChild();
   int64_t start = MonoMs(), last_log = start;
   persist::RdbWriteOptions opts = WriteOptions();
-  uint64_t total = child_keys_total_;
+  persist::ChildInfo& info = server_.child_info();
+  uint64_t total = info.keys_total();
   opts.progress = [&](uint64_t bytes, uint64_t keys) {
-    ChildProgress p{keys, bytes};
-    [[maybe_unused]] ssize_t n = write(progress_fd, &p, sizeof(p));
+    info.Progress(keys);
     int64_t now = MonoMs();
     if (now - last_log >= 1000) {
       last_log = now;
@@ -222,6 +219,7 @@ void Persistence::RunChild(int progress_fd) {
   LOG_NOTICE("DB saved on disk (%llu keys, %s, %.3f seconds)",
              static_cast<unsigned long long>(stats.keys), HumanBytes(stats.bytes).c_str(),
              (MonoMs() - start) / 1000.0);
+  info.Finish(stats.keys);
   _exit(0);
 }
 
@@ -233,32 +231,27 @@ Status Persistence::StartBackgroundSave() {
   if (AnyRdbChild()) return Status::Invalid("Background save already in progress");
   if (server_.AnyChild()) return Status::Invalid("Another child process is active");
   bgsave_scheduled_ = false;
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return Status::FromErrno("pipe", errno);
-  fcntl(fds[0], F_SETFL, O_NONBLOCK);
-  child_keys_total_ = server_.keyspace().TotalKeys();
-  child_keys_done_ = 0;
+  persist::ChildInfo& info = server_.child_info();
+  KV_TRY(info.Prepare(persist::ChildInfo::Kind::kRdb, server_.keyspace().TotalKeys()));
   last_bgsave_try_s_ = WallMs() / 1000;
   int64_t fork_start = MonoUs();
   pid_t pid = fork();
   if (pid < 0) {
     int err = errno;
-    close(fds[0]);
-    close(fds[1]);
+    info.EndChild();
     last_bgsave_ok_ = false;
     LOG_WARNING("Can't save in background: fork: %s", strerror(err));
     return Status::FromErrno("fork", err);
   }
   if (pid == 0) {
-    close(fds[0]);
+    info.EnterChild();
     EnterChildProcess(server_.config(), /*aof_rewrite=*/false);
     server_.ShowChildProcTitle(Server::ChildKind::kBgsave);
-    RunChild(fds[1]);  // never returns
+    RunChild();  // never returns
   }
-  close(fds[1]);
+  info.EnterParent();
   latest_fork_us_ = MonoUs() - fork_start;
   total_forks_++;
-  progress_fd_ = fds[0];
   child_pid_ = pid;
   child_start_ms_ = WallMs();
   dirty_at_fork_ = server_.stats().dirty;
@@ -268,15 +261,8 @@ Status Persistence::StartBackgroundSave() {
   return Status::Ok();
 }
 
-void Persistence::ReadChildProgress() {
-  ChildProgress p;
-  while (progress_fd_ >= 0 && read(progress_fd_, &p, sizeof(p)) == sizeof(p)) {
-    child_keys_done_ = p.keys;
-  }
-}
-
 void Persistence::ReapChild(int status) {
-  ReadChildProgress();
+  server_.child_info().EndChild();
   int64_t now_ms = WallMs();
   last_bgsave_duration_s_ = (now_ms - child_start_ms_) / 1000;
   bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -296,8 +282,6 @@ void Persistence::ReapChild(int status) {
   // A child we killed on purpose (SIGUSR1) does not count as a failure, as in Redis.
   if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGUSR1)) last_bgsave_ok_ = ok;
   child_pid_ = -1;
-  close(progress_fd_);
-  progress_fd_ = -1;
   if (!server_.AnyChild()) server_.keyspace().SetResizeAllowed(true);
 }
 
@@ -318,7 +302,6 @@ void Persistence::KillChild() {
 
 void Persistence::Cron(int64_t now_ms) {
   if (child_running()) {
-    ReadChildProgress();
     int status = 0;
     if (waitpid(child_pid_, &status, WNOHANG) == child_pid_) ReapChild(status);
     return;
@@ -366,29 +349,31 @@ bool Persistence::WritesDenied() const {
 }
 
 void Persistence::AppendInfo(std::string* out, int64_t now_ms) const {
+  // The running child's figures, whichever child it is (BGSAVE, replication, AOF rewrite).
+  const persist::ChildInfo& info = server_.child_info();
   char buf[1024];
   auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
-  snprintf(buf, sizeof(buf),
-           "loading:%d\r\nasync_loading:%d\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\n"
-           "current_cow_size_age:0\r\ncurrent_fork_perc:%.2f\r\n"
-           "current_save_keys_processed:%llu\r\ncurrent_save_keys_total:%llu\r\n"
-           "rdb_changes_since_last_save:%llu\r\nrdb_bgsave_in_progress:%d\r\n"
-           "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:%s\r\n"
-           "rdb_last_bgsave_time_sec:%lld\r\nrdb_current_bgsave_time_sec:%lld\r\n"
-           "rdb_saves:%llu\r\nrdb_last_cow_size:0\r\n"
-           "rdb_last_load_keys_expired:%llu\r\nrdb_last_load_keys_loaded:%llu\r\n",
-           server_.replica().loading() || loading_at_startup() ? 1 : 0,
-           server_.replica().async_loading() ? 1 : 0,
-           child_running() && child_keys_total_
-               ? 100.0 * static_cast<double>(child_keys_done_) / child_keys_total_
-               : 0.0,
-           u(child_running() ? child_keys_done_ : 0), u(child_running() ? child_keys_total_ : 0),
-           // As in Redis, a replication snapshot's child is an RDB save in progress too.
-           u(server_.stats().dirty), child_running() || server_.primary().child_running() ? 1 : 0,
-           static_cast<long long>(last_save_s_), last_bgsave_ok_ ? "ok" : "err",
-           static_cast<long long>(last_bgsave_duration_s_),
-           static_cast<long long>(child_running() ? (now_ms - child_start_ms_) / 1000 : -1),
-           u(rdb_saves_), u(load_keys_expired_), u(load_keys_loaded_));
+  snprintf(
+      buf, sizeof(buf),
+      "loading:%d\r\nasync_loading:%d\r\ncurrent_cow_peak:%llu\r\ncurrent_cow_size:%llu\r\n"
+      "current_cow_size_age:%lld\r\ncurrent_fork_perc:%.2f\r\n"
+      "current_save_keys_processed:%llu\r\ncurrent_save_keys_total:%llu\r\n"
+      "rdb_changes_since_last_save:%llu\r\nrdb_bgsave_in_progress:%d\r\n"
+      "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:%s\r\n"
+      "rdb_last_bgsave_time_sec:%lld\r\nrdb_current_bgsave_time_sec:%lld\r\n"
+      "rdb_saves:%llu\r\nrdb_last_cow_size:%llu\r\n"
+      "rdb_last_load_keys_expired:%llu\r\nrdb_last_load_keys_loaded:%llu\r\n",
+      server_.replica().loading() || loading_at_startup() ? 1 : 0,
+      server_.replica().async_loading() ? 1 : 0, u(info.cow_peak()), u(info.cow()),
+      static_cast<long long>(info.cow_age_s()),
+      info.keys_total() ? 100.0 * static_cast<double>(info.keys_done()) / info.keys_total() : 0.0,
+      u(info.keys_done()), u(info.keys_total()),
+      // As in Redis, a replication snapshot's child is an RDB save in progress too.
+      u(server_.stats().dirty), child_running() || server_.primary().child_running() ? 1 : 0,
+      static_cast<long long>(last_save_s_), last_bgsave_ok_ ? "ok" : "err",
+      static_cast<long long>(last_bgsave_duration_s_),
+      static_cast<long long>(child_running() ? (now_ms - child_start_ms_) / 1000 : -1),
+      u(rdb_saves_), u(info.last_rdb_cow()), u(load_keys_expired_), u(load_keys_loaded_));
   out->append(buf);
 }
 

@@ -111,9 +111,8 @@ class Persistence {
               Server::FunctionsLoad functions,
               std::vector<std::pair<int, std::string>>* expired = nullptr,
               bool keep_expired = false);
-  void RunChild(int progress_fd);
+  void RunChild();
   void ReapChild(int status);
-  void ReadChildProgress();
   void KillChild();
 
   Server& server_;
@@ -132,8 +131,6 @@ class Persistence {
   pid_t child_pid_ = -1;
   int64_t child_start_ms_ = 0;
   uint64_t dirty_at_fork_ = 0;
-  uint64_t child_keys_total_ = 0, child_keys_done_ = 0;
-  int progress_fd_ = -1;  // read end of the child's progress pipe
   uint64_t total_forks_ = 0;
   int64_t latest_fork_us_ = 0;
   std::optional<History> startup_history_;
