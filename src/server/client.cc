@@ -285,6 +285,7 @@ void Client::ProcessInput() {
       server_.PrefetchKeys(session_.db, prefetch_keys_);
     }
     size_t done = 0;
+    bool client_eviction = server_.client_eviction().enabled();
     for (; done < n; done++) {
       const Pending& req = batch_[done];
       if (req.argc > 0) {
@@ -315,6 +316,13 @@ void Client::ProcessInput() {
       }
       in_.Consume(req.size);
       NoteMasterPending();
+      // As Redis after each command: the client's memory with this reply counts at once, so
+      // that clients are evicted before keys (the next command anywhere evicts keys by a
+      // used_memory that holds it). Evicted: the rest is not run.
+      if (client_eviction && CheckMemoryAfterCommand()) {
+        done++;
+        break;
+      }
       if (session_.close_after_reply || blocked() ||
           out_.size() - out_sent_ >= kPauseReadingAt) {
         done++;

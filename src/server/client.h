@@ -291,10 +291,14 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   void RequestCloseLocked();  // push_mu_ held
   // Client eviction (client_eviction.cc). NoteMemory: reports this client's figure after its
   // IO, and has the eviction run when the total passed the limit. CheckMemoryLocked: the same
-  // between batches of commands, evicting at once; true when this client was evicted. Loop
-  // thread (CheckMemoryLocked with the keyspace lock held).
+  // before a batch of commands, evicting at once; true when this client was evicted.
+  // CheckMemoryAfterCommand: the same after each command, as Redis updates a client's figure
+  // after each (its reply counts, an argument's room it no longer needs does not). Loop thread
+  // (the Check* with the keyspace lock held).
   void NoteMemory();
   bool CheckMemoryLocked();
+  bool CheckMemoryAfterCommand();
+  void ReleaseIdleInput();
   size_t StateMemory() const;
   size_t OwnMemory() const;
 

@@ -140,6 +140,8 @@ void ClientEviction::DetachLocked(Client& c) {
 void ClientEviction::Remove(Client& c) {
   std::lock_guard lock(mu_);
   DetachLocked(c);
+  freeing_.fetch_sub(c.mem_slot().freeing, std::memory_order_relaxed);
+  c.mem_slot().freeing = 0;
   c.mem_slot().evicted = true;  // a closing client reports nothing more
 }
 
@@ -172,6 +174,8 @@ bool ClientEviction::EvictLocked(Client* self, bool self_gets_replies) {
         over_after = true;
         break;
       }
+      c->mem_slot().freeing = c->mem_slot().reported;
+      freeing_.fetch_add(c->mem_slot().freeing, std::memory_order_relaxed);
       DetachLocked(*c);
       c->mem_slot().evicted = true;
       victims.push_back(c);
@@ -292,16 +296,20 @@ size_t Client::OwnMemory() const {
          mem_slot_.state_mem.load(std::memory_order_relaxed);
 }
 
-void Client::NoteMemory() {
-  if (closed_) return;
-  // A big argument's room is given back once it is used, as Redis frees a big argument's
-  // query buffer.
-  ClientEviction& ev = server_.client_eviction();
-  size_t keep = ev.enabled() ? kIdleInputKeep : kIdleInputMax;
+// A big argument's room is given back once it is used, as Redis frees a big argument's query
+// buffer.
+void Client::ReleaseIdleInput() {
+  size_t keep = server_.client_eviction().enabled() ? kIdleInputKeep : kIdleInputMax;
   if (in_.empty() && in_.capacity() > keep) {
     in_.ShrinkIfIdle(keep);
     in_cap_.store(in_.capacity(), std::memory_order_relaxed);
   }
+}
+
+void Client::NoteMemory() {
+  if (closed_) return;
+  ReleaseIdleInput();
+  ClientEviction& ev = server_.client_eviction();
   if (!ev.enabled()) return;
   if (!ev.Update(*this, OwnMemory(), EvictionCounted(), EvictionAllowed())) return;
   // Past the limit: evicted now where the lock is free (as Redis evicts before it serves the
@@ -312,6 +320,13 @@ void Client::NoteMemory() {
   } else {
     ev.EvictSoon(*this);
   }
+}
+
+bool Client::CheckMemoryAfterCommand() {
+  ReleaseIdleInput();
+  // Past its hard output limit it is closed by that limit, not evicted (EvictionCounted).
+  out_pending_.store(out_.size() - out_sent_, std::memory_order_relaxed);
+  return CheckMemoryLocked();
 }
 
 bool Client::CheckMemoryLocked() {

@@ -29,6 +29,7 @@ struct ClientMemSlot {
   size_t reported = 0;   // the figure in the total, when `counted`
   int bucket = -1;       // its bucket while evictable, else -1
   bool counted = false;  // a normal or pub/sub client: in the total
+  size_t freeing = 0;    // evicted: its figure, until its close frees it
   // Chosen as a victim, or closing: out of the accounting for good. Written under the mutex;
   // the client's thread reads it to stop running what it had parsed.
   std::atomic<bool> evicted{false};
@@ -74,6 +75,9 @@ class ClientEviction {
   void EvictSoon(Client& c);
 
   uint64_t evicted_clients() const { return evicted_.load(std::memory_order_relaxed); }
+  // The memory of evicted clients whose loops have not closed them yet: Redis frees an evicted
+  // client at once, so key eviction does not count it (Evictor::NotCounted). Any thread.
+  size_t freeing() const { return freeing_.load(std::memory_order_relaxed); }
   void ResetStats() { evicted_.store(0, std::memory_order_relaxed); }
   // DEBUG CLIENT-EVICTION's text: each bucket's range, memory and client count.
   std::string DescribeBuckets() const;
@@ -88,6 +92,7 @@ class ClientEviction {
   std::atomic<bool> enabled_{false};
   std::atomic<bool> evict_posted_{false};
   std::atomic<uint64_t> evicted_{0};
+  std::atomic<size_t> freeing_{0};
   mutable std::mutex mu_;
   // Guarded by mu_:
   int64_t setting_ = 0;  // bytes, or minus a percentage of maxmemory_

@@ -11,6 +11,7 @@
 #include "common/logging.h"
 #include "repl/primary/primary.h"
 #include "repl/replica/replica.h"
+#include "server/client_eviction.h"
 #include "server/persistence/aof.h"
 #include "server/server.h"
 #include "store/key_table.h"
@@ -72,9 +73,11 @@ void Evictor::set_policy(EvictPolicy p) {
   for (auto& c : slots_) c.db = -1;  // scores of another policy do not compare
 }
 
-// As Redis' freeMemoryGetNotCountedMemory: the replicas' output and the AOF's buffer.
+// As Redis' freeMemoryGetNotCountedMemory: the replicas' output and the AOF's buffer. And the
+// clients evicted for maxmemory-clients that their loops are closing: Redis frees them at once.
 size_t Evictor::NotCounted() const {
-  return server_.primary().OutputBytes() + server_.aof().buffer_length();
+  return server_.primary().OutputBytes() + server_.aof().buffer_length() +
+         server_.client_eviction().freeing();
 }
 
 size_t Evictor::UsedForEviction() const {

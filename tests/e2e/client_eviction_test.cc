@@ -376,6 +376,37 @@ TEST_P(ClientEviction, OutputBufferLimitTakesPrecedence) {
   EXPECT_EQ(InfoInt(*control, "stats", "evicted_clients"), 0);
 }
 
+// Redis' unit/maxmemory "eviction due to output buffers of many MGET clients": with maxmemory
+// (keys plus clients) and maxmemory-clients both set, a client whose unread replies grow is
+// evicted before any key is. Here one pipeline of 150 MGETs of a 100 KB value asks for 15 MB of
+// replies at once. Each reply counts in its client's memory as soon as its command ran, as in
+// Redis (before, kvstore counted the batch's replies after the batch, and the MGETs within it
+// evicted keys by a used_memory that held replies no client was charged with yet).
+TEST_P(ClientEviction, ClientsAreEvictedBeforeKeys) {
+  auto s = Start(
+      {"--maxmemory", "11mb", "--maxmemory-policy", "allkeys-lru", "--maxmemory-clients", "3mb"});
+  auto control = Control(s->port());
+  for (int j = 0; j < 50; j++) {
+    ASSERT_EQ(control->Call({"SETRANGE", std::to_string(j), "100000", "x"}).integer, 100001);
+  }
+  ASSERT_EQ(control->Call({"DBSIZE"}).integer, 50);
+  auto reader = Named(s->port(), "mget");
+  std::string pipeline;
+  for (int i = 0; i < 150; i++) pipeline += RespClient::Encode({"MGET", "1"});
+  reader->SendRaw(pipeline);  // the replies are never read
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return InfoInt(*control, "stats", "evicted_clients") > 0 ||
+               InfoInt(*control, "stats", "evicted_keys") > 0;
+      },
+      30000))
+      << "neither clients nor keys were evicted";
+  EXPECT_EQ(InfoInt(*control, "stats", "evicted_clients"), 1);
+  EXPECT_EQ(InfoInt(*control, "stats", "evicted_keys"), 0);
+  EXPECT_EQ(control->Call({"DBSIZE"}).integer, 50);
+  EXPECT_EQ(CountNamed(*control, "mget"), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Servers, ClientEviction, ::testing::Values(Kind::kKvstore, Kind::kRedis),
                          [](const auto& info) {
                            return info.param == Kind::kKvstore ? "kvstore" : "redis";
