@@ -80,6 +80,10 @@ std::vector<std::string> RunReplicaLeavesDuringScript(Kind kind) {
   EXPECT_EQ(r.Call({"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}).str, "OK");
   EXPECT_TRUE(InSync(p, r));
   EXPECT_EQ(p.Call({"CONFIG", "SET", "min-replicas-to-write", "1"}).str, "OK");
+  // The replica counts as good once the primary has its first acknowledgement (a replica can
+  // be in sync, by its own offsets, a moment before).
+  EXPECT_TRUE(WaitFor([&] { return InfoField(p, "replication", "min_slaves_good_slaves") == "1"; }))
+      << p.Call({"INFO", "replication"}).str;
   runner.Send({"EVAL",
                "redis.call('set', 'x', 'script value')\n"
                "while true do\n"

@@ -512,15 +512,19 @@ int64_t Primary::CountAcked(int64_t offset) const {
   return n;
 }
 
-bool Primary::EnoughGoodReplicas(int64_t now_ms) const {
-  int64_t need = host_.ConfigInt("min-replicas-to-write");
-  if (need <= 0) return true;
+// Online replicas that acknowledged within min-replicas-max-lag (Redis' repl_good_slaves_count).
+int64_t Primary::GoodReplicas(int64_t now_ms) const {
   int64_t max_lag_ms = host_.ConfigInt("min-replicas-max-lag") * 1000;
   int64_t good = 0;
   for (const auto& r : replicas_) {
     good += r->state == State::kOnline && now_ms - r->ack_ms <= max_lag_ms;
   }
-  return good >= need;
+  return good;
+}
+
+bool Primary::EnoughGoodReplicas(int64_t now_ms) const {
+  int64_t need = host_.ConfigInt("min-replicas-to-write");
+  return need <= 0 || GoodReplicas(now_ms) >= need;
 }
 
 void Primary::Wait(cmd::Context& c, ClientConn& client) {
@@ -603,6 +607,12 @@ void Primary::AppendInfo(std::string* out, int64_t now_ms, bool role) const {
   if (role) out->append("role:master\r\n");
   snprintf(buf, sizeof(buf), "connected_slaves:%zu\r\n", replicas_.size());
   out->append(buf);
+  // As Redis, while min-replicas-to-write is in force.
+  if (host_.ConfigInt("min-replicas-to-write") > 0 && host_.ConfigInt("min-replicas-max-lag") > 0) {
+    snprintf(buf, sizeof(buf), "min_slaves_good_slaves:%lld\r\n",
+             static_cast<long long>(GoodReplicas(now_ms)));
+    out->append(buf);
+  }
   for (size_t i = 0; i < replicas_.size(); i++) {
     const AttachedReplica& r = *replicas_[i];
     snprintf(buf, sizeof(buf), "slave%zu:ip=%s,port=%d,state=%s,offset=%lld,lag=%lld", i,

@@ -93,6 +93,7 @@ class Primary {
   std::optional<int64_t> CancelWait(ClientConn* client);
   // min-replicas-to-write: false when too few replicas are connected with a small enough lag.
   bool EnoughGoodReplicas(int64_t now_ms) const;
+  int64_t GoodReplicas(int64_t now_ms) const;
   // PSYNC replid offset, and SYNC.
   void Psync(cmd::Context& c, ClientConn& client);
   // Periodic work: starts waiting full syncs, reaps the snapshot child, pings replicas.
