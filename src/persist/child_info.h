@@ -52,7 +52,6 @@ class ChildInfo {
   void EndChild();
 
   // INFO persistence's figures.
-  bool running() const { return read_fd_ >= 0; }
   uint64_t keys_done() const { return keys_done_; }
   uint64_t keys_total() const { return keys_total_; }
   uint64_t cow() const { return cow_; }
