@@ -204,6 +204,7 @@ Status ForEachZipmapPair(std::string_view blob,
     pos += 5;
     return true;
   };
+  size_t pairs = 0;
   while (true) {
     size_t klen = 0, vlen = 0;
     bool end = false;
@@ -222,8 +223,10 @@ Status ForEachZipmapPair(std::string_view blob,
     pos += vlen + free;
     Status st = fn(key, val);
     if (!st.ok()) return st;
+    pairs++;
   }
   if (pos != size - 1) return Status::Corruption("zipmap trailing bytes");
+  if (pairs == 0) return Status::Corruption("empty zipmap");  // as Redis' check refuses it
   return Status::Ok();
 }
 

@@ -125,6 +125,7 @@ Status Loader::ReadKey(uint8_t type, int64_t expire_ms, int64_t idle, int freq) 
   if (!value.is_string() && value.type() != store::ObjType::kStream &&
       value.object()->Size() == 0) {
     res_->empty_skipped++;
+    if (opts_.warn) opts_.warn("skipping empty key: " + key_);
     return Status::Ok();
   }
   if (opts_.drop_expired && expire_ms >= 0 && expire_ms <= opts_.now_ms) {

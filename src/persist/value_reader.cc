@@ -36,6 +36,14 @@ int64_t GetLESigned(const char* p, int n) {
   return static_cast<int64_t>((v ^ m) - m);
 }
 
+// A packed encoding that fails its check, in Redis' words ("Zset ziplist integrity check
+// failed."), which tools look for in the log, followed by what was wrong with it.
+Status Integrity(Status st, const char* encoding) {
+  if (st.ok() || st.code() != Code::kCorruption) return st;
+  return Status::Corruption(std::string(encoding) + " integrity check failed. (" + st.message() +
+                            ")");
+}
+
 }  // namespace
 
 Status ValueReader::CheckCount(uint64_t n, const char* what) {
@@ -150,7 +158,7 @@ Result<store::Value> ValueReader::ReadList(uint8_t type) {
     }
   } else if (type == kRdbListZiplist) {
     KV_TRY_ASSIGN(blob, ReadString(scratch_a_));
-    KV_TRY(ForEachZiplistEntry(blob, push));
+    KV_TRY(Integrity(ForEachZiplistEntry(blob, push), "List ziplist"));
   } else {  // quicklist of ziplists, or quicklist-2 of listpacks and plain nodes
     // Each saved node keeps its form, whatever the packed threshold now is, as in Redis.
     auto append = [&](std::string_view s) {
@@ -165,7 +173,9 @@ Result<store::Value> ValueReader::ReadList(uint8_t type) {
         KV_TRY_ASSIGN(c, ReadLen());
         container = c;
         if (c != kQuicklistPacked && c != kQuicklistPlain) {
-          return Status::Corruption("unknown quicklist node container " + std::to_string(c));
+          return Integrity(
+              Status::Corruption("unknown quicklist node container " + std::to_string(c)),
+              "Quicklist");
         }
       }
       KV_TRY_ASSIGN(blob, ReadString(scratch_a_));
@@ -175,9 +185,9 @@ Result<store::Value> ValueReader::ReadList(uint8_t type) {
       if (container == kQuicklistPlain) {
         list->AppendLoaded(blob, true);
       } else if (type == kRdbListQuicklist2) {
-        KV_TRY(ForEachListpackEntry(blob, append));
+        KV_TRY(Integrity(ForEachListpackEntry(blob, append), "Listpack"));
       } else {
-        KV_TRY(ForEachZiplistEntry(blob, append));
+        KV_TRY(Integrity(ForEachZiplistEntry(blob, append), "Ziplist"));
       }
     }
   }
@@ -203,13 +213,14 @@ Result<store::Value> ValueReader::ReadSet(uint8_t type) {
     KV_TRY_ASSIGN(blob, ReadString(scratch_a_));
     set = store::SetValue::CreateIntSet();
     char num[24];
-    KV_TRY(ForEachIntsetMember(blob, [&](int64_t v) {
+    auto add_number = [&](int64_t v) {
       int n = snprintf(num, sizeof(num), "%lld", static_cast<long long>(v));
       return add(std::string_view(num, static_cast<size_t>(n)));
-    }));
+    };
+    KV_TRY(Integrity(ForEachIntsetMember(blob, add_number), "Intset"));
   } else {  // kRdbSetListpack
     KV_TRY_ASSIGN(blob, ReadString(scratch_a_));
-    KV_TRY(ForEachListpackEntry(blob, add));
+    KV_TRY(Integrity(ForEachListpackEntry(blob, add), "Set listpack"));
   }
   if (!set) set = store::SetValue::CreateIntSet();
   return store::Value::Object(store::ObjType::kSet, std::move(set));
@@ -247,9 +258,13 @@ Result<store::Value> ValueReader::ReadZSet(uint8_t type) {
       want_member = !want_member;
       return Status::Ok();
     };
-    KV_TRY(type == kRdbZSetListpack ? ForEachListpackEntry(blob, fn)
-                                    : ForEachZiplistEntry(blob, fn));
-    if (!want_member) return Status::Corruption("sorted set listpack with an odd element count");
+    const char* encoding = type == kRdbZSetListpack ? "Zset listpack" : "Zset ziplist";
+    KV_TRY(Integrity(
+        type == kRdbZSetListpack ? ForEachListpackEntry(blob, fn) : ForEachZiplistEntry(blob, fn),
+        encoding));
+    if (!want_member) {
+      return Integrity(Status::Corruption("an odd element count"), encoding);
+    }
   }
   std::vector<store::ZEntry> entries;
   entries.reserve(items.size());
@@ -291,7 +306,7 @@ Result<store::Value> ValueReader::ReadHash(uint8_t type) {
     }
   } else if (type == kRdbHashZipmap) {
     KV_TRY_ASSIGN(blob, ReadString(scratch_a_));
-    KV_TRY(ForEachZipmapPair(blob, set));
+    KV_TRY(Integrity(ForEachZipmapPair(blob, set), "Zipmap"));
   } else {  // listpack or ziplist of alternating field, value
     KV_TRY_ASSIGN(blob, ReadString(scratch_a_));
     std::string field;
@@ -304,9 +319,11 @@ Result<store::Value> ValueReader::ReadHash(uint8_t type) {
       }
       return set(field, s);
     };
-    KV_TRY(type == kRdbHashListpack ? ForEachListpackEntry(blob, fn)
-                                    : ForEachZiplistEntry(blob, fn));
-    if (!want_field) return Status::Corruption("hash listpack with an odd element count");
+    const char* encoding = type == kRdbHashListpack ? "Hash listpack" : "Hash ziplist";
+    KV_TRY(Integrity(
+        type == kRdbHashListpack ? ForEachListpackEntry(blob, fn) : ForEachZiplistEntry(blob, fn),
+        encoding));
+    if (!want_field) return Integrity(Status::Corruption("an odd element count"), encoding);
   }
   return store::Value::Object(store::ObjType::kHash, std::move(hash));
 }

@@ -378,8 +378,10 @@ Status Server::Start() {
     g->StartThread();
     g->StartClientsCron();
   }
-  groups_[0]->loop().Post(
-      [this] { groups_[0]->loop().AddTimer(1000 / hz_, [this] { return Cron(); }); });
+  groups_[0]->loop().Post([this] {
+    WatchdogSchedule(static_cast<int>(1000 / hz_));  // the watchdog knows the cron's thread
+    groups_[0]->loop().AddTimer(1000 / hz_, [this] { return Cron(); });
+  });
   std::unique_lock lock(mu_);
   load_lock_ = &lock;
   s = LoadAtStartup();

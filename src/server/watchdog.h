@@ -8,7 +8,7 @@
 namespace kv::server {
 
 // watchdog-period changed (ms; 0 turns the watchdog off, and SIGALRM is ignored from then on,
-// as in Redis). Any thread.
+// as in Redis). Any thread. A new period arms the timer at once, for the cron's thread.
 void ApplyWatchdogPeriod(int period_ms);
 // From the cron, at the start of each run (paused or not): re-arms the timer, targeting the
 // calling thread. The period is raised to two cron periods when shorter, as Redis does, so that

@@ -3,7 +3,9 @@
 // written for redis-server read them. Each case runs against kvstore and Debian's
 // redis-server and expects the same lines from both.
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <filesystem>
 #include <memory>
 #include <regex>
 #include <string>
@@ -72,6 +74,22 @@ TEST_P(CrashReport, ASegfaultLeavesABugReport) {
   ASSERT_NE(end, std::string::npos) << log;
   EXPECT_LT(start, end);
   EXPECT_NE(log.find("STACK TRACE", start), std::string::npos) << log;
+}
+
+// With the default settings kvstore loads libfabric in the background as it starts, and the
+// libraries that come with it must not take the fatal signals over: a signal right after the
+// start (what Redis' integration/logging sends) is reported, and nothing else writes a
+// backtrace file of its own into the server's directory.
+TEST_P(CrashReport, ASignalRightAfterTheStartIsReported) {
+  ServerProcess s(GetParam(), {"--crash-memcheck-enabled", "no"});
+  ASSERT_EQ(kill(s.pid(), SIGABRT), 0);
+  ASSERT_TRUE(WaitFor([&] { return !s.Alive(); }));
+  EXPECT_TRUE(LogHas(s, "crashed by signal: 6")) << s.LogText();
+  EXPECT_TRUE(LogHas(s, "------ STACK TRACE ------")) << s.LogText();
+  EXPECT_TRUE(LogHas(s, "=== REDIS BUG REPORT END.")) << s.LogText();
+  for (const auto& entry : std::filesystem::directory_iterator(s.dir())) {
+    EXPECT_NE(entry.path().extension(), ".btr") << entry.path();
+  }
 }
 
 TEST_P(CrashReport, NoReportWhenCrashLogIsDisabled) {

@@ -1,6 +1,7 @@
 // SAVE, BGSAVE, LASTSAVE, DUMP and RESTORE.
 #include "cmd/command.h"
 #include "cmd/context.h"
+#include "common/logging.h"
 #include "common/strutil.h"
 #include "persist/dump.h"
 #include "server/persistence/aof.h"
@@ -139,6 +140,10 @@ void Restore(Context& c) {
   // An empty collection is refused, an empty stream is not (Redis 7.0's rdbLoadObject).
   if (!value.ok() || (!value->is_string() && value->type() != store::ObjType::kStream &&
                       value->object()->Size() == 0)) {
+    // Why, at verbose level, as Redis logs a RESTORE's corrupt payload.
+    LOG_VERBOSE("Bad data format in the RESTORE payload of key '%s': %s",
+                std::string(key.substr(0, 64)).c_str(),
+                value.ok() ? "an empty collection" : value.status().message().c_str());
     c.Error("Bad data format");
     return;
   }

@@ -126,9 +126,17 @@ Status Persistence::Load(const std::string& path, bool merge, persist::RdbLoadRe
   if (st.ok()) {
     load_keys_loaded_ = res->keys_loaded;
     load_keys_expired_ = res->expired_skipped;
-    LOG_NOTICE("Done loading RDB, keys loaded: %llu, keys expired: %llu.",
-               static_cast<unsigned long long>(res->keys_loaded),
-               static_cast<unsigned long long>(res->expired_skipped));
+    if (res->empty_skipped > 0) {
+      LOG_WARNING(
+          "Done loading RDB, keys loaded: %llu, keys expired: %llu, empty keys skipped: %llu.",
+          static_cast<unsigned long long>(res->keys_loaded),
+          static_cast<unsigned long long>(res->expired_skipped),
+          static_cast<unsigned long long>(res->empty_skipped));
+    } else {
+      LOG_NOTICE("Done loading RDB, keys loaded: %llu, keys expired: %llu.",
+                 static_cast<unsigned long long>(res->keys_loaded),
+                 static_cast<unsigned long long>(res->expired_skipped));
+    }
     LOG_NOTICE("DB loaded from disk: %.3f seconds", (MonoMs() - start) / 1000.0);
   }
   return st;

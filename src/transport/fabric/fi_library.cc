@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <rdma/fi_errno.h>
 
+#include <cstdlib>
 #include <mutex>
 
 #include "common/logging.h"
@@ -23,6 +24,12 @@ const Library& Lib() {
   static Library lib;
   static std::once_flag once;
   std::call_once(once, [] {
+    // libfabric links the Omni-Path/True Scale libraries, and loading libinfinipath puts its
+    // own handlers for SIGSEGV, SIGABRT and the other fatal signals over the process': they
+    // print a backtrace of their own, write a .btr file into the working directory, and never
+    // call the server's crash report. A handler it does not install is one that cannot race
+    // the server's re-installation of its own after the library is loaded.
+    setenv("IPATH_NO_BACKTRACE", "1", 0);
     void* h = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) {
       LOG_WARNING("transport: libfabric could not be opened (%s): the RDMA data plane is off",
