@@ -233,6 +233,13 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     RejectCommand(c, *mspec, w, kLoadingError);
     return std::nullopt;
   }
+  // A replica's connection may not touch the keyspace (replicas are exempt from CLIENT PAUSE,
+  // which this would let them get around), as in Redis 7.0.
+  if (!running_queued_ && (c.flags() & Client::kReplica) &&
+      ((gate & (cmd::kWrite | cmd::kReadOnly)) || MayReplicate(c, *spec, args, flags))) {
+    RejectCommand(c, *mspec, w, "-ERR Replica can't interact with the keyspace");
+    return std::nullopt;
+  }
   // CLIENT PAUSE holds the command (pause.cc) after the checks that answer at once, as Redis'
   // processCommand does; the commands of an EXEC that passed, and blocked commands run again
   // because a key changed, are not held.

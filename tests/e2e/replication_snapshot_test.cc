@@ -2,14 +2,14 @@
 // once, a replica lost or stalled mid-transfer fails none of the others, and a replica being
 // sent its saved file is send_bulk until it is delivered. kvstore (over TCP and over the data
 // link), with redis-server held to the same where Redis behaves alike.
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "tests/support/incompressible.h"
 #include "tests/support/process.h"
@@ -196,6 +196,50 @@ TEST(ReplicationSync, AReplicaIsSendBulkUntilItsFileIsDelivered) {
     EXPECT_EQ(p.Call({"ROLE"}).elems[2].elems.size(), 1u);
     ASSERT_TRUE(InSync(p, r));
     EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+  }
+}
+
+// A disk-based snapshot that no replica waits for any more is killed when the user keeps no
+// snapshots of their own (no save points), and its temporary file goes with it; with save
+// points it goes on. Redis' integration/replication "Kill rdb child process if its dumping RDB is
+// not useful".
+TEST(ReplicationSync, ASnapshotNoReplicaWaitsForIsKilled) {
+  for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
+    SCOPED_TRACE(kind == Kind::kKvstore ? "kvstore" : "redis");
+    ServerProcess primary(kind, {"--repl-diskless-sync", "no"});
+    RespClient p(primary.port());
+    // A second per key: the snapshot would take 100 s.
+    ASSERT_EQ(p.Call({"DEBUG", "POPULATE", "100"}).str, "OK");
+    ASSERT_EQ(p.Call({"CONFIG", "SET", "rdb-key-save-delay", "1000000"}).str, "OK");
+    std::string follow = "127.0.0.1 " + std::to_string(primary.port());
+    auto waiting = [&](int n) {
+      return InfoField(p, "persistence", "rdb_bgsave_in_progress") == "1" &&
+             InfoField(p, "replication", "connected_slaves") == std::to_string(n);
+    };
+    for (const char* save : {"", "900 1"}) {
+      SCOPED_TRACE(std::string("save '") + save + "'");
+      ASSERT_EQ(p.Call({"CONFIG", "SET", "save", save}).str, "OK");
+      ServerProcess r1(kind, {"--replicaof", follow});
+      ServerProcess r2(kind, {"--replicaof", follow});
+      ASSERT_TRUE(WaitFor([&] { return waiting(2); }, 30000));
+      r1.Stop();
+      ASSERT_TRUE(WaitFor([&] { return waiting(1); }, 30000));  // another replica still waits
+      r2.Stop();
+      if (save[0] == '\0') {
+        ASSERT_TRUE(WaitFor(
+            [&] { return InfoField(p, "persistence", "rdb_bgsave_in_progress") == "0"; }, 30000));
+        ASSERT_TRUE(WaitFor([&] {
+          for (const auto& e : std::filesystem::directory_iterator(primary.dir())) {
+            if (e.path().filename().string().rfind("temp-", 0) == 0) return false;
+          }
+          return true;
+        }));
+      } else {
+        ASSERT_TRUE(
+            WaitFor([&] { return InfoField(p, "replication", "connected_slaves") == "0"; }, 30000));
+        EXPECT_EQ(InfoField(p, "persistence", "rdb_bgsave_in_progress"), "1");
+      }
+    }
   }
 }
 

@@ -315,5 +315,41 @@ TEST(ReplicationSync, ReplicaThatBlocksOrResumesWithoutADataLinkIsDisconnected) 
   EXPECT_EQ(p.Call({"DBSIZE"}).integer, keys);
 }
 
+// A replica's connection may not read or write keys (replicas are exempt from CLIENT PAUSE, so
+// this would get around it): the command is refused with Redis 7.0's error, logged as an error
+// sent to a replica, and the replica disconnected for the reply. The keyspace is untouched.
+TEST(ReplicationSync, ReplicaThatTouchesTheKeyspaceIsRefused) {
+  for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
+    SCOPED_TRACE(kind == Kind::kKvstore ? "kvstore" : "redis");
+    ServerProcess primary(kind, {"--repl-diskless-sync-delay", "0"});
+    RespClient p(primary.port());
+    ASSERT_EQ(p.Call({"SET", "foo", "bar"}).str, "OK");
+    for (const std::vector<std::string>& command :
+         {std::vector<std::string>{"GET", "foo"}, {"SET", "written", "by-a-replica"}}) {
+      std::string name = command[0] == "GET" ? "get" : "set";
+      SCOPED_TRACE(name);
+      ASSERT_TRUE(
+          WaitFor([&] { return InfoField(p, "persistence", "rdb_bgsave_in_progress") == "0"; }));
+      RespClient replica(primary.port());
+      replica.SendRaw(RespClient::Encode({"PSYNC", "?", "-1"}) + RespClient::Encode(command));
+      std::string got;
+      EXPECT_TRUE(replica.WaitClosed(10000, &got));
+      EXPECT_EQ(got.find("Replica can't interact"), std::string::npos);  // the reply is dropped
+      EXPECT_TRUE(WaitFor([&] {
+        std::string log = primary.LogText();
+        return log.find("Replica generated a reply to command '" + name + "'") !=
+                   std::string::npos &&
+               log.find(
+                   "== CRITICAL == This master is sending an error to its replica: "
+                   "'Replica can't interact with the keyspace' after processing the "
+                   "command '" +
+                   name + "'") != std::string::npos;
+      })) << primary.LogText();
+    }
+    EXPECT_EQ(p.Call({"EXISTS", "written"}).integer, 0);
+    EXPECT_EQ(p.Call({"GET", "foo"}).str, "bar");
+  }
+}
+
 }  // namespace
 }  // namespace kv::test

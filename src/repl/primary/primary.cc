@@ -124,12 +124,15 @@ void Primary::OnClientClosed(ClientConn* c) {
     announced_.erase(it);
   }
   std::erase_if(waiters_, [&](const Waiter& w) { return w.client == c; });
+  bool was_waiting = false;
   std::erase_if(replicas_, [&](const auto& r) {
     if (r->client != c) return false;
+    was_waiting = r->state == State::kSendingSnapshot && !r->file_on_link;
     DropDataLink(std::move(r->data));
     LOG_NOTICE("Connection with replica %s lost.", c->peer().c_str());
     return true;
   });
+  if (was_waiting) KillSnapshotIfUseless();
   UpdateNeededFrom();
   if (Backlog* b = feed_.backlog()) b->Trim();
 }
@@ -396,13 +399,30 @@ void Primary::Psync(cmd::Context& c, ClientConn& client) {
   OnChildExit(WallMs());
 }
 
+// Redis' freeClient: a disk-based snapshot that no replica waits for any more is of no use
+// unless the user keeps snapshots (save points), and a new sync can fork sooner without it.
+void Primary::KillSnapshotIfUseless() {
+  if (child_pid_ <= 0 || child_file_.empty() || !host_.ConfigString("save").empty()) return;
+  for (const auto& r : replicas_) {
+    if (r->state == State::kSendingSnapshot && !r->file_on_link) return;
+  }
+  LOG_NOTICE("Killing the replication snapshot child (pid %d): no replica waits for it",
+             static_cast<int>(child_pid_));
+  kill(child_pid_, SIGUSR1);
+}
+
 void Primary::ReapChildIfDone() {
   if (child_pid_ <= 0) return;
   int status = 0;
   if (waitpid(child_pid_, &status, WNOHANG) == child_pid_) {
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    // A disk-based snapshot that did not finish leaves its temporary file (Redis'
+    // rdbRemoveTempFile).
+    if (!ok && !child_file_.empty())
+      unlink(("temp-" + std::to_string(child_pid_) + ".rdb").c_str());
     child_pid_ = -1;
     host_.child_info().EndChild();
-    SnapshotDone(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    SnapshotDone(ok);
   }
 }
 

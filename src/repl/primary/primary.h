@@ -233,6 +233,8 @@ class Primary {
   void StartSnapshot(int64_t now_ms);
   // Reaps the snapshot child if it has exited, and finishes its syncs (SnapshotDone).
   void ReapChildIfDone();
+  // A disk-based snapshot child that no replica waits for any more is killed (no save points).
+  void KillSnapshotIfUseless();
   // The snapshot child: diskless (the RDB streamed to the sockets `fds`, and written into the
   // data links' `rings`) or disk-based (the RDB saved to dbfilename, then sent from the file).
   void RunChild(const std::vector<int>& fds, const std::vector<SnapshotRing*>& rings,

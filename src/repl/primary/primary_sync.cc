@@ -149,8 +149,11 @@ void Primary::StartSnapshot(int64_t now_ms) {
     if (host_.ConfigBool("rdb-del-sync-files")) sync_file_to_delete_ = child_file_;
   }
   for (AttachedReplica* r : batch) r->state = State::kSendingSnapshot;
-  LOG_NOTICE("Starting BGSAVE for SYNC with target: %s (pid %d, %zu replica(s))",
-             disk ? "disk" : "replicas sockets", static_cast<int>(pid), batch.size());
+  LOG_NOTICE("Starting BGSAVE for SYNC with target: %s (%zu replica(s))",
+             disk ? "disk" : "replicas sockets", batch.size());
+  // Redis' next line, which tools wait for.
+  LOG_NOTICE("%s started by pid %d", disk ? "Background saving" : "Background RDB transfer",
+             static_cast<int>(pid));
 }
 
 void Primary::RunChild(const std::vector<int>& fds, const std::vector<SnapshotRing*>& rings,

@@ -75,7 +75,9 @@ void Replica::Follow(const std::string& host, int port) {
   SetState(State::kConnect);
   link_down_since_ms_ = WallMs();
   server_.keyspace().set_expire_deletes(false);  // the primary's DELs expire keys here
-  primary_.DisconnectReplicas();                 // they follow our new history
+  // Our own replicas stay, as in Redis 7.0: they are let go when a snapshot of the new primary
+  // is about to replace our data, or when a partial resync changes our history; a switch that
+  // comes to nothing (back to the old primary, which resyncs us partially) costs them nothing.
   // CONFIG GET replicaof and CONFIG REWRITE (which Sentinel runs after a failover) show the
   // primary followed now, as in Redis.
   server_.SetConfigInternal("replicaof", host + " " + std::to_string(port));
