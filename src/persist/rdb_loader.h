@@ -50,6 +50,9 @@ struct RdbLoadOptions {
   std::function<void(const std::string&)> warn;
   // Told of each key dropped as expired (drop_expired), with its database.
   std::function<void(int db, std::string_view key)> on_expired;
+  // Bytes may follow the checksum: an AOF's RDB preamble, whose command tail comes after it
+  // (RdbLoadResult::bytes says where the RDB ends). Otherwise they make the file corrupt.
+  bool trailing_data = false;
 };
 
 struct RdbLoadResult {

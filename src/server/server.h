@@ -388,6 +388,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void Flushed() override;                                  // multi.cc
   void DbReplaced(int db, int replaced_with) override;      // multi.cc
   void FlushedAll() override;                               // dispatch.cc
+  // The running command leaves no change pending a save (rdb_changes_since_last_save is 0 after
+  // it): DEBUG LOADAOF, as Redis' resets server.dirty.
+  void ForgetChangesOfThisCommand() { dirty_reset_ = true; }
   void Notify(int klass, std::string_view event, std::string_view key, int db) override;
   int64_t MaxBulkLen() const override { return max_bulk_len(); }
   int64_t HllSparseMaxBytes() const override {
@@ -528,7 +531,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // its unit is not wrapped in MULTI/EXEC (Execute).
   bool unwrapped_unit_ = false;
   bool evict_after_command_ = false;  // CONFIG SET maxmemory: evict once the command is done
-  bool dirty_reset_ = false;     // FLUSHALL saved the dataset: its changes are not pending
+  bool dirty_reset_ = false;  // FLUSHALL saved the dataset (or DEBUG LOADAOF): no change pending
   bool oom_before_command_ = false;
   std::atomic<bool> script_busy_{false}, script_kill_{false}, script_dirty_{false},
       script_obey_{false};

@@ -481,5 +481,36 @@ TEST(Aof, ConfigFileAndInfo) {
   fs::remove_all(dir);
 }
 
+// An old-style AOF (one appendonly.aof in the data directory, from before multi-part AOF) that
+// starts with an RDB preamble and goes on with commands: both servers load the preamble and then
+// its command tail, and move the file into the AOF directory. Redis' integration/aof-multi-part
+// "Multi Part AOF can load data from old version redis (rdb preamble yes)".
+TEST(Aof, AnOldStyleFileWithAnRdbPreambleLoads) {
+  std::string rdb;
+  {
+    ServerProcess source(Kind::kKvstore);
+    RespClient c(source.port());
+    ASSERT_EQ(c.Call({"MSET", "k1", "v1", "k2", "v2"}).str, "OK");
+    ASSERT_EQ(c.Call({"SAVE"}).str, "OK");
+    rdb = ReadFile(source.dir() + "/dump.rdb");
+  }
+  ASSERT_EQ(rdb.rfind("REDIS", 0), 0u);
+  const std::string tail = RespClient::Encode({"SET", "k3", "v3"});
+  for (Kind kind : {Kind::kRedis, Kind::kKvstore}) {
+    SCOPED_TRACE(kind == Kind::kRedis ? "redis" : "kvstore");
+    char tmpl[] = "/tmp/kvstore-test-XXXXXX";
+    std::string dir = mkdtemp(tmpl);
+    std::ofstream(dir + "/appendonly.aof", std::ios::binary) << rdb << tail;
+    ServerProcess s(kind, {"--dir", dir, "--appendonly", "yes"});
+    RespClient c(s.port());
+    EXPECT_EQ(c.Raw({"MGET", "k1", "k2", "k3"}), "*3\r\n$2\r\nv1\r\n$2\r\nv2\r\n$2\r\nv3\r\n")
+        << s.LogText();
+    EXPECT_TRUE(std::filesystem::exists(dir + "/appendonlydir/appendonly.aof")) << s.LogText();
+    EXPECT_NE(s.LogText().find("Reading the remaining AOF tail"), std::string::npos) << s.LogText();
+    s.Stop();
+    std::filesystem::remove_all(dir);
+  }
+}
+
 }  // namespace
 }  // namespace kv::test

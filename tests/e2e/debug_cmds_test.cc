@@ -255,8 +255,11 @@ TEST_P(DebugActions, LoadAofRestoresWhatTheAofHolds) {
   ASSERT_EQ(c.Raw({"SET", "kept", "1"}), "+OK\r\n");
   ASSERT_EQ(c.Raw({"DEBUG", "POPULATE", "10"}), "+OK\r\n");
   ASSERT_EQ(c.Call({"DBSIZE"}).integer, 11);
+  EXPECT_NE(InfoField(c, "persistence", "rdb_changes_since_last_save"), "0");
   EXPECT_EQ(c.Raw({"DEBUG", "LOADAOF"}), "+OK\r\n");
   EXPECT_EQ(c.Call({"DBSIZE"}).integer, 1);
+  // What was loaded is what the files hold: no change is pending a save.
+  EXPECT_EQ(InfoField(c, "persistence", "rdb_changes_since_last_save"), "0");
   EXPECT_EQ(c.Call({"GET", "kept"}).str, "1");
   EXPECT_NE(s.LogText().find("Append Only File loaded by DEBUG LOADAOF"), std::string::npos);
   // The server goes on serving and appending.

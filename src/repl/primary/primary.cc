@@ -418,8 +418,9 @@ void Primary::ReapChildIfDone() {
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     // A disk-based snapshot that did not finish leaves its temporary file (Redis'
     // rdbRemoveTempFile).
-    if (!ok && !child_file_.empty())
+    if (!ok && !child_file_.empty()) {
       unlink(("temp-" + std::to_string(child_pid_) + ".rdb").c_str());
+    }
     child_pid_ = -1;
     host_.child_info().EndChild();
     SnapshotDone(ok);

@@ -95,6 +95,7 @@ void LoadAof(cmd::Context& c) {
     c.Error("Error trying to load the AOF files, check server logs.");
     return;
   }
+  s.ForgetChangesOfThisCommand();  // what was loaded is what the files hold
   c.out.Ok();
 }
 

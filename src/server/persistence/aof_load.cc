@@ -117,6 +117,7 @@ class AofLoader {
       persist::RdbLoadOptions opts;
       opts.now_ms = WallMs();
       opts.drop_expired = false;  // the increments may still touch them
+      opts.trailing_data = true;  // a preamble's command tail, in an old-style file
       opts.verify_checksum = server_.config().GetBool("rdbchecksum") &&
                              !server_.debug_state().skip_checksum_validation;
       opts.key_load_delay_us = static_cast<int>(server_.config().GetInt("key-load-delay"));
