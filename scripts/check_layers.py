@@ -16,6 +16,7 @@ import tempfile
 
 # What each module may include, besides itself. The layering (README.md, Layout):
 #   common -> resp, net, store -> transport, cmd, persist, script -> repl -> server
+# (acl sits on cmd and below; only server uses it)
 # (repl uses cmd for the replies of the replication commands it runs, never script).
 ALLOWED = {
     "common": set(),
@@ -24,10 +25,12 @@ ALLOWED = {
     "store": {"common"},
     "transport": {"common", "net"},
     "cmd": {"common", "resp", "store"},
+    "acl": {"common", "resp", "store", "cmd"},
     "persist": {"common", "store"},
     "script": {"common", "resp"},
     "repl": {"common", "resp", "net", "store", "cmd", "persist", "transport"},
-    "server": {"common", "resp", "net", "store", "transport", "cmd", "persist", "script", "repl"},
+    "server": {"common", "resp", "net", "store", "transport", "cmd", "acl", "persist", "script",
+               "repl"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/[^"]*"')

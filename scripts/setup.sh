@@ -8,6 +8,7 @@ PACKAGES=(
   libgtest-dev                                   # unit and end-to-end tests
   libfabric-dev                                  # RDMA data plane (transport/)
   liblua5.1-0-dev                                # scripting (script/): Lua 5.1
+  libssl-dev                                     # ACL password hashing (acl/): libcrypto
   redis-server redis-tools                       # oracle, interop peer, benchmark baseline
   python3                                        # benchmark drivers under bench/
   python3-redis                                  # redis-py, driven by tests/clients/

@@ -72,6 +72,7 @@ void AttachMeta(CommandSpec* spec) {
 CommandSpec* CommandTable::Add(CommandSpec spec) {
   if (spec.getkeys) spec.flags |= kMovableKeys;
   AttachMeta(&spec);
+  spec.id = next_id_++;
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
   CommandSpec* p = owned.get();
   by_name_[p->name] = p;
@@ -84,6 +85,7 @@ CommandSpec* CommandTable::AddSub(CommandSpec* parent, CommandSpec spec) {
   spec.name = parent->name + "|" + spec.name;
   if (spec.getkeys) spec.flags |= kMovableKeys;
   AttachMeta(&spec);
+  spec.id = next_id_++;
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
   owned->parent = parent;
   CommandSpec* p = owned.get();
@@ -151,6 +153,23 @@ void AddRows(CommandTable& table, std::span<const CommandRow> rows, const char* 
 void AddSubRows(CommandTable& table, CommandSpec* parent, std::span<const CommandRow> rows,
                 const char* group) {
   for (const CommandRow& r : rows) table.AddSub(parent, SpecOf(r, group));
+}
+
+std::vector<KeyRef> KeysAndFlags(const CommandSpec& spec, std::span<const std::string_view> args) {
+  uint32_t all = 0, usable = 0;
+  for (const KeySpec& ks : spec.key_specs) {
+    all |= ks.flags;
+    if (!(ks.flags & kKeyNotKey)) usable++;
+  }
+  if (usable > 0 && !(all & kKeyVariableFlags)) {
+    if (auto keys = KeysFromSpecs(spec.key_specs, args)) return *keys;
+    if (!spec.getkeys) return {};  // no getkeys function to fall back on
+  }
+  std::vector<KeyRef> out;
+  for (int k : spec.FindKeys(args)) {
+    out.push_back({k, spec.key_flags ? spec.key_flags(args, k) : 0});
+  }
+  return out;
 }
 
 const CommandSpec* ResolveCommand(const CommandTable& table,

@@ -84,6 +84,9 @@ struct CommandSpec {
   std::string since;   // version the command appeared in Redis
   std::vector<std::unique_ptr<CommandSpec>> subcommands;
   CommandSpec* parent = nullptr;
+  // Small, dense and stable for the table's life: CommandTable numbers commands and
+  // subcommands 0, 1, 2, ... in registration order (ACL selectors keep a bitmap by id).
+  int id = -1;
   CommandStats stats;  // updated under the keyspace lock
 
   bool IsWrite() const { return flags & kWrite; }
@@ -110,6 +113,8 @@ class CommandTable {
   const std::vector<CommandSpec*>& all() const { return all_; }
   // Resets every command's statistics (CONFIG RESETSTAT).
   void ResetStats();
+  // How many ids have been given out: every id is below this.
+  int id_count() const { return next_id_; }
 
  private:
   struct Hash {
@@ -119,6 +124,7 @@ class CommandTable {
   std::vector<std::unique_ptr<CommandSpec>> owned_;
   std::vector<CommandSpec*> all_;
   std::unordered_map<std::string, CommandSpec*, Hash, std::equal_to<>> by_name_;
+  int next_id_ = 0;
 };
 
 }  // namespace kv::cmd
@@ -140,6 +146,12 @@ void AddRows(CommandTable& table, std::span<const CommandRow> rows, const char* 
 // The same for the subcommands of `parent` (a container AddRows or Add registered).
 void AddSubRows(CommandTable& table, CommandSpec* parent, std::span<const CommandRow> rows,
                 const char* group);
+
+// Redis' getKeysFromCommandWithSpecs, for COMMAND GETKEYSANDFLAGS and ACL key checks: the key
+// specs answer, with their flags, unless they do not fit the arguments or a spec has variable
+// flags; then the key finder (or the legacy range) does, with the flags the command's key_flags
+// function records (none for most). args is the whole invocation, arity checked.
+std::vector<KeyRef> KeysAndFlags(const CommandSpec& spec, std::span<const std::string_view> args);
 
 // Resolves args to the command (or subcommand) to run and checks its arity. On failure returns
 // nullptr and sets *error to Redis' message (unknown command, unknown subcommand, arity).

@@ -7,6 +7,7 @@
 // with every node kvstore, then every node redis-server.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,18 @@ class ReplicationSwitch : public ::testing::TestWithParam<Kind> {
     args.insert(args.end(), extra.begin(), extra.end());
     return args;
   }
+  // The chain m1 -> r -> s, in sync.
+  void Chain(const ServerProcess& m1, RespClient& c1) {
+    r_ =
+        std::make_unique<ServerProcess>(GetParam(), Node({"--replicaof", "127.0.0.1 " + Port(m1)}));
+    cr_ = std::make_unique<RespClient>(r_->port());
+    ASSERT_TRUE(InSync(c1, *cr_));
+    s_ = std::make_unique<ServerProcess>(GetParam(), Cmd{"--replicaof", "127.0.0.1 " + Port(*r_)});
+    cs_ = std::make_unique<RespClient>(s_->port());
+    ASSERT_TRUE(InSync(*cr_, *cs_));
+  }
+  std::unique_ptr<ServerProcess> r_, s_;
+  std::unique_ptr<RespClient> cr_, cs_;
 };
 
 TEST_P(ReplicationSwitch, AnAbandonedSwitchKeepsTheSubReplicasLink) {
@@ -45,12 +58,9 @@ TEST_P(ReplicationSwitch, AnAbandonedSwitchKeepsTheSubReplicasLink) {
   ASSERT_EQ(c2.Raw({"DEBUG", "POPULATE", "10", "m2", "10"}), "+OK\r\n");
   ASSERT_EQ(c2.Raw({"CONFIG", "SET", "rdb-key-save-delay", "1000000"}), "+OK\r\n");
 
-  ServerProcess r(GetParam(), Node({"--replicaof", "127.0.0.1 " + Port(m1)}));
-  RespClient cr(r.port());
-  ASSERT_TRUE(InSync(c1, cr));
-  ServerProcess s(GetParam(), {"--replicaof", "127.0.0.1 " + Port(r)});
-  RespClient cs(s.port());
-  ASSERT_TRUE(InSync(cr, cs));
+  ASSERT_NO_FATAL_FAILURE(Chain(m1, c1));
+  ServerProcess& s = *s_;
+  RespClient &cr = *cr_, &cs = *cs_;
   EXPECT_EQ(cs.Raw({"GET", "a"}), "$1\r\nb\r\n");
   std::string replid = InfoField(c1, "replication", "master_replid");
   EXPECT_EQ(InfoField(cs, "replication", "master_replid"), replid);
@@ -89,12 +99,8 @@ TEST_P(ReplicationSwitch, ACompletedSwitchResyncsTheSubReplicas) {
   ServerProcess m2(GetParam(), Node());
   RespClient c2(m2.port());
   ASSERT_EQ(c2.Raw({"SET", "a", "m2"}), "+OK\r\n");
-  ServerProcess r(GetParam(), Node({"--replicaof", "127.0.0.1 " + Port(m1)}));
-  RespClient cr(r.port());
-  ASSERT_TRUE(InSync(c1, cr));
-  ServerProcess s(GetParam(), {"--replicaof", "127.0.0.1 " + Port(r)});
-  RespClient cs(s.port());
-  ASSERT_TRUE(InSync(cr, cs));
+  ASSERT_NO_FATAL_FAILURE(Chain(m1, c1));
+  RespClient &cr = *cr_, &cs = *cs_;
 
   ASSERT_EQ(cr.Raw({"REPLICAOF", "127.0.0.1", Port(m2)}), "+OK\r\n");
   ASSERT_TRUE(InSync(c2, cr));

@@ -7,6 +7,7 @@
 #include <bit>
 #include <initializer_list>
 
+#include "cmd/acl_categories.h"
 #include "cmd/context.h"
 #include "common/strutil.h"
 #include "server/server.h"
@@ -14,106 +15,12 @@
 namespace kv::server {
 namespace {
 
+using cmd::Categories;
 using cmd::CommandSpec;
 using cmd::Context;
+using cmd::kNumCategories;
 
 // ---- COMMAND -----------------------------------------------------------------------------
-
-// Redis' ACL categories, in its table order (COMMAND INFO lists them in this order).
-enum AclCategory : int {
-  kCatKeyspace,
-  kCatRead,
-  kCatWrite,
-  kCatSet,
-  kCatSortedSet,
-  kCatList,
-  kCatHash,
-  kCatString,
-  kCatBitmap,
-  kCatHyperLogLog,
-  kCatGeo,
-  kCatStream,
-  kCatPubSub,
-  kCatAdmin,
-  kCatFast,
-  kCatSlow,
-  kCatBlocking,
-  kCatDangerous,
-  kCatConnection,
-  kCatTransaction,
-  kCatScripting,
-  kNumCategories
-};
-constexpr std::string_view kCategoryNames[kNumCategories] = {
-    "keyspace", "read",   "write",       "set",       "sortedset",  "list",        "hash",
-    "string",   "bitmap", "hyperloglog", "geo",       "stream",     "pubsub",      "admin",
-    "fast",     "slow",   "blocking",    "dangerous", "connection", "transaction", "scripting"};
-
-// The category a command group implies ("keyspace" commands are @keyspace, ...), or -1. The
-// pubsub group implies none: its commands are @pubsub by their flag, PUBSUB HELP is not.
-int GroupCategory(std::string_view group) {
-  static const std::pair<std::string_view, AclCategory> kGroups[] = {
-      {"keyspace", kCatKeyspace},
-      {"generic", kCatKeyspace},
-      {"string", kCatString},
-      {"list", kCatList},
-      {"set", kCatSet},
-      {"sorted-set", kCatSortedSet},
-      {"zset", kCatSortedSet},
-      {"hash", kCatHash},
-      {"bitmap", kCatBitmap},
-      {"hyperloglog", kCatHyperLogLog},
-      {"geo", kCatGeo},
-      {"stream", kCatStream},
-      {"connection", kCatConnection},
-      {"transactions", kCatTransaction},
-      {"scripting", kCatScripting},
-  };
-  for (const auto& [name, cat] : kGroups) {
-    if (name == group) return cat;
-  }
-  return -1;
-}
-
-// The space-separated words of s.
-std::vector<std::string_view> SplitWords(std::string_view s) {
-  std::vector<std::string_view> out;
-  for (size_t i = 0; i < s.size();) {
-    size_t end = s.find(' ', i);
-    if (end == std::string_view::npos) end = s.size();
-    if (end > i) out.push_back(s.substr(i, end - i));
-    i = end + 1;
-  }
-  return out;
-}
-
-// A bit per AclCategory: the command's explicit categories or its group's, then those its flags
-// imply. Containers carry their explicit categories and @slow, as in Redis.
-uint32_t Categories(const CommandSpec& c) {
-  uint32_t cats = 0;
-  auto add = [&](AclCategory cat) { cats |= 1u << cat; };
-  if (!c.acl_categories.empty()) {
-    for (std::string_view name : SplitWords(c.acl_categories)) {
-      for (int i = 0; i < kNumCategories; i++) {
-        if (kCategoryNames[i] == name) add(static_cast<AclCategory>(i));
-      }
-    }
-  } else if (c.subcommands.empty()) {
-    int g = GroupCategory(c.group);
-    if (g >= 0) add(static_cast<AclCategory>(g));
-  }
-  if (c.flags & cmd::kWrite) add(kCatWrite);
-  if ((c.flags & cmd::kReadOnly) && !(cats & (1u << kCatScripting))) add(kCatRead);
-  if (c.flags & cmd::kAdmin) {
-    add(kCatAdmin);
-    add(kCatDangerous);
-  }
-  if (c.flags & cmd::kPubSub) add(kCatPubSub);
-  if (c.flags & cmd::kFast) add(kCatFast);
-  if (c.flags & cmd::kBlocking) add(kCatBlocking);
-  if (!(cats & (1u << kCatFast))) add(kCatSlow);
-  return cats;
-}
 
 // COMMAND DOCS' group names: kvstore's "keyspace" group is Redis' "generic".
 std::string_view DocsGroup(std::string_view group) {
@@ -207,7 +114,7 @@ void ReplyCommandInfo(Context& c, const CommandSpec& spec) {
   uint32_t cats = Categories(spec);
   c.out.Set(std::popcount(cats));
   for (int i = 0; i < kNumCategories; i++) {
-    if (cats & (1u << i)) c.out.Simple("@" + std::string(kCategoryNames[i]));
+    if (cats & (1u << i)) c.out.Simple("@" + std::string(cmd::AclCategoryNames()[i]));
   }
   c.out.Set(spec.tips.size());
   for (const std::string& tip : spec.tips) c.out.Bulk(tip);
@@ -295,10 +202,9 @@ struct ListFilter {
     if (kind.empty()) return true;
     if (kind == "module") return false;  // no command comes from a module
     if (kind == "pattern") return GlobMatch(arg, spec.name, /*nocase=*/true);
-    for (int i = 0; i < kNumCategories; i++) {
-      if (EqualsIgnoreCase(arg, kCategoryNames[i])) return Categories(spec) & (1u << i);
-    }
-    return false;  // unknown category: nothing matches
+    int cat = cmd::AclCategoryIndex(arg);
+    if (cat < 0) return false;  // unknown category: nothing matches
+    return Categories(spec) & (1u << cat);
   }
 };
 
@@ -356,27 +262,6 @@ const CommandSpec* GetKeysCommand(Context& c) {
   return spec;
 }
 
-// Redis' getKeysFromCommandWithSpecs: the key specs answer, with their flags, unless they do
-// not fit the arguments or a spec has variable flags; then the key finder (or the legacy range)
-// does, with the flags the command's getkeys function records (none for most).
-std::vector<cmd::KeyRef> KeysAndFlags(const CommandSpec& spec,
-                                      std::span<const std::string_view> args) {
-  uint32_t all = 0, usable = 0;
-  for (const cmd::KeySpec& ks : spec.key_specs) {
-    all |= ks.flags;
-    if (!(ks.flags & cmd::kKeyNotKey)) usable++;
-  }
-  if (usable > 0 && !(all & cmd::kKeyVariableFlags)) {
-    if (auto keys = cmd::KeysFromSpecs(spec.key_specs, args)) return *keys;
-    if (!spec.getkeys) return {};  // no getkeys function to fall back on
-  }
-  std::vector<cmd::KeyRef> out;
-  for (int k : spec.FindKeys(args)) {
-    out.push_back({k, spec.key_flags ? spec.key_flags(args, k) : 0});
-  }
-  return out;
-}
-
 // The keys as GETKEYSANDFLAGS finds them (Redis 7.0 answers both from the key specs where they
 // fit): PFMERGE with its destination alone is an error in both. `with_flags`: each key with
 // its flags (GETKEYSANDFLAGS), or the names alone (GETKEYS).
@@ -384,7 +269,7 @@ void ReplyGetKeys(Context& c, bool with_flags) {
   const CommandSpec* spec = GetKeysCommand(c);
   if (!spec) return;
   std::span<const std::string_view> args = c.args.subspan(2);
-  std::vector<cmd::KeyRef> keys = KeysAndFlags(*spec, args);
+  std::vector<cmd::KeyRef> keys = cmd::KeysAndFlags(*spec, args);
   if (keys.empty()) {
     // A command whose keys are optional (EVAL with numkeys 0) has none, not bad arguments.
     if (spec->flags & cmd::kNoMandatoryKeys) {
