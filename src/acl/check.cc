@@ -127,6 +127,19 @@ CheckResult CheckCommand(const User& u, const cmd::CommandSpec& spec,
   return relevant;
 }
 
+bool RunsWithUnrestrictedKeys(const User& u, const cmd::CommandSpec& spec,
+                              std::span<const std::string_view> args, uint8_t perms) {
+  KeyCache cache;
+  for (const Selector& s : u.selectors) {
+    if (!CheckSelector(s, spec, args, cache).allowed()) continue;
+    if (s.allkeys) return true;
+    for (const KeyPattern& k : s.keys) {
+      if ((k.perms & perms) == perms && k.pattern == "*") return true;
+    }
+  }
+  return false;
+}
+
 bool CheckKey(const User& u, std::string_view key, uint8_t perms) {
   for (const Selector& s : u.selectors) {
     if (SelectorAllowsKey(s, key, perms)) return true;

@@ -34,6 +34,12 @@ struct CheckResult {
 CheckResult CheckCommand(const User& u, const cmd::CommandSpec& spec,
                          std::span<const std::string_view> args);
 
+// Whether some selector of the user both allows the command and reaches every key with `perms`
+// (allkeys, or a "*" pattern granting them): what SORT's BY and GET patterns, which name keys
+// the arguments do not, require (Redis' ACLUserCheckCmdWithUnrestrictedKeyAccess).
+bool RunsWithUnrestrictedKeys(const User& u, const cmd::CommandSpec& spec,
+                              std::span<const std::string_view> args, uint8_t perms);
+
 // Whether some selector of the user may access `key` with `perms` (KeyPerm bits), e.g. for
 // commands that reach keys their arguments do not name.
 bool CheckKey(const User& u, std::string_view key, uint8_t perms);

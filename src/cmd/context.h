@@ -66,6 +66,8 @@ struct Session {
   bool woken = false;
 };
 
+class Context;
+
 // The server's side of the contract, implemented in server/. Data commands call these for
 // effects that reach beyond the keyspace.
 class ServerHooks {
@@ -84,6 +86,9 @@ class ServerHooks {
   virtual void Notify(int klass, std::string_view event, std::string_view key, int db) = 0;
   // proto-max-bulk-len, for commands that grow strings.
   virtual int64_t MaxBulkLen() const = 0;
+  // Whether the running command's user may read any key (ACL): SORT's BY and GET patterns,
+  // which reach keys its arguments do not name, need it.
+  virtual bool ReadsAnyKey(const Context& c) const { return true; }
   // hll-sparse-max-bytes: the size at which a sparse HyperLogLog turns dense.
   virtual int64_t HllSparseMaxBytes() const { return 3000; }
   // Whether Redis would share small integer values now (OBJECT REFCOUNT): not while maxmemory

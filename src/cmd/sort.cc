@@ -48,7 +48,17 @@ bool ParseSortOptions(Context& c, bool read_only, SortOptions* o) {
       o->store = std::string(c.arg(++j));
     } else if (EqualsIgnoreCase(a, "by") && left >= 1) {
       o->by = std::string(c.arg(++j));
+      // A pattern reaches keys the arguments do not name: only a user who may read any key
+      // may give one (Redis' fix of CVE-2023-41053).
+      if (o->by->find('*') != std::string::npos && !c.hooks.ReadsAnyKey(c)) {
+        c.Error("BY option of SORT denied due to insufficient ACL permissions.");
+        return false;
+      }
     } else if (EqualsIgnoreCase(a, "get") && left >= 1) {
+      if (!c.hooks.ReadsAnyKey(c)) {
+        c.Error("GET option of SORT denied due to insufficient ACL permissions.");
+        return false;
+      }
       o->gets.emplace_back(c.arg(++j));
     } else {
       c.Error(OpStatus::kSyntax);

@@ -12,6 +12,7 @@
 #include "common/logging.h"
 #include "common/strutil.h"
 #include "repl/primary/primary.h"
+#include "server/acl_users.h"
 #include "server/persistence/aof.h"
 #include "server/poll_group.h"
 #include "server/server.h"
@@ -46,6 +47,7 @@ Client::Client(Server& server, PollGroup& group, net::Fd fd, uint64_t id)
   out_.reserve(rb_size_);  // the reply buffer, as Redis allocates one for each client
   out_cap_ = out_.capacity();
   session_.authenticated = !server.auth_required();
+  acl_user_ = server.acl().Default();  // the same object for the server's life
 }
 
 Client::~Client() = default;

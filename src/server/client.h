@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "acl/user.h"
 #include "cmd/context.h"
 #include "net/event_loop.h"
 #include "net/socket.h"
@@ -84,6 +85,10 @@ class Client final : public net::FdHandler, public repl::ClientConn {
 
   uint64_t id() const override { return session_.id; }
   cmd::Session& session() { return session_; }
+  // The ACL user the client runs its commands as (AUTH, HELLO AUTH; the default user until
+  // then); session().user is its name. Keyspace lock held.
+  const std::shared_ptr<acl::User>& acl_user() const { return acl_user_; }
+  void set_acl_user(std::shared_ptr<acl::User> u) { acl_user_ = std::move(u); }
   int session_db() const { return session_.db; }
   const std::string& peer() const override { return peer_; }
   // A local connection as Redis' islocalClient sees one: from 127.0.0.1 or ::1 (what
@@ -374,6 +379,7 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   size_t reply_mark_ = 0;
   std::vector<std::pair<size_t, size_t>> push_spans_;  // (offset, length) in out_ since the mark
   std::set<std::string> channels_, patterns_, shard_channels_;  // keyspace lock
+  std::shared_ptr<acl::User> acl_user_;                         // keyspace lock
   ClientTracking tracking_;                                     // keyspace lock
   const std::string* last_cmd_ = nullptr; // keyspace lock
   int64_t woff_ = 0;                      // keyspace lock

@@ -9,6 +9,7 @@
 #include "common/strutil.h"
 #include "repl/primary/primary.h"
 #include "repl/replica/replica.h"
+#include "server/acl_users.h"
 #include "server/client.h"
 #include "server/crash.h"
 #include "server/evict.h"
@@ -124,6 +125,21 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     FlagTransactionError(c);
     CountErrors(w);
     return std::nullopt;
+  }
+  // ACL: may the client's user run this, on these keys and channels? Checked when sent (and
+  // so when queued) and again when EXEC runs it, as in Redis. The primary's link and the AOF
+  // loader are obeyed whatever the users say, and a blocked command run again is not asked.
+  if (!session.obey && !session.woken) {
+    acl::CheckResult acl_check = acl::CheckCommand(*c.acl_user(), *spec, args);
+    if (!acl_check.allowed()) {
+      if (running_queued_) {
+        w.Error(AclDenialError(acl_check, *spec, AclContext::kExec));
+        CountErrors(w);
+      } else {
+        RejectCommand(c, *mspec, w, AclDenialError(acl_check, *spec, AclContext::kTopLevel));
+      }
+      return std::nullopt;
+    }
   }
 
   // maxmemory (evict.h): evicts what the policy allows first; when memory is over the limit

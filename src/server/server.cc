@@ -18,6 +18,7 @@
 #include "repl/replica/replica.h"
 #include "script/function_libraries.h"
 #include "script/lua_engine.h"
+#include "server/acl_users.h"
 #include "server/client.h"
 #include "server/client_eviction.h"
 #include "server/cmds/migrate_sockets.h"
@@ -96,6 +97,7 @@ Server::Server(std::unique_ptr<Config> config)
   shutdown_wait_ = std::make_unique<ShutdownWait>(*this);
   cmd::RegisterDataCommands(commands_);
   RegisterServerCommands(commands_);
+  acl_ = std::make_unique<AclUsers>(*this, commands_);
 }
 
 Server::~Server() { Stop(); }
@@ -164,7 +166,7 @@ void Server::WireConfig() {
     return Status::Ok();
   });
   c.OnApply("requirepass", [this](const std::string& v) {
-    auth_required_ = !v.empty();
+    acl_->SetDefaultPassword(v);  // sets auth_required_
     return Status::Ok();
   });
   auto limit = [&](const char* name, auto* field) {

@@ -52,6 +52,7 @@ class Client;
 class Persistence;
 class Aof;
 class ServerReplHost;
+class AclUsers;
 class Evictor;
 class ClientEviction;
 class MigrateSockets;
@@ -185,6 +186,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   MigrateSockets& migrate_sockets() { return *migrate_sockets_; }
   // Client-side caching (tracking.h). Keyspace lock held.
   Tracking& tracking() { return *tracking_; }
+  AclUsers& acl() { return *acl_; }
   // FAILOVER (failover.h) and the shutdown that waits for replicas (shutdown.h). Keyspace
   // lock held.
   Failover& failover() { return *failover_; }
@@ -230,11 +232,14 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   }
   // The AOF's replay runs commands as a client without a connection (aof_load.cc).
   void set_current_client(Client* c) { current_client_ = c; }
+  Client* current_client_if_any() { return current_client_; }
 
   // Values the IO threads read without the lock.
   int64_t max_bulk_len() const { return max_bulk_len_.load(std::memory_order_relaxed); }
   int64_t query_buffer_limit() const { return query_buf_limit_.load(std::memory_order_relaxed); }
   bool auth_required() const { return auth_required_.load(std::memory_order_relaxed); }
+  // Whether new clients must authenticate: the default user is off or has passwords (acl_users).
+  void set_auth_required(bool v) { auth_required_.store(v, std::memory_order_relaxed); }
 
   // Client registry. Keyspace lock held.
   void RegisterClient(Client* c);
@@ -393,6 +398,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void ForgetChangesOfThisCommand() { dirty_reset_ = true; }
   void Notify(int klass, std::string_view event, std::string_view key, int db) override;
   int64_t MaxBulkLen() const override { return max_bulk_len(); }
+  bool ReadsAnyKey(const cmd::Context& c) const override;  // acl_users.cc
   int64_t HllSparseMaxBytes() const override {
     return hll_sparse_max_bytes_.load(std::memory_order_relaxed);
   }
@@ -487,6 +493,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::unique_ptr<ClientEviction> client_eviction_;
   std::unique_ptr<MigrateSockets> migrate_sockets_;
   std::unique_ptr<Tracking> tracking_;
+  std::unique_ptr<AclUsers> acl_;  // after the command table, which it indexes
   std::unique_ptr<Failover> failover_;
   std::unique_ptr<ShutdownWait> shutdown_wait_;
   cmd::CommandTable commands_;

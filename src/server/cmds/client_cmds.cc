@@ -3,6 +3,7 @@
 #include "cmd/errors.h"
 #include "common/clock.h"
 #include "common/strutil.h"
+#include "server/acl_users.h"
 #include "server/client.h"
 #include "server/server.h"
 
@@ -121,8 +122,8 @@ bool ParseKillFilter(Context& c, KillFilter* f) {
         return false;
       }
     } else if (EqualsIgnoreCase(opt, "USER")) {
-      // As Redis, a user that does not exist is an error; 'default' is the only user there is.
-      if (val != "default") {
+      // As Redis, a user that does not exist is an error.
+      if (!ServerOf(c).acl().Find(val)) {
         c.Error("No such user '" + std::string(val) + "'");
         return false;
       }

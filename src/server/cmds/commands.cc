@@ -18,6 +18,8 @@ void RegisterLolwutCommand(cmd::CommandTable& t);             // lolwut.cc
 void RegisterMigrateCommand(cmd::CommandTable& t);            // migrate_cmds.cc
 void RegisterShutdownCommand(cmd::CommandTable& t);           // shutdown_cmds.cc
 void RegisterFailoverCommand(cmd::CommandTable& t);           // failover_cmds.cc
+void RegisterAclCommands(cmd::CommandTable& t);               // acl_cmds.cc
+void RegisterClusterConnectionCommands(cmd::CommandTable& t);  // cluster_cmds.cc
 
 void RegisterServerCommands(cmd::CommandTable& t) {
   RegisterConnectionServerCommands(t);
@@ -36,6 +38,8 @@ void RegisterServerCommands(cmd::CommandTable& t) {
   RegisterMigrateCommand(t);
   RegisterShutdownCommand(t);
   RegisterFailoverCommand(t);
+  RegisterAclCommands(t);
+  RegisterClusterConnectionCommands(t);
 }
 
 }  // namespace kv::server

@@ -2,6 +2,7 @@
 #include "cmd/context.h"
 #include "common/clock.h"
 #include "common/strutil.h"
+#include "server/acl_users.h"
 #include "server/client.h"
 #include "server/server.h"
 #include "server/tracking.h"
@@ -14,11 +15,15 @@ using cmd::Context;
 constexpr std::string_view kWrongPass =
     "-WRONGPASS invalid username-password pair or user is disabled.";
 
-// Checks a username/password pair against requirepass (the only user is "default").
-bool CheckPassword(Server& s, std::string_view user, std::string_view pass) {
-  if (!EqualsIgnoreCase(user, "default")) return false;
-  std::string required = s.config().GetString("requirepass");
-  return required.empty() || pass == required;
+// Authenticates the running client as `user` with `pass` (AUTH, HELLO AUTH): its commands run
+// as that user from now on.
+bool Authenticate(Server& s, Context& c, std::string_view user, std::string_view pass) {
+  std::shared_ptr<acl::User> u = s.acl().Authenticate(user, pass);
+  if (!u) return false;
+  c.session.authenticated = true;
+  c.session.user = u->name;
+  s.current_client().set_acl_user(std::move(u));
+  return true;
 }
 
 void Auth(Context& c) {
@@ -29,19 +34,18 @@ void Auth(Context& c) {
   }
   // MONITOR and SLOWLOG never show the credentials (Redis redacts them at this point too).
   for (size_t i = 1; i < c.argc(); i++) c.Redact(i);
-  if (c.argc() == 2 && s.config().GetString("requirepass").empty()) {
+  const acl::User& def = *s.acl().Default();
+  if (c.argc() == 2 && (def.flags & acl::kUserNoPass)) {
     c.Error(
         "AUTH <password> called without any password configured for the default user. "
         "Are you sure your configuration is correct?");
     return;
   }
   std::string_view user = c.argc() == 3 ? c.arg(1) : "default";
-  if (!CheckPassword(s, user, c.arg(c.argc() - 1))) {
+  if (!Authenticate(s, c, user, c.arg(c.argc() - 1))) {
     c.Error(kWrongPass);
     return;
   }
-  c.session.authenticated = true;
-  c.session.user = "default";
   c.out.Ok();
 }
 
@@ -110,12 +114,9 @@ void Hello(Context& c) {
       return;
     }
   }
-  if (has_auth) {
-    if (!CheckPassword(s, user, pass)) {
-      c.Error(kWrongPass);
-      return;
-    }
-    c.session.authenticated = true;
+  if (has_auth && !Authenticate(s, c, user, pass)) {
+    c.Error(kWrongPass);
+    return;
   }
   if (!c.session.authenticated) {
     c.Error(
@@ -148,6 +149,7 @@ void Reset(Context& c) {
   c.session.authenticated = !s.auth_required();
   c.session.user = "default";
   Client& me = s.current_client();
+  me.set_acl_user(s.acl().Default());
   s.RemoveMonitor(&me);
   s.EndTransaction(me);
   s.UnsubscribeAll(me);

@@ -19,6 +19,7 @@
 #include "repl/replica/replica.h"
 #include "resp/parser.h"
 #include "script/function_libraries.h"
+#include "server/acl_users.h"
 #include "server/client.h"
 #include "server/config/config.h"
 #include "server/evict.h"
@@ -138,6 +139,15 @@ void ScriptRun::Call(std::vector<std::string>& argv, const script::RunState& run
   }
   uint32_t flags = spec->parent ? spec->parent->flags | spec->flags : spec->flags;
   auto* mspec = const_cast<cmd::CommandSpec*>(spec);
+  // The script runs as its caller's user (a script the primary or the AOF sends is obeyed).
+  if (!session_.obey) {
+    acl::CheckResult acl_check = acl::CheckCommand(*caller_.acl_user(), *spec, args);
+    if (!acl_check.allowed()) {
+      *error = AclDenialError(acl_check, *spec, AclContext::kScript);
+      mspec->stats.rejected_calls++;
+      return;
+    }
+  }
   if (!Allowed(flags, s_.MayReplicate(caller_, *spec, args, flags), error)) {
     mspec->stats.rejected_calls++;
     return;
@@ -577,6 +587,12 @@ void Server::RunForBusyClient(Client& c, std::span<const std::string_view> args)
     }
   } else if (!c.session().authenticated && !(flags & cmd::kNoAuth)) {
     RejectCommand(c, *const_cast<cmd::CommandSpec*>(spec), w, "-NOAUTH Authentication required.");
+  } else if (acl::CheckResult acl_check = c.session().obey
+                                              ? acl::CheckResult{}
+                                              : acl::CheckCommand(*c.acl_user(), *spec, args);
+             !acl_check.allowed()) {
+    RejectCommand(c, *const_cast<cmd::CommandSpec*>(spec), w,
+                  AclDenialError(acl_check, *spec, AclContext::kTopLevel));
   } else if (aof_->debug_loading() && !(flags & cmd::kLoading)) {
     // The busy script is one DEBUG LOADAOF replays: Redis answers as while it loads.
     RejectCommand(c, *const_cast<cmd::CommandSpec*>(spec), w, kLoadingError);

@@ -1,0 +1,80 @@
+// The server's ACL users (acl/ holds the rules and the check): the user table, the default
+// user that `requirepass` sets the password of, and the clients a change of users affects.
+// Every call is made with the keyspace lock held (commands, CONFIG SET), which serializes them;
+// a user's object stays where it is while it exists, so the clients authenticated as it see
+// each change at their next command, as in Redis.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "acl/check.h"
+#include "acl/command_index.h"
+#include "acl/selector.h"
+#include "acl/user.h"
+#include "cmd/command.h"
+
+namespace kv::server {
+
+class Server;
+
+// Where a command the ACL refuses was on its way to run: each has Redis' own error text.
+enum class AclContext {
+  kTopLevel,  // sent by the client (or queued in MULTI)
+  kExec,      // queued, and refused when EXEC runs it (the rules changed meanwhile)
+  kScript,    // redis.call from a script
+};
+
+// The error reply for a refusal, with its leading '-' and code ("-NOPERM ...") except in a
+// script, whose error Redis words without them ("The user executing the script ...").
+std::string AclDenialError(const acl::CheckResult& r, const cmd::CommandSpec& spec,
+                           AclContext where);
+
+class AclUsers {
+ public:
+  AclUsers(Server& server, const cmd::CommandTable& commands);
+
+  const acl::RuleEnv& env() const { return env_; }
+  const acl::CommandIndex& commands() const { return index_; }
+
+  // nullptr when there is no such user.
+  std::shared_ptr<acl::User> Find(std::string_view name) const;
+  std::shared_ptr<acl::User> Default() const { return default_; }
+  // Users in name order (ACL LIST, ACL USERS).
+  const std::map<std::string, std::shared_ptr<acl::User>, std::less<>>& all() const {
+    return users_;
+  }
+
+  // ACL SETUSER: creates the user if needed and applies the rules, all or nothing. Returns ""
+  // or Redis' error. Subscribed clients of the user that lose a channel are disconnected.
+  std::string SetUser(std::string_view name, std::span<const std::string_view> rules);
+  // ACL DELUSER of one user (not "default"): false if there is none. Its clients are
+  // disconnected (the caller's after its reply).
+  bool DelUser(std::string_view name);
+  // requirepass: the default user's only password, or nopass when empty.
+  void SetDefaultPassword(const std::string& password);
+
+  // The user `name` authenticated by `password` (enabled, and the password is one of its own
+  // or it is nopass); nullptr otherwise.
+  std::shared_ptr<acl::User> Authenticate(std::string_view name, std::string_view password) const;
+
+ private:
+  // Whether new clients start authenticated (the default user is on and nopass): the server's
+  // auth_required flag, updated after every change to the default user.
+  void DefaultChanged();
+  // Disconnects the subscribed clients of `u` whose channels or patterns `updated` no longer
+  // allows (Redis' ACLKillPubsubClientsIfNeeded).
+  void KillPubsubClientsIfNeeded(const acl::User& u, const acl::User& updated);
+
+  Server& server_;
+  acl::CommandIndex index_;
+  acl::RuleEnv env_;
+  std::map<std::string, std::shared_ptr<acl::User>, std::less<>> users_;
+  std::shared_ptr<acl::User> default_;
+};
+
+}  // namespace kv::server
