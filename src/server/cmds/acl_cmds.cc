@@ -225,47 +225,33 @@ void RegisterAclCommands(cmd::CommandTable& t) {
                                     .since = "6.0.0"});
   constexpr uint32_t kAdmin = cmd::kAdmin | cmd::kNoScript | cmd::kLoading | cmd::kStale;
   constexpr uint32_t kPlain = cmd::kNoScript | cmd::kLoading | cmd::kStale;
-  struct Sub {
-    const char* name;
-    int arity;
-    uint32_t flags;
-    cmd::Handler handler;
-    const char* summary;
-    const char* since;
-  };
-  static constexpr Sub kSubs[] = {
-      {"cat", -2, kPlain, AclCat, "List the ACL categories or the commands inside a category",
-       "6.0.0"},
-      {"deluser", -3, kAdmin, AclDelUser, "Remove the specified ACL users and the associated rules",
-       "6.0.0"},
-      {"dryrun", -4, kAdmin, AclDryRun,
+  static constexpr cmd::CommandRow kSubs[] = {
+      {"cat", -2, kPlain, 0, 0, 0, AclCat,
+       "List the ACL categories or the commands inside a category", "6.0.0"},
+      {"deluser", -3, kAdmin, 0, 0, 0, AclDelUser,
+       "Remove the specified ACL users and the associated rules", "6.0.0"},
+      {"dryrun", -4, kAdmin, 0, 0, 0, AclDryRun,
        "Returns whether the user can execute the given command without executing the command.",
        "7.0.0"},
-      {"genpass", -2, kPlain, AclGenPass,
+      {"genpass", -2, kPlain, 0, 0, 0, AclGenPass,
        "Generate a pseudorandom secure password to use for ACL users", "6.0.0"},
-      {"getuser", 3, kAdmin, AclGetUser, "Get the rules for a specific ACL user", "6.0.0"},
-      {"help", 2, cmd::kLoading | cmd::kStale, AclHelp,
+      {"getuser", 3, kAdmin, 0, 0, 0, AclGetUser, "Get the rules for a specific ACL user", "6.0.0"},
+      {"help", 2, cmd::kLoading | cmd::kStale, 0, 0, 0, AclHelp,
        "Show helpful text about the different subcommands", "6.0.0"},
-      {"list", 2, kAdmin, AclList, "List the current ACL rules in ACL config file format", "6.0.0"},
-      {"load", 2, kAdmin, AclLoadOrSave, "Reload the ACLs from the configured ACL file", "6.0.0"},
-      {"save", 2, kAdmin, AclLoadOrSave, "Save the current ACL rules in the configured ACL file",
+      {"list", 2, kAdmin, 0, 0, 0, AclList, "List the current ACL rules in ACL config file format",
        "6.0.0"},
-      {"setuser", -3, kAdmin, AclSetUser, "Modify or create the rules for a specific ACL user",
+      {"load", 2, kAdmin, 0, 0, 0, AclLoadOrSave, "Reload the ACLs from the configured ACL file",
        "6.0.0"},
-      {"users", 2, kAdmin, AclUsersCommand, "List the username of all the configured ACL rules",
-       "6.0.0"},
-      {"whoami", 2, kPlain, AclWhoAmI,
+      {"save", 2, kAdmin, 0, 0, 0, AclLoadOrSave,
+       "Save the current ACL rules in the configured ACL file", "6.0.0"},
+      {"setuser", -3, kAdmin, 0, 0, 0, AclSetUser,
+       "Modify or create the rules for a specific ACL user", "6.0.0"},
+      {"users", 2, kAdmin, 0, 0, 0, AclUsersCommand,
+       "List the username of all the configured ACL rules", "6.0.0"},
+      {"whoami", 2, kPlain, 0, 0, 0, AclWhoAmI,
        "Return the name of the user associated to the current connection", "6.0.0"},
   };
-  for (const Sub& s : kSubs) {
-    t.AddSub(parent, {.name = s.name,
-                      .arity = s.arity,
-                      .flags = s.flags,
-                      .handler = s.handler,
-                      .group = "server",
-                      .summary = s.summary,
-                      .since = s.since});
-  }
+  cmd::AddSubRows(t, parent, kSubs, "server");
 }
 
 }  // namespace kv::server

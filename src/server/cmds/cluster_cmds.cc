@@ -11,30 +11,18 @@ void ClusterDisabled(cmd::Context& c) { c.Error("This instance has cluster suppo
 }  // namespace
 
 void RegisterClusterConnectionCommands(cmd::CommandTable& t) {
-  t.Add({.name = "asking",
-         .arity = 1,
-         .flags = cmd::kFast,
-         .handler = ClusterDisabled,
-         .group = "cluster",
-         .acl_categories = "connection",
-         .summary = "Sent by cluster clients after an -ASK redirect",
-         .since = "3.0.0"});
-  t.Add({.name = "readonly",
-         .arity = 1,
-         .flags = cmd::kFast | cmd::kLoading | cmd::kStale,
-         .handler = ClusterDisabled,
-         .group = "cluster",
-         .acl_categories = "connection",
-         .summary = "Enables read queries for a connection to a cluster replica node",
-         .since = "3.0.0"});
-  t.Add({.name = "readwrite",
-         .arity = 1,
-         .flags = cmd::kFast | cmd::kLoading | cmd::kStale,
-         .handler = ClusterDisabled,
-         .group = "cluster",
-         .acl_categories = "connection",
-         .summary = "Disables read queries for a connection to a cluster replica node",
-         .since = "3.0.0"});
+  constexpr uint32_t kAnyTime = cmd::kFast | cmd::kLoading | cmd::kStale;
+  static constexpr cmd::CommandRow kRows[] = {
+      {"asking", 1, cmd::kFast, 0, 0, 0, ClusterDisabled,
+       "Sent by cluster clients after an -ASK redirect", "3.0.0"},
+      {"readonly", 1, kAnyTime, 0, 0, 0, ClusterDisabled,
+       "Enables read queries for a connection to a cluster replica node", "3.0.0"},
+      {"readwrite", 1, kAnyTime, 0, 0, 0, ClusterDisabled,
+       "Disables read queries for a connection to a cluster replica node", "3.0.0"},
+  };
+  // Their ACL category is @connection, which the "cluster" group does not imply.
+  cmd::AddRows(t, kRows, "cluster");
+  for (const cmd::CommandRow& r : kRows) t.Find(r.name)->acl_categories = "connection";
 }
 
 }  // namespace kv::server
