@@ -1,11 +1,28 @@
 #include "server/acl_users.h"
 
+#include <algorithm>
+#include <set>
+
 #include "acl/check.h"
 #include "common/logging.h"
 #include "server/client.h"
 #include "server/server.h"
 
 namespace kv::server {
+
+namespace {
+
+// Closes a client a change of users took access from: the one running the command once its
+// reply is written, any other at once.
+void Disconnect(Client* c, Client* me) {
+  if (c == me) {
+    c->session().close_after_reply = true;
+  } else {
+    c->Kill();
+  }
+}
+
+}  // namespace
 
 std::string AclDenialError(const acl::CheckResult& r, const cmd::CommandSpec& spec,
                            AclContext where) {
@@ -83,11 +100,7 @@ bool AclUsers::DelUser(std::string_view name) {
     c->set_acl_user(default_);
     c->session().authenticated = false;
     c->session().user = "default";
-    if (c == me) {
-      c->session().close_after_reply = true;
-    } else {
-      c->Kill();
-    }
+    Disconnect(c, me);
   }
   return true;
 }
@@ -115,22 +128,18 @@ void AclUsers::KillPubsubClientsIfNeeded(const acl::User& u, const acl::User& up
   Client* me = server_.current_client_if_any();
   for (const auto& [id, c] : server_.clients()) {
     if (c->acl_user().get() != &u || c->subscriptions() == 0) continue;
-    bool allowed = true;
-    for (const std::string& ch : c->channels())
-      allowed = allowed && acl::CheckChannel(updated, ch, false);
-    for (const std::string& ch : c->shard_channels()) {
-      allowed = allowed && acl::CheckChannel(updated, ch, false);
+    auto allows = [&](const std::set<std::string>& names, bool patterns) {
+      return std::all_of(names.begin(), names.end(), [&](const std::string& n) {
+        return acl::CheckChannel(updated, n, patterns);
+      });
+    };
+    if (allows(c->channels(), false) && allows(c->shard_channels(), false) &&
+        allows(c->patterns(), true)) {
+      continue;
     }
-    for (const std::string& p : c->patterns())
-      allowed = allowed && acl::CheckChannel(updated, p, true);
-    if (allowed) continue;
     LOG_VERBOSE("Disconnecting client id=%llu: user '%s' lost a channel it is subscribed to",
                 static_cast<unsigned long long>(id), u.name.c_str());
-    if (c == me) {
-      c->session().close_after_reply = true;
-    } else {
-      c->Kill();
-    }
+    Disconnect(c, me);
   }
 }
 
