@@ -4,6 +4,7 @@
 #include <set>
 
 #include "acl/check.h"
+#include "common/clock.h"
 #include "common/logging.h"
 #include "server/client.h"
 #include "server/server.h"
@@ -21,8 +22,6 @@ void Disconnect(Client* c, Client* me) {
     c->Kill();
   }
 }
-
-}  // namespace
 
 std::string AclDenialError(const acl::CheckResult& r, const cmd::CommandSpec& spec,
                            AclContext where) {
@@ -59,6 +58,8 @@ std::string AclDenialError(const acl::CheckResult& r, const cmd::CommandSpec& sp
   }
   return "-NOPERM no permission";
 }
+
+}  // namespace
 
 AclUsers::AclUsers(Server& server, const cmd::CommandTable& commands)
     // acl-pubsub-default is Redis 7.0's default, resetchannels: new users start with no channel.
@@ -113,11 +114,41 @@ void AclUsers::SetDefaultPassword(const std::string& password) {
   DefaultChanged();
 }
 
-std::shared_ptr<acl::User> AclUsers::Authenticate(std::string_view name,
-                                                  std::string_view password) const {
+std::shared_ptr<acl::User> AclUsers::Authenticate(std::string_view name, std::string_view password,
+                                                  Client& client, std::string_view command) {
   std::shared_ptr<acl::User> u = Find(name);
-  if (!u || !u->enabled() || !u->CheckPassword(password)) return nullptr;
-  return u;
+  if (u && u->enabled() && u->CheckPassword(password)) return u;
+  Log(client, acl::LogReason::kAuth,
+      client.tx().active ? acl::LogContext::kMulti : acl::LogContext::kTopLevel,
+      std::string(command), std::string(name));
+  return nullptr;
+}
+
+std::string AclUsers::Deny(const acl::CheckResult& r, const cmd::CommandSpec& spec,
+                           std::span<const std::string_view> args, AclContext where,
+                           Client& client) {
+  acl::LogReason reason = r.denial == acl::Denial::kKey       ? acl::LogReason::kKey
+                          : r.denial == acl::Denial::kChannel ? acl::LogReason::kChannel
+                                                              : acl::LogReason::kCommand;
+  acl::LogContext context = where == AclContext::kScript ? acl::LogContext::kLua
+                            : where == AclContext::kExec || client.tx().active
+                                ? acl::LogContext::kMulti
+                                : acl::LogContext::kTopLevel;
+  std::string object = reason == acl::LogReason::kCommand ? spec.name : std::string(args[r.arg]);
+  Log(client, reason, context, std::move(object), client.acl_user()->name);
+  return AclDenialError(r, spec, where);
+}
+
+void AclUsers::Log(Client& client, acl::LogReason reason, acl::LogContext context,
+                   std::string object, std::string username) {
+  acl::LogEntry e;
+  e.reason = reason;
+  e.context = context;
+  e.object = std::move(object);
+  e.username = std::move(username);
+  e.time_ms = WallMs();
+  e.client_info = client.Describe(MonoMs());
+  log_.Add(std::move(e), log_max_len_);
 }
 
 void AclUsers::DefaultChanged() {

@@ -14,12 +14,14 @@
 
 #include "acl/check.h"
 #include "acl/command_index.h"
+#include "acl/log.h"
 #include "acl/selector.h"
 #include "acl/user.h"
 #include "cmd/command.h"
 
 namespace kv::server {
 
+class Client;
 class Server;
 
 // Where a command the ACL refuses was on its way to run: each has Redis' own error text.
@@ -28,11 +30,6 @@ enum class AclContext {
   kExec,      // queued, and refused when EXEC runs it (the rules changed meanwhile)
   kScript,    // redis.call from a script
 };
-
-// The error reply for a refusal, with its leading '-' and code ("-NOPERM ...") except in a
-// script, whose error Redis words without them ("The user executing the script ...").
-std::string AclDenialError(const acl::CheckResult& r, const cmd::CommandSpec& spec,
-                           AclContext where);
 
 class AclUsers {
  public:
@@ -59,8 +56,20 @@ class AclUsers {
   void SetDefaultPassword(const std::string& password);
 
   // The user `name` authenticated by `password` (enabled, and the password is one of its own
-  // or it is nopass); nullptr otherwise.
-  std::shared_ptr<acl::User> Authenticate(std::string_view name, std::string_view password) const;
+  // or it is nopass); nullptr otherwise, and the failure goes to ACL LOG with `client`'s
+  // details and `args`[0] (AUTH or HELLO as sent).
+  std::shared_ptr<acl::User> Authenticate(std::string_view name, std::string_view password,
+                                          Client& client, std::string_view command);
+
+  // A command `client` may not run: logs it in ACL LOG and returns Redis' error for `where`,
+  // with its leading '-' and code ("-NOPERM ...") except in a script, whose error Redis words
+  // without them ("The user executing the script ..."). A script's client is its caller.
+  std::string Deny(const acl::CheckResult& r, const cmd::CommandSpec& spec,
+                   std::span<const std::string_view> args, AclContext where, Client& client);
+
+  // ACL LOG and acllog-max-len (applied at the next entry, as in Redis).
+  acl::Log& log() { return log_; }
+  void set_log_max_len(size_t n) { log_max_len_ = n; }
 
  private:
   // Whether new clients start authenticated (the default user is on and nopass): the server's
@@ -69,12 +78,17 @@ class AclUsers {
   // Disconnects the subscribed clients of `u` whose channels or patterns `updated` no longer
   // allows (Redis' ACLKillPubsubClientsIfNeeded).
   void KillPubsubClientsIfNeeded(const acl::User& u, const acl::User& updated);
+  // Adds an ACL LOG entry for `client`.
+  void Log(Client& client, acl::LogReason reason, acl::LogContext context, std::string object,
+           std::string username);
 
   Server& server_;
   acl::CommandIndex index_;
   acl::RuleEnv env_;
   std::map<std::string, std::shared_ptr<acl::User>, std::less<>> users_;
   std::shared_ptr<acl::User> default_;
+  acl::Log log_;
+  size_t log_max_len_ = 128;
 };
 
 }  // namespace kv::server

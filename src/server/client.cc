@@ -684,14 +684,15 @@ std::string Client::Describe(int64_t now_mono_ms) const {
   char buf[1024];
   snprintf(buf, sizeof(buf),
            "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu "
-           "psub=%zu ssub=%zu multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu "
+           "psub=%zu ssub=%zu multi=%lld qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu "
            "rbs=%zu rbp=%zu obl=0 oll=0 omem=%zu tot-mem=%zu events=r%s cmd=%s user=%s "
            "redir=%lld resp=%d lib-name=%s lib-ver=%s",
            static_cast<unsigned long long>(session_.id), peer_.c_str(), local_.c_str(), fd_.get(),
            session_.name.c_str(), static_cast<long long>((now_mono_ms - created_ms_) / 1000),
            static_cast<long long>((now_mono_ms - last_interaction_ms()) / 1000), flags.c_str(),
-           session_.db, channels_.size(), patterns_.size(), shard_channels_.size(), qbuf,
-           qcap > qbuf ? qcap - qbuf : 0, argv_mem, MultiMemory(), rbs, rbp, omem, tot_mem,
+           session_.db, channels_.size(), patterns_.size(), shard_channels_.size(),
+           (flags_ & kMulti) ? static_cast<long long>(tx_.queued.size() + tx_.executing) : -1LL,
+           qbuf, qcap > qbuf ? qcap - qbuf : 0, argv_mem, MultiMemory(), rbs, rbp, omem, tot_mem,
            omem ? "w" : "", last_cmd_ ? last_cmd_->c_str() : "NULL", session_.user.c_str(),
            tracking_.on ? static_cast<long long>(tracking_.redirect) : -1LL, session_.resp,
            session_.lib_name.c_str(), session_.lib_ver.c_str());

@@ -133,6 +133,7 @@ class Client final : public net::FdHandler, public repl::ClientConn {
     bool abort = false;   // a command was refused while queuing: EXEC answers EXECABORT
     bool dirty = false;   // a watched key changed: EXEC answers null
     std::vector<std::vector<std::string>> queued;
+    size_t executing = 0;  // while EXEC runs them: how many (CLIENT LIST's multi=)
     // Summed as commands are queued (Redis' mstate.cmd_flags), for judging EXEC: the write,
     // deny-oom and no-async-loading flags any of them has, and the stale and loading flags
     // one of them lacks.

@@ -117,6 +117,9 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     return std::nullopt;
   }
   auto* mspec = const_cast<cmd::CommandSpec*>(spec);
+  // CLIENT LIST's cmd= (and ACL LOG's client-info) names the command from here on, refused,
+  // held or queued; EXEC's commands leave it at "exec". As Redis' processCommand.
+  if (!running_queued_) c.set_last_command(&spec->name);
   uint32_t flags = spec->parent ? spec->parent->flags | spec->flags : spec->flags;
   if (flags & cmd::kNoMandatoryKeys) flags = ScriptCommandFlags(args, flags);  // EVAL, FCALL
   if (!session.authenticated && !(flags & cmd::kNoAuth)) {
@@ -133,10 +136,10 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     acl::CheckResult acl_check = acl::CheckCommand(*c.acl_user(), *spec, args);
     if (!acl_check.allowed()) {
       if (running_queued_) {
-        w.Error(AclDenialError(acl_check, *spec, AclContext::kExec));
+        w.Error(acl_->Deny(acl_check, *spec, args, AclContext::kExec, c));
         CountErrors(w);
       } else {
-        RejectCommand(c, *mspec, w, AclDenialError(acl_check, *spec, AclContext::kTopLevel));
+        RejectCommand(c, *mspec, w, acl_->Deny(acl_check, *spec, args, AclContext::kTopLevel, c));
       }
       return std::nullopt;
     }
@@ -260,7 +263,6 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   // processCommand does; the commands of an EXEC that passed, and blocked commands run again
   // because a key changed, are not held.
   if (!running_queued_ && !session.woken && HoldForPause(c, *spec, args, flags)) {
-    c.set_last_command(&spec->name);  // CLIENT LIST shows the held command
     return std::nullopt;
   }
   if (QueueInTransaction(c, spec, args, w)) {
@@ -268,7 +270,6 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
     return std::nullopt;
   }
 
-  c.set_last_command(&spec->name);
   // One wall-clock reading serves as the command's time and as the start of its duration
   // (Redis does the same with ustime()); a clock step backwards counts as zero.
   int64_t start_us = WallUs();

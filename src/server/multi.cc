@@ -216,6 +216,10 @@ void Exec(Context& c) {
   }
   std::vector<std::vector<std::string>> queued = std::move(tx.queued);
   s.EndTransaction(me);  // unwatches before running, as Redis does
+  // CLIENT LIST (and ACL LOG's client-info) shows the client in its transaction until EXEC
+  // ends, as Redis does.
+  me.set_flag(Client::kMulti, true);
+  tx.executing = queued.size();
   c.out.Array(queued.size());
   std::vector<std::string_view> views;
   c.session.deny_blocking = true;  // blocking commands answer at once inside EXEC
@@ -224,6 +228,8 @@ void Exec(Context& c) {
     s.RunQueued(me, views, c.out);
   }
   c.session.deny_blocking = false;
+  tx.executing = 0;
+  me.set_flag(Client::kMulti, false);
 }
 
 void Watch(Context& c) {

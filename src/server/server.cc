@@ -165,6 +165,10 @@ void Server::WireConfig() {
     ApplyWatchdogPeriod(static_cast<int>(ParseInt64(v).value_or(0)));
     return Status::Ok();
   });
+  c.OnApply("acllog-max-len", [this](const std::string& v) {
+    acl_->set_log_max_len(static_cast<size_t>(ParseInt64(v).value_or(128)));
+    return Status::Ok();
+  });
   c.OnApply("requirepass", [this](const std::string& v) {
     acl_->SetDefaultPassword(v);  // sets auth_required_
     return Status::Ok();

@@ -147,7 +147,7 @@ TEST_F(Acl, UserCommandsAnswerAsRedis) {
   };
   for (const Cmd& cmd : script) Both(cmd);
   // A category's commands (which Redis lists in its command table's hash order): the same for
-  // every command both servers have. kvstore lacks the cluster commands and ACL LOG so far, and
+  // every command both servers have. kvstore lacks the cluster commands so far, and
   // has CLIENT SETINFO (Redis 7.2's) besides.
   for (const char* category : {"hyperloglog", "connection", "keyspace", "pubsub", "dangerous"}) {
     auto names = [&](RespClient& c) {
@@ -262,6 +262,85 @@ TEST_F(Acl, TransactionsAndScriptsAreCheckedAsRedis) {
   Both({"ACL", "SETUSER", "alice", "resetkeys", "~b"});
   compare({"EVAL", "return redis.call('set', KEYS[1], 'x')", "1", "a"});
   compare({"EVAL", "return redis.call('set', 'a', 'x')", "0"});
+}
+
+// One client-info field ("cmd", "user", ...) of a CLIENT LIST line.
+std::string ClientField(const std::string& line, const std::string& name) {
+  size_t at = line.find(" " + name + "=");
+  if (at == std::string::npos) return "<no " + name + ">";
+  at += name.size() + 2;
+  return line.substr(at, line.find(' ', at) - at);
+}
+
+// ACL LOG's entries on both servers: every field the same but age-seconds (under a minute on
+// both) and client-info, of which the user and the command must agree.
+void ExpectSameLog(RespClient& k, RespClient& r, const std::string& count = "100") {
+  Reply ours = k.Call({"ACL", "LOG", count}), theirs = r.Call({"ACL", "LOG", count});
+  ASSERT_EQ(ours.elems.size(), theirs.elems.size()) << ours.raw << "\n" << theirs.raw;
+  for (size_t i = 0; i < ours.elems.size(); i++) {
+    const Reply &o = ours.elems[i], &t = theirs.elems[i];
+    ASSERT_EQ(o.elems.size(), 14u) << o.raw;
+    for (size_t f = 0; f < 14; f += 2) {
+      const std::string& field = t.elems[f].str;
+      EXPECT_EQ(o.elems[f].str, field);
+      if (field == "age-seconds") {
+        EXPECT_LT(std::stod(o.elems[f + 1].str), 60.0) << o.elems[f + 1].str;
+      } else if (field == "client-info") {
+        for (const char* name : {"user", "cmd", "db", "flags", "multi"}) {
+          EXPECT_EQ(ClientField(o.elems[f + 1].str, name), ClientField(t.elems[f + 1].str, name))
+              << "entry " << i << " " << name << "\n ours: " << o.elems[f + 1].str
+              << "\n theirs: " << t.elems[f + 1].str;
+        }
+      } else {
+        EXPECT_EQ(o.elems[f + 1].raw, t.elems[f + 1].raw) << "entry " << i << " " << field;
+      }
+    }
+  }
+}
+
+TEST_F(Acl, LogRecordsRefusalsAndFailedAuthsAsRedis) {
+  Both({"ACL", "SETUSER", "alice", "on", ">p1", "~k*", "&news", "+get", "+set", "+multi", "+exec",
+        "+eval", "+publish", "+auth", "+acl|whoami"});
+  auto [k, r] = As("alice", "p1");
+  auto compare = [&](const Cmd& cmd) { Same(*k, *r, cmd); };
+  compare({"GET", "other"});            // key
+  compare({"INCR", "k1"});              // command
+  compare({"GET", "other"});            // the same event again: count 2
+  compare({"CONFIG", "GET", "port"});   // a subcommand's full name
+  compare({"PUBLISH", "sports", "m"});  // channel
+  compare({"AUTH", "alice", "wrong"});  // auth, under the name tried
+  compare({"auth", "nobody", "x"});     // AUTH's name as sent
+  compare({"HELLO", "2", "AUTH", "bob", "x"});
+  compare({"MULTI"});
+  compare({"GET", "other"});  // queued: context multi
+  compare({"SET", "k1", "v"});
+  compare({"EXEC"});
+  compare({"MULTI"});
+  compare({"GET", "k1"});
+  Both({"ACL", "SETUSER", "alice", "-get"});
+  compare({"EXEC"});                                                 // refused at EXEC: multi
+  compare({"EVAL", "return redis.call('set', 'other', 'x')", "0"});  // lua
+  compare({"EVAL", "return redis.pcall('incr', 'k1')", "0"});
+  ExpectSameLog(*k_, *r_);
+  ExpectSameLog(*k_, *r_, "2");
+  Both({"ACL", "LOG", "0"});
+  Both({"ACL", "LOG", "-5"});
+  Both({"ACL", "LOG", "x"});
+  Both({"ACL", "LOG", "1", "2"});
+  // acllog-max-len applies at the next entry; RESET empties the log.
+  Both({"CONFIG", "SET", "acllog-max-len", "3"});
+  EXPECT_EQ(k_->Call({"ACL", "LOG"}).elems.size(), 10u);
+  compare({"GET", "other2"});
+  ExpectSameLog(*k_, *r_);
+  EXPECT_EQ(k_->Call({"ACL", "LOG"}).elems.size(), 3u);
+  Both({"CONFIG", "GET", "acllog-max-len"});
+  Both({"ACL", "LOG", "RESET"});
+  Both({"ACL", "LOG"});
+  // Neither the password tried nor the user's are in the log.
+  compare({"AUTH", "alice", "secret-tried"});
+  std::string log = k_->Raw({"ACL", "LOG"});
+  EXPECT_EQ(log.find("secret-tried"), std::string::npos) << log;
+  EXPECT_EQ(log.find("p1"), std::string::npos) << log;
 }
 
 // What MONITOR shows of ACL SETUSER (nothing: an admin command) and AUTH (its arguments

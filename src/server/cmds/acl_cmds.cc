@@ -1,5 +1,6 @@
 // ACL: Redis 7.0's user commands over the server's users (acl_users.h) and acl/'s rules.
 // LOAD and SAVE answer as Redis does without an ACL file (kvstore has no `aclfile` yet).
+#include <algorithm>
 #include <vector>
 
 #include "acl/check.h"
@@ -8,6 +9,7 @@
 #include "cmd/acl_categories.h"
 #include "cmd/context.h"
 #include "cmd/errors.h"
+#include "common/clock.h"
 #include "common/strutil.h"
 #include "server/acl_users.h"
 #include "server/client.h"
@@ -95,6 +97,44 @@ void AclUsersCommand(Context& c) {
 }
 
 void AclWhoAmI(Context& c) { c.out.Bulk(ServerOf(c).current_client().acl_user()->name); }
+
+void AclLog(Context& c) {
+  acl::Log& log = ServerOf(c).acl().log();
+  int64_t count = 10;
+  if (c.argc() > 3) {
+    c.Error(cmd::SubcommandSyntax(c.arg(1), "acl"));
+    return;
+  }
+  if (c.argc() == 3) {
+    if (EqualsIgnoreCase(c.arg(2), "reset")) {
+      log.Reset();
+      c.out.Ok();
+      return;
+    }
+    if (!c.ParseInt(c.arg(2), &count)) return;
+  }
+  size_t n = std::min(static_cast<size_t>(std::max<int64_t>(count, 0)), log.entries().size());
+  int64_t now = WallMs();
+  c.out.Array(n);
+  for (size_t i = 0; i < n; i++) {
+    const acl::LogEntry& e = log.entries()[i];
+    c.out.Map(7);
+    c.out.Bulk("count");
+    c.out.Int(static_cast<int64_t>(e.count));
+    c.out.Bulk("reason");
+    c.out.Bulk(acl::LogReasonName(e.reason));
+    c.out.Bulk("context");
+    c.out.Bulk(acl::LogContextName(e.context));
+    c.out.Bulk("object");
+    c.out.Bulk(e.object);
+    c.out.Bulk("username");
+    c.out.Bulk(e.username);
+    c.out.Bulk("age-seconds");
+    c.out.Double(static_cast<double>(now - e.time_ms) / 1000);
+    c.out.Bulk("client-info");
+    c.out.Bulk(e.client_info);
+  }
+}
 
 void AclLoadOrSave(Context& c) {
   c.Error(
@@ -239,6 +279,8 @@ void RegisterAclCommands(cmd::CommandTable& t) {
       {"help", 2, cmd::kLoading | cmd::kStale, 0, 0, 0, AclHelp,
        "Show helpful text about the different subcommands", "6.0.0"},
       {"list", 2, kAdmin, 0, 0, 0, AclList, "List the current ACL rules in ACL config file format",
+       "6.0.0"},
+      {"log", -2, kAdmin, 0, 0, 0, AclLog, "List latest events denied because of ACLs in place",
        "6.0.0"},
       {"load", 2, kAdmin, 0, 0, 0, AclLoadOrSave, "Reload the ACLs from the configured ACL file",
        "6.0.0"},

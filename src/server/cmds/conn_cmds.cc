@@ -18,7 +18,7 @@ constexpr std::string_view kWrongPass =
 // Authenticates the running client as `user` with `pass` (AUTH, HELLO AUTH): its commands run
 // as that user from now on.
 bool Authenticate(Server& s, Context& c, std::string_view user, std::string_view pass) {
-  std::shared_ptr<acl::User> u = s.acl().Authenticate(user, pass);
+  std::shared_ptr<acl::User> u = s.acl().Authenticate(user, pass, s.current_client(), c.arg(0));
   if (!u) return false;
   c.session.authenticated = true;
   c.session.user = u->name;

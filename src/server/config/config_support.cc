@@ -65,7 +65,6 @@ const std::map<std::string, std::string>& Refused() {
       {"active-defrag-cycle-max", kNoDefrag},
       {"active-defrag-max-scan-fields", kNoDefrag},
       {"aclfile", "the ACL file is not implemented yet (ACL SETUSER is)"},
-      {"acllog-max-len", "ACL LOG is not implemented yet (ACL SETUSER is)"},
       {"acl-pubsub-default",
        "only Redis 7.0's default, resetchannels, is implemented yet (new users start with no "
        "channel)"},

@@ -143,7 +143,7 @@ void ScriptRun::Call(std::vector<std::string>& argv, const script::RunState& run
   if (!session_.obey) {
     acl::CheckResult acl_check = acl::CheckCommand(*caller_.acl_user(), *spec, args);
     if (!acl_check.allowed()) {
-      *error = AclDenialError(acl_check, *spec, AclContext::kScript);
+      *error = s_.acl().Deny(acl_check, *spec, args, AclContext::kScript, caller_);
       mspec->stats.rejected_calls++;
       return;
     }
@@ -576,6 +576,7 @@ void Server::RunForBusyClient(Client& c, std::span<const std::string_view> args)
     std::lock_guard lock(busy_mu_);
     eval = busy_script_.eval;
   }
+  if (spec != nullptr) c.set_last_command(&spec->name);  // as Server::Run
   if (spec == nullptr) {
     const cmd::CommandSpec* known = commands_.Find(args[0]);
     if (known != nullptr && known->name == "exec") {
@@ -592,7 +593,7 @@ void Server::RunForBusyClient(Client& c, std::span<const std::string_view> args)
                                               : acl::CheckCommand(*c.acl_user(), *spec, args);
              !acl_check.allowed()) {
     RejectCommand(c, *const_cast<cmd::CommandSpec*>(spec), w,
-                  AclDenialError(acl_check, *spec, AclContext::kTopLevel));
+                  acl_->Deny(acl_check, *spec, args, AclContext::kTopLevel, c));
   } else if (aof_->debug_loading() && !(flags & cmd::kLoading)) {
     // The busy script is one DEBUG LOADAOF replays: Redis answers as while it loads.
     RejectCommand(c, *const_cast<cmd::CommandSpec*>(spec), w, kLoadingError);
@@ -603,7 +604,6 @@ void Server::RunForBusyClient(Client& c, std::span<const std::string_view> args)
                        : "-BUSY Redis is busy running a script. You can only call FUNCTION KILL "
                          "or SHUTDOWN NOSAVE.");
   } else if (!QueueInTransaction(c, spec, args, w)) {
-    c.set_last_command(&spec->name);
     cmd::Context ctx(args, w, *keyspace_, c.session(), *this, stats_.exec, WallMs());
     ctx.spec = spec;
     spec->handler(ctx);
