@@ -1,6 +1,13 @@
 #include "server/acl_users.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include "acl/check.h"
@@ -93,17 +100,126 @@ bool AclUsers::DelUser(std::string_view name) {
   if (it == users_.end()) return false;
   std::shared_ptr<acl::User> gone = it->second;
   users_.erase(it);
+  DisconnectClientsOf(*gone);
+  return true;
+}
+
+void AclUsers::DisconnectClientsOf(const acl::User& gone) {
   // As Redis' ACLFreeUserAndKillClients: each client of the user goes back to the default
   // user, unauthenticated, and is closed (the caller once its reply is written).
   Client* me = server_.current_client_if_any();
   for (const auto& [id, c] : server_.clients()) {
-    if (c->acl_user() != gone) continue;
+    if (c->acl_user().get() != &gone) continue;
     c->set_acl_user(default_);
     c->session().authenticated = false;
     c->session().user = "default";
     Disconnect(c, me);
   }
-  return true;
+}
+
+void AclUsers::Replace(acl::UserSet loaded) {
+  std::map<std::string, std::shared_ptr<acl::User>, std::less<>> old;
+  old.swap(users_);
+  for (auto& [name, u] : loaded) {
+    if (name == "default") {
+      *default_ = std::move(u);
+      users_.emplace(name, default_);
+    } else {
+      users_.emplace(name, std::make_shared<acl::User>(std::move(u)));
+    }
+  }
+  for (const auto& [name, u] : old) {
+    if (u != default_) DisconnectClientsOf(*u);
+  }
+  DefaultChanged();
+}
+
+Status AclUsers::LoadAtStartup(const std::vector<ConfigDirective>& directives,
+                               const std::string& aclfile) {
+  if (!aclfile.empty() && !directives.empty()) {
+    return Status::Invalid(
+        "Configuring Redis with users defined in redis.conf and at the same setting an ACL file "
+        "path is invalid. This setup is very likely to lead to configuration errors and "
+        "security holes, please define either an ACL file or declare users directly in your "
+        "redis.conf, but not both.");
+  }
+  for (const ConfigDirective& d : directives) {
+    std::vector<std::string> argv = {"user"};
+    argv.insert(argv.end(), d.args.begin(), d.args.end());
+    const std::string& name = argv[1];
+    std::string error;
+    if (!acl::ValidUserName(name)) {
+      error = "Spaces not allowed in ACL usernames";
+    } else {
+      std::shared_ptr<acl::User> u = Find(name);
+      if (u) {
+        const std::string_view reset[] = {"reset"};
+        acl::SetUser(*u, reset, env_);  // only "default" exists before: it starts over
+      } else {
+        u = users_.emplace(name, std::make_shared<acl::User>(acl::User::Create(name, env_)))
+                .first->second;
+      }
+      error = acl::LoadUserDirective(argv, env_, u.get());
+      if (error.empty() && !u->enabled()) {
+        LOG_NOTICE(
+            "The user '%s' is disabled (there is no 'on' modifier in the user description). "
+            "Make sure this is not a configuration error.",
+            name.c_str());
+      }
+    }
+    if (!error.empty()) {
+      LOG_WARNING("%s", error.c_str());
+      return Status::Invalid("Critical error while loading ACLs. Exiting.");
+    }
+  }
+  DefaultChanged();
+  if (aclfile.empty()) return Status::Ok();
+  std::string errors = LoadFile(aclfile);
+  if (!errors.empty()) {
+    return Status::Invalid("Aborting Redis startup because of ACL errors: " + errors);
+  }
+  return Status::Ok();
+}
+
+std::string AclUsers::LoadFile(const std::string& aclfile) {
+  std::ifstream in(aclfile, std::ios::binary);
+  if (!in) return "Error loading ACLs, opening file '" + aclfile + "': " + strerror(errno);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  acl::UserSet loaded;
+  std::string errors = acl::ParseAclFile(text, aclfile, env_, &loaded);
+  if (!errors.empty()) return errors;
+  Replace(std::move(loaded));
+  return "";
+}
+
+bool AclUsers::SaveFile(const std::string& aclfile) const {
+  std::string text;
+  for (const std::string& line : Lines()) text += line + "\n";
+  std::string tmp = aclfile + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(WallMs());
+  const char* step = "Opening temp ACL file for ACL SAVE";
+  FILE* f = fopen(tmp.c_str(), "w");
+  bool ok = f != nullptr;
+  if (ok) {
+    step = "Writing ACL file for ACL SAVE";
+    ok = fwrite(text.data(), 1, text.size(), f) == text.size() && fflush(f) == 0 &&
+         fsync(fileno(f)) == 0;
+    ok = fclose(f) == 0 && ok;
+  }
+  if (ok) {
+    step = "Renaming ACL file for ACL SAVE";
+    ok = rename(tmp.c_str(), aclfile.c_str()) == 0;
+  }
+  if (!ok) {
+    LOG_WARNING("%s: %s", step, strerror(errno));
+    unlink(tmp.c_str());
+  }
+  return ok;
+}
+
+std::vector<std::string> AclUsers::Lines() const {
+  std::vector<const acl::User*> list;
+  for (const auto& [name, u] : users_) list.push_back(u.get());
+  return acl::UserLines(list, env_);
 }
 
 void AclUsers::SetDefaultPassword(const std::string& password) {

@@ -14,10 +14,13 @@
 
 #include "acl/check.h"
 #include "acl/command_index.h"
+#include "acl/file.h"
 #include "acl/log.h"
 #include "acl/selector.h"
 #include "acl/user.h"
 #include "cmd/command.h"
+#include "common/config_parser.h"
+#include "common/status.h"
 
 namespace kv::server {
 
@@ -67,6 +70,19 @@ class AclUsers {
   std::string Deny(const acl::CheckResult& r, const cmd::CommandSpec& spec,
                    std::span<const std::string_view> args, AclContext where, Client& client);
 
+  // At startup (Redis' ACLLoadUsersAtStartup): the config file's `user` directives, already
+  // checked (CheckUserDirective), or the ACL file `aclfile`, never both. Redis' log lines; a
+  // failed status stops the start (its message is logged; empty when logged already).
+  Status LoadAtStartup(const std::vector<ConfigDirective>& directives, const std::string& aclfile);
+  // ACL LOAD: every user from `aclfile`, all or nothing. "" or Redis' error text. The clients
+  // of every user but "default" are disconnected (the caller's after its reply), as in Redis.
+  std::string LoadFile(const std::string& aclfile);
+  // ACL SAVE: the users to `aclfile` through a temporary file renamed over it. False (and a log
+  // line) on an I/O error.
+  bool SaveFile(const std::string& aclfile) const;
+  // Every user's ACL LIST line, in name order (ACL SAVE, CONFIG REWRITE).
+  std::vector<std::string> Lines() const;
+
   // ACL LOG and acllog-max-len (applied at the next entry, as in Redis).
   acl::Log& log() { return log_; }
   void set_log_max_len(size_t n) { log_max_len_ = n; }
@@ -78,6 +94,11 @@ class AclUsers {
   // Disconnects the subscribed clients of `u` whose channels or patterns `updated` no longer
   // allows (Redis' ACLKillPubsubClientsIfNeeded).
   void KillPubsubClientsIfNeeded(const acl::User& u, const acl::User& updated);
+  // Disconnects the clients of `gone` (deleted or replaced), as Redis' ACLFreeUserAndKillClients.
+  void DisconnectClientsOf(const acl::User& gone);
+  // Makes `loaded` (which has "default") the users: "default" is updated in place, every
+  // other user is replaced and its clients disconnected.
+  void Replace(acl::UserSet loaded);
   // Adds an ACL LOG entry for `client`.
   void Log(Client& client, acl::LogReason reason, acl::LogContext context, std::string object,
            std::string username);

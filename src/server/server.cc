@@ -6,6 +6,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <set>
 #include <thread>
 
 #include "cmd/registry.h"
@@ -164,6 +166,10 @@ void Server::WireConfig() {
   c.OnApply("watchdog-period", [](const std::string& v) {
     ApplyWatchdogPeriod(static_cast<int>(ParseInt64(v).value_or(0)));
     return Status::Ok();
+  });
+  // CONFIG REWRITE keeps the users as `user` lines, unless they live in the ACL file.
+  c.OnRewriteUsers([this] {
+    return config_->GetString("aclfile").empty() ? acl_->Lines() : std::vector<std::string>{};
   });
   c.OnApply("acllog-max-len", [this](const std::string& v) {
     acl_->set_log_max_len(static_cast<size_t>(ParseInt64(v).value_or(128)));
@@ -353,6 +359,20 @@ void Server::WireConfig() {
 
 Status Server::Start() {
   WireConfig();
+  // `user` directives are checked as Redis checks them reading its config file, and loaded
+  // (or the ACL file) once requirepass has set the default user.
+  std::set<std::string, std::less<>> declared;
+  for (const ConfigDirective& d : config_->users()) {
+    std::vector<std::string> argv = {"user"};
+    argv.insert(argv.end(), d.args.begin(), d.args.end());
+    std::string error = acl::CheckUserDirective(
+        argv, [&](std::string_view name) { return declared.count(name) > 0; }, acl_->env());
+    if (!error.empty()) {
+      fprintf(stderr, "\n%s\n", Config::DirectiveError(d, error).message().c_str());
+      return Status::Invalid("");
+    }
+    declared.insert(d.args[0]);
+  }
   Status s = config_->ApplyAll();
   if (!s.ok()) return s;
   for (const auto& [from, to] : config_->renames()) {
@@ -360,6 +380,8 @@ Status Server::Start() {
       return Status::Invalid("rename-command: no such command '" + from + "'");
     }
   }
+  s = acl_->LoadAtStartup(config_->users(), config_->GetString("aclfile"));
+  if (!s.ok()) return s;
   keyspace_->TickClock(WallMs());
   int64_t threads = config_->GetInt("io-threads");
   if (threads <= 0) threads = DefaultPollGroups(std::thread::hardware_concurrency());

@@ -1,5 +1,4 @@
 // ACL: Redis 7.0's user commands over the server's users (acl_users.h) and acl/'s rules.
-// LOAD and SAVE answer as Redis does without an ACL file (kvstore has no `aclfile` yet).
 #include <algorithm>
 #include <vector>
 
@@ -136,11 +135,38 @@ void AclLog(Context& c) {
   }
 }
 
-void AclLoadOrSave(Context& c) {
+// The ACL file ACL LOAD and SAVE use; refuses the command (false) when there is none.
+bool AclFile(Context& c, std::string* path) {
+  *path = ServerOf(c).config().GetString("aclfile");
+  if (!path->empty()) return true;
   c.Error(
       "This Redis instance is not configured to use an ACL file. You may want to specify users "
       "via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis "
       "configuration file set) in order to store users in the Redis configuration.");
+  return false;
+}
+
+void AclLoad(Context& c) {
+  std::string path;
+  if (!AclFile(c, &path)) return;
+  std::string errors = ServerOf(c).acl().LoadFile(path);
+  if (!errors.empty()) {
+    c.Error(errors);
+    return;
+  }
+  c.out.Ok();
+}
+
+void AclSave(Context& c) {
+  std::string path;
+  if (!AclFile(c, &path)) return;
+  if (!ServerOf(c).acl().SaveFile(path)) {
+    c.Error(
+        "There was an error trying to save the ACLs. Please check the server logs for more "
+        "information");
+    return;
+  }
+  c.out.Ok();
 }
 
 // The commands of a category, a container's subcommands included (Redis' aclCatWithFlags).
@@ -282,10 +308,10 @@ void RegisterAclCommands(cmd::CommandTable& t) {
        "6.0.0"},
       {"log", -2, kAdmin, 0, 0, 0, AclLog, "List latest events denied because of ACLs in place",
        "6.0.0"},
-      {"load", 2, kAdmin, 0, 0, 0, AclLoadOrSave, "Reload the ACLs from the configured ACL file",
+      {"load", 2, kAdmin, 0, 0, 0, AclLoad, "Reload the ACLs from the configured ACL file",
        "6.0.0"},
-      {"save", 2, kAdmin, 0, 0, 0, AclLoadOrSave,
-       "Save the current ACL rules in the configured ACL file", "6.0.0"},
+      {"save", 2, kAdmin, 0, 0, 0, AclSave, "Save the current ACL rules in the configured ACL file",
+       "6.0.0"},
       {"setuser", -3, kAdmin, 0, 0, 0, AclSetUser,
        "Modify or create the rules for a specific ACL user", "6.0.0"},
       {"users", 2, kAdmin, 0, 0, 0, AclUsersCommand,

@@ -92,6 +92,13 @@ class Config {
 
   // rename-command directives collected at startup: (from, to).
   const std::vector<std::pair<std::string, std::string>>& renames() const { return renames_; }
+  // `user` directives collected at startup, for the ACL users to load (acl_users.h).
+  const std::vector<ConfigDirective>& users() const { return users_; }
+  // What CONFIG REWRITE writes for `user`: a line each ("user <name> <rules>"), replacing the
+  // file's `user` lines; none removes them.
+  void OnRewriteUsers(std::function<std::vector<std::string>()> fn) { user_lines_ = std::move(fn); }
+  // A startup error about directive `d`, in Redis' "*** FATAL CONFIG FILE ERROR ***" form.
+  static Status DirectiveError(const ConfigDirective& d, const std::string& why);
   const std::string& config_file() const { return config_file_; }
   void set_config_file(std::string p) { config_file_ = std::move(p); }
 
@@ -110,6 +117,8 @@ class Config {
   std::map<std::string, Param> params_;
   std::map<std::string, std::string> aliases_;  // alias -> name
   std::vector<std::pair<std::string, std::string>> renames_;
+  std::vector<ConfigDirective> users_;
+  std::function<std::vector<std::string>()> user_lines_;
   std::string config_file_;
 };
 
