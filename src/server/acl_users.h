@@ -86,6 +86,8 @@ class AclUsers {
   // ACL LOG and acllog-max-len (applied at the next entry, as in Redis).
   acl::Log& log() { return log_; }
   void set_log_max_len(size_t n) { log_max_len_ = n; }
+  // acl-pubsub-default: the channels of users and selectors created (or reset) from now on.
+  void set_pubsub_allchannels(bool all) { env_.pubsub_allchannels = all; }
 
  private:
   // Whether new clients start authenticated (the default user is on and nopass): the server's

@@ -171,6 +171,10 @@ void Server::WireConfig() {
   c.OnRewriteUsers([this] {
     return config_->GetString("aclfile").empty() ? acl_->Lines() : std::vector<std::string>{};
   });
+  c.OnApply("acl-pubsub-default", [this](const std::string& v) {
+    acl_->set_pubsub_allchannels(v == "allchannels");
+    return Status::Ok();
+  });
   c.OnApply("acllog-max-len", [this](const std::string& v) {
     acl_->set_log_max_len(static_cast<size_t>(ParseInt64(v).value_or(128)));
     return Status::Ok();

@@ -233,6 +233,27 @@ TEST_F(Acl, TransactionsAndScriptsAreCheckedAsRedis) {
   compare({"EVAL", "return redis.call('set', 'a', 'x')", "0"});
 }
 
+TEST_F(Acl, PubsubDefaultDecidesTheChannelsOfNewUsersAsInRedis) {
+  Both({"CONFIG", "SET", "acl-pubsub-default", "allchannels"});
+  Both({"ACL", "SETUSER", "a", "on", "nopass", "+@all", "~*"});
+  Both({"ACL", "SETUSER", "b", "on", "nopass", "+@all", "resetchannels", "&x"});
+  Both({"ACL", "SETUSER", "b", "(+get ~k)"});  // a new selector: all channels
+  Both({"ACL", "GETUSER", "a"});
+  Both({"ACL", "GETUSER", "b"});
+  {
+    auto [k, r] = As("a", "x");
+    Same(*k, *r, {"PUBLISH", "any", "m"});
+  }
+  Both({"CONFIG", "SET", "acl-pubsub-default", "resetchannels"});
+  Both({"ACL", "SETUSER", "c", "on", "nopass", "+@all"});
+  Both({"ACL", "SETUSER", "a", "reset", "on", "nopass", "+@all"});  // reset: none now
+  Both({"ACL", "LIST"});
+  auto [k, r] = As("c", "x");
+  Same(*k, *r, {"PUBLISH", "any", "m"});
+  Both({"CONFIG", "GET", "acl-pubsub-default"});
+  Both({"CONFIG", "SET", "acl-pubsub-default", "some"});
+}
+
 // One client-info field ("cmd", "user", ...) of a CLIENT LIST line.
 std::string ClientField(const std::string& line, const std::string& name) {
   size_t at = line.find(" " + name + "=");

@@ -64,9 +64,6 @@ const std::map<std::string, std::string>& Refused() {
       {"active-defrag-cycle-min", kNoDefrag},
       {"active-defrag-cycle-max", kNoDefrag},
       {"active-defrag-max-scan-fields", kNoDefrag},
-      {"acl-pubsub-default",
-       "only Redis 7.0's default, resetchannels, is implemented yet (new users start with no "
-       "channel)"},
   };
   return m;
 }
