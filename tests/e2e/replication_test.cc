@@ -536,6 +536,44 @@ TEST(ReplicationAuth, MasterauthAgainstKvstoreAndRedisPrimaries) {
   }
 }
 
+// A replica that authenticates as a user with only the replication rights (masteruser), as
+// Redis' docs set one up, against a kvstore and a redis-server primary, with kvstore and
+// redis-server replicas; and one whose user lacks PSYNC stays down.
+TEST(ReplicationAuth, MasteruserWithOnlyTheReplicationRights) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  for (Kind primary_kind : {Kind::kKvstore, Kind::kRedis}) {
+    ServerProcess primary(
+        primary_kind,
+        {"--requirepass", "admin", "--repl-diskless-sync-delay", "0", "--user", "repl", "on", ">rp",
+         "+psync", "+replconf", "+ping", "--user", "norepl", "on", ">np", "+replconf", "+ping"});
+    RespClient p(primary.port());
+    ASSERT_EQ(p.Call({"AUTH", "admin"}).str, "OK");
+    p.Call({"SET", "k", "v"});
+    std::string target = "127.0.0.1 " + std::to_string(primary.port());
+    for (Kind replica_kind : {Kind::kKvstore, Kind::kRedis}) {
+      if (primary_kind == Kind::kRedis && replica_kind == Kind::kRedis) continue;
+      ServerProcess replica(replica_kind,
+                            {"--replicaof", target, "--masteruser", "repl", "--masterauth", "rp"});
+      RespClient r(replica.port());
+      ASSERT_TRUE(InSync(p, r));
+      EXPECT_EQ(r.Call({"GET", "k"}).str, "v");
+      p.Call({"INCR", "n"});
+      ASSERT_TRUE(InSync(p, r));
+      EXPECT_EQ(r.Call({"GET", "n"}).str, p.Call({"GET", "n"}).str);
+    }
+    EXPECT_EQ(p.Call({"ACL", "LOG"}).elems.size(), 0u) << p.Call({"ACL", "LOG"}).raw;
+    ServerProcess refused(Kind::kKvstore,
+                          {"--replicaof", target, "--masteruser", "norepl", "--masterauth", "np"});
+    ASSERT_TRUE(WaitFor([&] {
+      Reply log = p.Call({"ACL", "LOG"});
+      return !log.elems.empty() && log.elems[0].elems.size() == 14 &&
+             log.elems[0].elems[7].str == "psync" && log.elems[0].elems[9].str == "norepl";
+    })) << p.Call({"ACL", "LOG"}).raw;
+    RespClient rr(refused.port());
+    EXPECT_EQ(InfoField(rr, "replication", "master_link_status"), "down");
+  }
+}
+
 // As in Redis, the snapshot child of a full resync counts as an RDB save in progress: INFO
 // persistence says so and BGSAVE is refused until it ends. The replica here asks for a full
 // resync and never reads, so the child stays blocked on the 100 MB snapshot.

@@ -46,8 +46,14 @@ bool Answers(int port) { return net::ConnectTcp("127.0.0.1", port, 200).ok(); }
 // CONFIG REWRITE wrote there.
 class Node {
  public:
-  Node(std::string binary, std::string dir, std::string conf_text, bool sentinel = false)
-      : binary_(std::move(binary)), dir_(std::move(dir)), sentinel_(sentinel) {
+  // `auth`: "user password" that Connect() authenticates with, for nodes whose default user
+  // is off.
+  Node(std::string binary, std::string dir, std::string conf_text, bool sentinel = false,
+       std::string auth = "")
+      : binary_(std::move(binary)),
+        dir_(std::move(dir)),
+        sentinel_(sentinel),
+        auth_(std::move(auth)) {
     port_ = FreePort();
     conf_ = dir_ + "/server.conf";
     std::ofstream(conf_) << "port " << port_ << "\ndir " << dir_ << "\nlogfile " << log() << "\n"
@@ -81,7 +87,14 @@ class Node {
     if (pid_ > 0) kill(pid_, SIGKILL);
     Reap();
   }
-  std::unique_ptr<RespClient> Connect() { return std::make_unique<RespClient>(port_); }
+  std::unique_ptr<RespClient> Connect() {
+    auto c = std::make_unique<RespClient>(port_);
+    if (!auth_.empty()) {
+      size_t space = auth_.find(' ');
+      EXPECT_EQ(c->Call({"AUTH", auth_.substr(0, space), auth_.substr(space + 1)}).str, "OK");
+    }
+    return c;
+  }
 
   int port() const { return port_; }
   const std::string& conf() const { return conf_; }
@@ -94,6 +107,7 @@ class Node {
   }
   std::string binary_, dir_, conf_;
   bool sentinel_;
+  std::string auth_;
   int port_ = 0;
   pid_t pid_ = -1;
 };
@@ -226,6 +240,63 @@ TEST_P(SentinelFailover, KilledPrimaryIsReplacedAndEveryNodeRestartsInTheNewLayo
   EXPECT_EQ(first.Connect()->Call({"GET", "written-after"}).str, "too");
   EXPECT_EQ(ReplicaOfLines(other.conf()), std::vector{follow});
   EXPECT_TRUE(ReplicaOfLines(primary.conf()).empty()) << ReadFile(primary.conf());
+}
+
+// The same failover where the nodes' default user is off: the replicas replicate as a user with
+// only the replication rights (masteruser), and the Sentinels monitor as a user with the rights
+// Redis' Sentinel docs list (sentinel auth-user).
+TEST_P(SentinelFailover, UnderAclUsers) {
+  const std::string binary =
+      GetParam() == Kind::kKvstore ? BuildPath("kvstore-server") : "/usr/bin/redis-server";
+  const std::string common =
+      "save \"\"\nrepl-diskless-sync-delay 0\n"
+      "user default off\n"
+      "user admin on >adminpw ~* &* +@all\n"
+      "user repl on >rp +psync +replconf +ping\n"
+      "user sentinel on >sp allchannels +multi +slaveof +ping +exec +subscribe +config|rewrite "
+      "+role +publish +info +client|setname +client|kill +script|kill\n"
+      "masteruser repl\nmasterauth rp\n";
+  const std::string admin = "admin adminpw";
+  nodes_.push_back(std::make_unique<Node>(binary, Dir("n0"), common, false, admin));
+  Node& first = *nodes_[0];
+  for (int i = 1; i <= 2; i++) {
+    nodes_.push_back(std::make_unique<Node>(
+        binary, Dir("n" + std::to_string(i)),
+        common + "replicaof 127.0.0.1 " + std::to_string(first.port()) + "\n", false, admin));
+  }
+  for (auto& n : nodes_) n->Start();
+  ASSERT_EQ(first.Connect()->Call({"SET", "written-before", "survives"}).str, "OK");
+  ASSERT_TRUE(
+      WaitFor([&] { return Follows(*nodes_[1], first) && Follows(*nodes_[2], first); }, 30000, 100))
+      << Logs();
+  for (int i = 0; i < 3; i++) {
+    sentinels_.push_back(std::make_unique<Node>(
+        "/usr/bin/redis-server", Dir("s" + std::to_string(i)),
+        "sentinel monitor kv 127.0.0.1 " + std::to_string(first.port()) +
+            " 2\nsentinel auth-user kv sentinel\nsentinel auth-pass kv sp\n"
+            "sentinel down-after-milliseconds kv 1000\nsentinel failover-timeout kv 10000\n",
+        /*sentinel=*/true));
+    sentinels_.back()->Start();
+  }
+  ASSERT_TRUE(WaitFor([&] { return SentinelsSeeEveryone(2); }, 30000, 200)) << Logs();
+  first.Kill();
+  int promoted = -1;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        promoted = AgreedPrimary();
+        return promoted > 0 && promoted != first.port();
+      },
+      60000, 200))
+      << Logs();
+  Node& primary = *nodes_[promoted == nodes_[1]->port() ? 1 : 2];
+  Node& other = *nodes_[promoted == nodes_[1]->port() ? 2 : 1];
+  EXPECT_EQ(InfoField(*primary.Connect(), "replication", "role"), "master");
+  EXPECT_TRUE(WaitFor([&] { return Follows(other, primary); }, 30000, 100)) << Logs();
+  // Nothing the Sentinels or the replicas sent was refused.
+  for (Node* n : {&primary, &other}) {
+    Reply log = n->Connect()->Call({"ACL", "LOG"});
+    EXPECT_TRUE(log.elems.empty()) << log.raw;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, SentinelFailover, ::testing::Values(Kind::kKvstore, Kind::kRedis),
