@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds a fuzz target with clang's libFuzzer, AddressSanitizer and UBSan, and runs it for
 # SECONDS (default 60): the RDB loader over the seed corpus (TARGET rdb_load, the default), or
-# the glob matcher against its reference (TARGET glob; -timeout catches a slow match).
+# the glob matcher against its reference (TARGET glob; -timeout catches a slow match), or the
+# ACL rules (TARGET acl_rules: SETUSER, ACL LIST's round trip, the ACL file parser, the check).
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET]
 set -e
 cd "$(dirname "$0")/.."
@@ -22,6 +23,11 @@ if [ "$TARGET" = glob ]; then
   mkdir -p build-fuzz/glob-corpus
   exec build-fuzz/fuzz/glob_fuzz -max_total_time="$SECONDS_TO_RUN" -timeout=2 -max_len=4096 \
     build-fuzz/glob-corpus
+fi
+if [ "$TARGET" = acl_rules ]; then
+  mkdir -p build-fuzz/acl-corpus
+  exec build-fuzz/fuzz/acl_rules_fuzz -max_total_time="$SECONDS_TO_RUN" -timeout=5 -max_len=1024 \
+    build-fuzz/acl-corpus
 fi
 mkdir -p build-fuzz/corpus
 cp fuzz/corpus/* build-fuzz/corpus/ 2>/dev/null || true  # seeds, where the tree has them
