@@ -85,6 +85,13 @@ void Client::OnEvents(uint32_t events) {
       return;
     }
   }
+  if (tls_ && !tls_->established()) {
+    if (!TlsReady()) return;
+    events |= EPOLLIN;  // the first request may be here already
+  }
+  // TLS: a read that needed the socket writable, or a write that needed it readable.
+  if ((events & EPOLLOUT) && tls_ && tls_->read_wants_write()) events |= EPOLLIN;
+  if ((events & EPOLLIN) && tls_ && tls_->write_wants_read()) events |= EPOLLOUT;
   if (events & EPOLLOUT) {
     if (!Flush()) return;
     if (reading_paused_ && out_.size() - out_sent_ < kResumeReadingAt) {
@@ -101,11 +108,12 @@ bool Client::ServeWhileBusy() {
   // Clients CLIENT PAUSE holds, or released and waiting for their turn, wait for the script,
   // and so does the primary's stream (its end is the replica's business once the script ends).
   if (closed_ || blocked() || paused() || resuming() || (flags_ & kMaster)) return false;
+  if (tls_ && !tls_->established()) return false;  // its handshake waits too
   bool eof = false;
   for (;;) {
     char* tail = in_.WritableTail(kReadChunk);
     if (!tail) return false;
-    ssize_t n = read(fd_.get(), tail, in_.tail_room());
+    ssize_t n = SockRead(tail, in_.tail_room());
     if (n <= 0) {
       eof = n == 0;  // the peer is gone: the client goes now, as Redis frees it meanwhile
       break;
@@ -118,7 +126,7 @@ bool Client::ServeWhileBusy() {
   if (flags_ & kReplica) return eof;
   ProcessInput();
   while (out_sent_ < out_.size()) {
-    ssize_t n = write(fd_.get(), out_.data() + out_sent_, out_.size() - out_sent_);
+    ssize_t n = SockWrite(out_.data() + out_sent_, out_.size() - out_sent_);
     if (n <= 0) break;
     out_sent_ += static_cast<size_t>(n);
     server_.stats().net_output_bytes.Add(static_cast<uint64_t>(n));
@@ -431,7 +439,7 @@ bool Client::Flush() {
   }
   NoteReplyPeak();
   while (out_sent_ < out_.size()) {
-    ssize_t n = write(fd_.get(), out_.data() + out_sent_, out_.size() - out_sent_);
+    ssize_t n = SockWrite(out_.data() + out_sent_, out_.size() - out_sent_);
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) break;
       Close(std::string("write error: ") + strerror(errno));
@@ -460,7 +468,10 @@ bool Client::Flush() {
 void Client::UpdateInterest() {
   NoteMemory();  // maxmemory-clients: the figure after this round of IO
   // Replies held for the AOF go out from the round's end, not on EPOLLOUT.
-  bool need_write = (out_sent_ < out_.size() && !aof_held_) || StreamPending();
+  // A TLS write that needs the socket readable waits for EPOLLIN, not EPOLLOUT (OnEvents).
+  bool tls_blocked = tls_ && tls_->write_wants_read();
+  bool need_write = ((out_sent_ < out_.size() && !aof_held_) || StreamPending()) && !tls_blocked;
+  need_write = need_write || TlsWantsWrite();
   uint32_t ev = (reading_paused_ ? 0 : net::EventLoop::kReadable) |
                 (need_write ? net::EventLoop::kWritable : 0);
   if (need_write == want_write_ && !reading_paused_ && ev_reading_) return;
@@ -516,7 +527,7 @@ void Client::StreamMore() {
 
 bool Client::FlushStream() {
   for (std::string_view s = stream_.Readable(); !s.empty(); s = stream_.Readable()) {
-    ssize_t n = write(fd_.get(), s.data(), s.size());
+    ssize_t n = SockWrite(s.data(), s.size());
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) break;
       Close(std::string("write error: ") + strerror(errno));

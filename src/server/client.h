@@ -20,6 +20,7 @@
 #include "cmd/context.h"
 #include "net/event_loop.h"
 #include "net/socket.h"
+#include "net/tls.h"
 #include "repl/host.h"
 #include "resp/parser.h"
 #include "server/client_eviction.h"
@@ -79,6 +80,17 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   void Kill();
   // Logs that this client is closed for its output buffer limit (Redis' line).
   void LogOverLimit() const override;
+
+  // A connection accepted on tls-port: everything read and written goes through `tls`, after
+  // its handshake (client_tls.cc). `reject`, when not empty, is written once the handshake is
+  // done and the connection closed (protected mode's -DENIED). Loop thread, before Start.
+  void SetTls(std::unique_ptr<net::TlsConn> tls, std::string reject);
+  bool tls() const { return tls_ != nullptr; }
+  // Whether the TLS handshake has gone on for over `timeout_ms` (the cron closes such a
+  // client). Any thread.
+  bool TlsHandshakeOverdue(int64_t now_ms, int64_t timeout_ms) const {
+    return tls_handshaking_.load(std::memory_order_relaxed) && now_ms - created_ms_ > timeout_ms;
+  }
 
   // CLIENT LIST / CLIENT INFO line, without the trailing newline. Keyspace lock held.
   std::string Describe(int64_t now_ms) const;
@@ -347,6 +359,17 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   // filling the room. kFilled: the last read filled its room (more may wait). Loop thread.
   enum class ReadResult { kClosed, kNothing, kDrained, kFilled };
   ReadResult ReadInput();
+  // The socket's read(2) and write(2), through TLS on a TLS connection (client_tls.cc).
+  ssize_t SockRead(void* buf, size_t n);
+  ssize_t SockWrite(const void* buf, size_t n);
+  // Advances a TLS handshake on an event; true once the connection is ready for commands (at
+  // once without TLS). On failure the client is closed and the error logged. Loop thread.
+  bool TlsReady();
+  // What the TLS connection waits for besides the replies: the socket writable while a read
+  // needs it (a handshake or a renegotiation under way).
+  bool TlsWantsWrite() const {
+    return tls_ && (tls_handshake_wants_write_ || tls_->read_wants_write());
+  }
   // Notes what the replies in out_ take of the reply buffer, before they are written.
   void NoteReplyPeak() {
     rb_peak_ = std::max(rb_peak_, std::min(out_.size(), rb_size_));
@@ -401,6 +424,10 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   int64_t over_soft_since_ms_ = 0;  // guarded by push_mu_; 0 when under the soft limit
   int64_t over_normal_soft_since_ms_ = 0;  // own thread; the same for the normal class
   std::atomic<bool> close_requested_{false};
+  std::unique_ptr<net::TlsConn> tls_;  // loop thread
+  std::string tls_reject_;             // loop thread
+  std::atomic<bool> tls_handshaking_{false};
+  bool tls_handshake_wants_write_ = false;  // loop thread
   ClientMemSlot mem_slot_;      // see client_eviction.h
   friend class ClientEviction;  // measures the client whose CONFIG SET it runs (OwnMemory)
 };

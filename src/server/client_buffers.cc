@@ -65,14 +65,15 @@ Client::ReadResult Client::ReadInput() {
       return ReadResult::kClosed;
     }
     size_t room = in_.tail_room();
-    ssize_t n = read(fd_.get(), tail, room);
+    ssize_t n = SockRead(tail, room);
     if (n == 0) {
       Close("client closed connection");
       return ReadResult::kClosed;
     }
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) return result;
-      Close(std::string("read error: ") + strerror(errno));
+      Close(std::string("read error: ") +
+            (tls_ && !tls_->error().empty() ? tls_->error() : strerror(errno)));
       return ReadResult::kClosed;
     }
     in_.Commit(static_cast<size_t>(n));
@@ -87,6 +88,8 @@ Client::ReadResult Client::ReadInput() {
       return ReadResult::kClosed;
     }
     result = static_cast<size_t>(n) < room ? ReadResult::kDrained : ReadResult::kFilled;
+    // Input OpenSSL already took from the socket is read now: no event would announce it.
+    if (tls_ && tls_->HasPending()) continue;
     if (result == ReadResult::kDrained || parser_.BytesWanted() <= in_.size()) return result;
   }
 }

@@ -2,6 +2,9 @@
 // and deals them out to the poll groups. They live on the first poll group's loop.
 #pragma once
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "common/logging.h"
 #include "net/event_loop.h"
 #include "net/socket.h"
@@ -13,15 +16,20 @@ namespace kv::server {
 // Accepts connections on one address and deals them out to the poll groups.
 class Server::Listener : public net::FdHandler {
  public:
-  Listener(Server& s, net::Fd fd, bool unix_socket)
-      : server_(s), fd_(std::move(fd)), unix_(unix_socket) {}
+  Listener(Server& s, net::Fd fd, bool unix_socket, bool tls = false)
+      : server_(s), fd_(std::move(fd)), unix_(unix_socket), tls_(tls) {}
   int fd() const { return fd_.get(); }
   bool unix_socket() const { return unix_; }
+  bool tls() const { return tls_; }
   void OnEvents(uint32_t) override {
     for (int i = 0; i < 64; i++) {  // bounded, so one busy listener cannot starve the loop
       auto r = net::AcceptTcp(fd_.get());
       if (r.ok()) {
-        server_.OnAccept(std::move(*r), unix_);
+        if (tls_) {
+          server_.OnAcceptTls(std::move(*r));
+        } else {
+          server_.OnAccept(std::move(*r), unix_);
+        }
         continue;
       }
       Code code = r.status().code();
@@ -70,6 +78,7 @@ class Server::Listener : public net::FdHandler {
   Server& server_;
   net::Fd fd_;
   bool unix_;
+  bool tls_;
 };
 
 }  // namespace kv::server

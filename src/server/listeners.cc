@@ -15,6 +15,17 @@
 
 namespace kv::server {
 
+namespace {
+
+constexpr char kMaxClientsReached[] = "-ERR max number of clients reached\r\n";
+constexpr char kProtectedModeDenied[] =
+    "-DENIED kvstore is running in protected mode because protected mode is enabled and no "
+    "password is set for the default user. In this mode connections are only accepted from the "
+    "loopback interface. Set a password (requirepass), bind to a specific address, or disable "
+    "protected mode (CONFIG SET protected-mode no).\r\n";
+
+}  // namespace
+
 Status Server::StartListeners() {
   // port 0 or an empty bind listens on no TCP port, as in Redis (the Unix socket alone, say);
   // an optional address ("-::1") that cannot be bound is skipped.
@@ -39,6 +50,7 @@ Status Server::StartListeners() {
     MarkListeningSocket(fd->get(), *config_);
     if (Status s = add(std::move(*fd), false); !s.ok()) return s;
   }
+  KV_TRY(StartTlsListeners(addrs, backlog));
   if (std::string path = config_->GetString("unixsocket"); !path.empty()) {
     // Kept as redis.conf writes it: octal digits.
     auto perm = static_cast<unsigned>(std::stoul(config_->GetString("unixsocketperm"), nullptr, 8));
@@ -89,19 +101,32 @@ Status Server::Rebind(int port, const std::string& bind) {
     }
   }
   port_ = port;
+  bool rebind_tls = error.ok() && bind != bound_ && tls_port_ != 0;
   if (error.ok()) bound_ = bind;
   // The swap happens on the listeners' loop, which may be accepting on the old ones now.
   auto shared = std::make_shared<std::vector<net::Fd>>(std::move(*fds));
   net::EventLoop& loop = groups_[0]->loop();
   loop.Post(
       [this, shared, &loop] { WhenLocked(loop, [this, shared] { SwapListeners(*shared); }); });
+  if (rebind_tls) {
+    // New addresses: tls-port listens on them too (its port stays).
+    for (auto& l : listeners_) {
+      if (l->tls()) l->Release();
+    }
+    auto tls_fds = ListenTcpOn(tls_port_, bind);
+    if (!tls_fds.ok()) tls_fds = std::vector<net::Fd>{};
+    auto tls_shared = std::make_shared<std::vector<net::Fd>>(std::move(*tls_fds));
+    loop.Post([this, tls_shared, &loop] {
+      WhenLocked(loop, [this, tls_shared] { SwapListeners(*tls_shared, /*tls=*/true); });
+    });
+  }
   UpdateProcTitle();
   return error;
 }
 
-void Server::SwapListeners(std::vector<net::Fd>& fds) {
+void Server::SwapListeners(std::vector<net::Fd>& fds, bool tls) {
   for (auto it = listeners_.begin(); it != listeners_.end();) {
-    if ((*it)->unix_socket()) {
+    if ((*it)->unix_socket() || (*it)->tls() != tls) {
       ++it;
       continue;
     }
@@ -110,7 +135,7 @@ void Server::SwapListeners(std::vector<net::Fd>& fds) {
     it = listeners_.erase(it);
   }
   for (net::Fd& fd : fds) {
-    auto l = std::make_unique<Listener>(*this, std::move(fd), false);
+    auto l = std::make_unique<Listener>(*this, std::move(fd), false, tls);
     if (groups_[0]->loop().AddFd(l->fd(), net::EventLoop::kReadable, l.get()).ok()) {
       listeners_.push_back(std::move(l));
     }
@@ -125,45 +150,78 @@ void Server::CloseListenersForExit() {
 }
 
 std::vector<std::pair<int, bool>> Server::ListenFds() const {
+  // A busy script's accepts read plain bytes: TLS connections wait in their backlog.
   std::vector<std::pair<int, bool>> out;
-  for (const auto& l : listeners_) out.emplace_back(l->fd(), l->unix_socket());
+  for (const auto& l : listeners_) {
+    if (!l->tls()) out.emplace_back(l->fd(), l->unix_socket());
+  }
   return out;
 }
 
 void Server::OnAccept(net::Fd fd, bool unix_socket, std::string input) {
   stats_.total_connections++;
-  const char* reject = nullptr;
-  if (stats_.connected_clients.load() >= static_cast<uint64_t>(maxclients_.load())) {
-    reject = "-ERR max number of clients reached\r\n";
-  } else if (protected_mode_ && !auth_required_ && !unix_socket) {
-    std::string peer = net::PeerName(fd.get());
-    // As Redis 7.0: 127.0.0.1 and ::1 only (127.0.0.2 is refused too).
-    bool loopback = peer.rfind("127.0.0.1:", 0) == 0 || peer.rfind("::1:", 0) == 0;
-    if (!loopback) {
-      reject =
-          "-DENIED kvstore is running in protected mode because protected mode is enabled and "
-          "no password is set for the default user. In this mode connections are only accepted "
-          "from the loopback interface. Set a password (requirepass), bind to a specific "
-          "address, or disable protected mode (CONFIG SET protected-mode no).\r\n";
-    }
-  }
+  const char* reject = AcceptRefusal(fd.get(), unix_socket);
   if (reject) {
     stats_.rejected_connections++;
     [[maybe_unused]] ssize_t n = write(fd.get(), reject, strlen(reject));
     return;
   }
-  stats_.connected_clients++;
-  // tcp-keepalive, as Redis: a peer that vanished without closing is found (the replicas'
-  // links among them).
-  if (int64_t ka = tcp_keepalive_s_.load(); ka > 0 && !unix_socket) {
-    net::SetKeepAlive(fd.get(), static_cast<int>(ka));
-  }
+  Admit(fd.get(), unix_socket);
   size_t g = next_group_.fetch_add(1) % groups_.size();
   if (input.empty()) {
     groups_[g]->Adopt(std::move(fd), NextClientId());
   } else {
     groups_[g]->Adopt(std::move(fd), NextClientId(),
                       [input = std::move(input)](Client& c) { c.InjectInput(input); });
+  }
+}
+
+void Server::OnAcceptTls(net::Fd fd) {
+  stats_.total_connections++;
+  std::shared_ptr<net::TlsContext> ctx;
+  {
+    std::lock_guard lock(tls_mu_);
+    ctx = tls_ctx_;
+  }
+  std::unique_ptr<net::TlsConn> tls =
+      ctx ? net::TlsConn::Accept(ctx, fd.get(), tls_auth_clients_.load()) : nullptr;
+  const char* reject = AcceptRefusal(fd.get(), false);
+  if (tls == nullptr || reject == kMaxClientsReached) {
+    // No context, or maxclients: closed before the handshake, as a TLS peer cannot read
+    // plain text.
+    stats_.rejected_connections++;
+    return;
+  }
+  if (reject) stats_.rejected_connections++;
+  Admit(fd.get(), false);
+  size_t g = next_group_.fetch_add(1) % groups_.size();
+  // Adopt's callback is copyable: the connection travels in a shared holder.
+  auto holder = std::make_shared<std::unique_ptr<net::TlsConn>>(std::move(tls));
+  groups_[g]->Adopt(std::move(fd), NextClientId(),
+                    [holder, reject = std::string(reject ? reject : "")](Client& c) {
+                      c.SetTls(std::move(*holder), reject);
+                    });
+}
+
+const char* Server::AcceptRefusal(int fd, bool unix_socket) {
+  if (stats_.connected_clients.load() >= static_cast<uint64_t>(maxclients_.load())) {
+    return kMaxClientsReached;
+  }
+  if (protected_mode_ && !auth_required_ && !unix_socket) {
+    std::string peer = net::PeerName(fd);
+    // As Redis 7.0: 127.0.0.1 and ::1 only (127.0.0.2 is refused too).
+    bool loopback = peer.rfind("127.0.0.1:", 0) == 0 || peer.rfind("::1:", 0) == 0;
+    if (!loopback) return kProtectedModeDenied;
+  }
+  return nullptr;
+}
+
+void Server::Admit(int fd, bool unix_socket) {
+  stats_.connected_clients++;
+  // tcp-keepalive, as Redis: a peer that vanished without closing is found (the replicas'
+  // links among them).
+  if (int64_t ka = tcp_keepalive_s_.load(); ka > 0 && !unix_socket) {
+    net::SetKeepAlive(fd, static_cast<int>(ka));
   }
 }
 

@@ -171,6 +171,20 @@ void Server::WireConfig() {
   c.OnRewriteUsers([this] {
     return config_->GetString("aclfile").empty() ? acl_->Lines() : std::vector<std::string>{};
   });
+  // TLS: the context is rebuilt once for any change of these (tls_setup.cc).
+  c.OnApplyGroup(
+      {"tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-client-cert-file",
+       "tls-client-key-file", "tls-client-key-file-pass", "tls-dh-params-file", "tls-ca-cert-file",
+       "tls-ca-cert-dir", "tls-protocols", "tls-ciphers", "tls-ciphersuites",
+       "tls-prefer-server-ciphers", "tls-session-caching", "tls-session-cache-size",
+       "tls-session-cache-timeout", "tls-replication", "tls-cluster"},
+      [this] { return ApplyTls(); });
+  c.OnApply("tls-auth-clients", [this](const std::string& v) {
+    tls_auth_clients_ = v == "no"         ? net::TlsClientAuth::kNo
+                        : v == "optional" ? net::TlsClientAuth::kOptional
+                                          : net::TlsClientAuth::kYes;
+    return Status::Ok();
+  });
   c.OnApply("acl-pubsub-default", [this](const std::string& v) {
     acl_->set_pubsub_allchannels(v == "allchannels");
     return Status::Ok();
@@ -464,6 +478,7 @@ Status Server::Start() {
     });
   }
   if (port_ != 0) LOG_NOTICE("Ready to accept connections tcp on port %d", port_);
+  if (tls_port_ != 0) LOG_NOTICE("Ready to accept connections tls on port %d", tls_port_);
   if (!unix_socket_path_.empty()) {
     LOG_NOTICE("The server is now ready to accept connections at %s", unix_socket_path_.c_str());
   }
@@ -590,6 +605,14 @@ int64_t Server::Cron() {
     for (auto& [id, c] : clients_) {
       if (c->last_interaction_ms() < cutoff && !(c->flags() & (Client::kMonitor | Client::kReplica)))
         c->RequestClose();
+    }
+  }
+  // A TLS handshake that stalls ends after kTlsHandshakeTimeoutMs, whatever `timeout` says.
+  for (auto& [id, c] : clients_) {
+    if (c->tls() && c->TlsHandshakeOverdue(MonoMs(), kTlsHandshakeTimeoutMs)) {
+      LOG_WARNING("Error accepting a client connection: TLS handshake timed out (addr=%s)",
+                  c->peer().c_str());
+      c->RequestClose();
     }
   }
   return period_ms;

@@ -29,6 +29,7 @@
 #include "net/event_loop.h"
 #include "net/output_limit.h"
 #include "net/socket.h"
+#include "net/tls.h"
 #include "persist/child_info.h"
 #include "server/config/config.h"
 #include "server/debug_state.h"
@@ -426,12 +427,24 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Status Rebind(int port, const std::string& bind);
   Result<std::vector<net::Fd>> ListenTcpOn(int port, const std::string& bind);
   // Replaces the TCP listeners with `fds` (CONFIG SET port or bind). Listeners' loop, lock held.
-  void SwapListeners(std::vector<net::Fd>& fds);
+  void SwapListeners(std::vector<net::Fd>& fds, bool tls = false);
   // A restarted primary's backlog gets the DELs of the keys its load found expired, after the
   // history the snapshot recorded, so its replicas delete them too when they continue.
   void FeedExpiredAtLoad();
   // A new connection; `input` is what it already sent (one accepted while a script was busy).
   void OnAccept(net::Fd fd, bool unix_socket, std::string input = "");
+  // A new connection on tls-port: it becomes a client whose handshake runs in its poll group.
+  void OnAcceptTls(net::Fd fd);
+  // Why a new connection is refused (maxclients, protected mode: the error line), or null.
+  const char* AcceptRefusal(int fd, bool unix_socket);
+  // Counts a connection accepted and sets its socket up (tcp-keepalive).
+  void Admit(int fd, bool unix_socket);
+  // TLS (tls_setup.cc): the tls-* parameters as OpenSSL options; the context the next TLS
+  // connections use, rebuilt when one of them changes (atomically: a bad setting leaves the
+  // old one); the TLS listeners.
+  net::TlsOptions TlsOptionsFromConfig() const;
+  Status ApplyTls();
+  Status StartTlsListeners(const std::vector<std::string>& addrs, int backlog);
   // The listening sockets (fd, whether a Unix socket).
   std::vector<std::pair<int, bool>> ListenFds() const;
   // Periodic work (hz times a second): expiry, rehashing, metrics. Keyspace lock taken inside.
@@ -509,6 +522,12 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::atomic<uint64_t> next_client_id_{1};
   std::atomic<bool> shutdown_requested_{false};
   int port_ = 0;
+  int tls_port_ = 0;
+  // How long a TLS client may take over its handshake before the cron closes it.
+  static constexpr int64_t kTlsHandshakeTimeoutMs = 10000;
+  mutable std::mutex tls_mu_;                 // leaf
+  std::shared_ptr<net::TlsContext> tls_ctx_;  // tls_mu_; null until TLS is configured
+  std::atomic<net::TlsClientAuth> tls_auth_clients_{net::TlsClientAuth::kYes};
   std::string unix_socket_path_;                  // the unixsocket listener's file, removed at Stop
   std::string bgsave_title_, to_replicas_title_, aof_rewrite_title_;  // UpdateProcTitle
   bool listening_ = false;

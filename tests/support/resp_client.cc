@@ -2,12 +2,13 @@
 
 #include <poll.h>
 #include <sys/socket.h>
-
-#include <cerrno>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+
+#include "common/clock.h"
 
 namespace kv::test {
 
@@ -32,6 +33,37 @@ RespClient::RespClient(const std::string& unix_path, int timeout_ms) : timeout_m
   fd_ = std::move(*fd);
 }
 
+std::unique_ptr<RespClient> RespClient::ConnectTls(int port, std::shared_ptr<net::TlsContext> ctx,
+                                                   std::string* error, int timeout_ms) {
+  auto fd = net::ConnectTcp("127.0.0.1", port, timeout_ms);
+  if (!fd.ok()) {
+    *error = fd.status().message();
+    return nullptr;
+  }
+  std::unique_ptr<RespClient> c(new RespClient());
+  c->timeout_ms_ = timeout_ms;
+  c->fd_ = std::move(*fd);
+  net::SetNoDelay(c->fd_.get());
+  c->tls_ = net::TlsConn::Connect(std::move(ctx), c->fd_.get());
+  Status s = c->tls_->HandshakeUntil(MonoMs() + timeout_ms);
+  if (!s.ok()) {
+    *error = s.message();
+    return nullptr;
+  }
+  return c;
+}
+
+ssize_t RespClient::ReadSome(char* buf, size_t n, int timeout_ms) {
+  if (tls_) {
+    auto r = tls_->ReadUntil(buf, n, MonoMs() + timeout_ms);
+    if (r.ok()) return static_cast<ssize_t>(*r);
+    return r.status().code() == Code::kClosed ? 0 : -1;
+  }
+  pollfd p{fd_.get(), POLLIN, 0};
+  if (poll(&p, 1, timeout_ms) <= 0) return -1;
+  return read(fd_.get(), buf, n);
+}
+
 std::string RespClient::Encode(const std::vector<std::string>& args) {
   std::string out = "*" + std::to_string(args.size()) + "\r\n";
   for (const auto& a : args) {
@@ -43,6 +75,10 @@ std::string RespClient::Encode(const std::vector<std::string>& args) {
 }
 
 void RespClient::SendRaw(const std::string& bytes) {
+  if (tls_) {
+    (void)tls_->WriteAllUntil(bytes.data(), bytes.size(), MonoMs() + timeout_ms_);
+    return;  // a failure shows in the following Read
+  }
   size_t off = 0;
   while (off < bytes.size()) {
     // MSG_NOSIGNAL: a server that died must fail this test, not kill the test binary with
@@ -72,10 +108,8 @@ bool RespClient::Fill() {
     buf_.clear();
     pos_ = 0;
   }
-  pollfd p{fd_.get(), POLLIN, 0};
-  if (poll(&p, 1, timeout_ms_) <= 0) return false;
   char tmp[65536];
-  ssize_t n = read(fd_.get(), tmp, sizeof(tmp));
+  ssize_t n = ReadSome(tmp, sizeof(tmp), timeout_ms_);
   if (n <= 0) return false;
   buf_.append(tmp, static_cast<size_t>(n));
   return true;
@@ -172,9 +206,18 @@ bool RespClient::WaitClosed(int timeout_ms, std::string* received) {
     pos_ = 0;
   }
   while (true) {
+    char tmp[65536];
+    if (tls_) {
+      auto r = tls_->ReadUntil(tmp, sizeof(tmp), MonoMs() + timeout_ms);
+      if (!r.ok()) {
+        closed = r.status().code() != Code::kTimedOut;  // the end, or the connection broken
+        break;
+      }
+      if (received) received->append(tmp, *r);
+      continue;
+    }
     pollfd p{fd_.get(), POLLIN, 0};
     if (poll(&p, 1, timeout_ms) <= 0) break;
-    char tmp[65536];
     ssize_t n = read(fd_.get(), tmp, sizeof(tmp));
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
     if (n <= 0) {

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "net/socket.h"
+#include "net/tls.h"
 
 namespace kv::test {
 
@@ -29,6 +31,10 @@ class RespClient {
   explicit RespClient(int port, int timeout_ms = 10000);
   // Connects to the Unix socket at path; aborts likewise.
   explicit RespClient(const std::string& unix_path, int timeout_ms = 10000);
+  // Connects over TLS with `ctx` (net::TlsContext::CreateClientOnly); nullptr, and the reason
+  // in `*error`, when the connection or its handshake fails.
+  static std::unique_ptr<RespClient> ConnectTls(int port, std::shared_ptr<net::TlsContext> ctx,
+                                                std::string* error, int timeout_ms = 10000);
 
   // Sends one command as a multibulk request and reads its reply.
   Reply Call(const std::vector<std::string>& args);
@@ -46,20 +52,26 @@ class RespClient {
   // meanwhile (and was not read yet) is appended to `received` when given, else dropped.
   bool WaitClosed(int timeout_ms, std::string* received = nullptr);
   int fd() const { return fd_.get(); }
+  const net::TlsConn* tls() const { return tls_.get(); }
 
   static std::string Encode(const std::vector<std::string>& args);
 
  private:
+  RespClient() = default;
   bool Fill();  // reads more bytes into buf_; false on EOF/timeout
+  // One read of the socket (through TLS where there is one) within timeout_ms_: bytes read,
+  // 0 at EOF, -1 on a timeout or error.
+  ssize_t ReadSome(char* buf, size_t n, int timeout_ms);
   bool ReadLine(std::string* line);
   bool ReadN(size_t n, std::string* out);
   bool ParseOne(Reply* r);
   bool ParseBody(Reply* r);
 
   net::Fd fd_;
+  std::unique_ptr<net::TlsConn> tls_;
   std::string buf_;
   size_t pos_ = 0;
-  int timeout_ms_;
+  int timeout_ms_ = 10000;
   std::string raw_;  // bytes consumed by the reply being parsed
 };
 

@@ -1,5 +1,6 @@
 #include "server/config/config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -301,19 +302,35 @@ Status Config::SetMany(const std::vector<std::pair<std::string, std::string>>& p
     if (!canon.ok()) return failed(name, canon.status().message());
   }
   std::vector<std::pair<Param*, std::string>> old;
+  std::vector<std::pair<int, std::string>> groups;  // group, the first parameter set of it
+  auto undo = [&] {
+    for (auto it = old.rbegin(); it != old.rend(); ++it) {
+      it->first->value = it->second;
+      if (it->first->apply) it->first->apply(it->second);
+    }
+  };
   for (const auto& [name, value] : pairs) {
     Param* p = Find(name);
     std::vector<std::string> args = args_of(*p, value);
     std::string before = p->value;
     Status s = SetOne(*p, args, /*startup=*/false);
     if (!s.ok()) {
-      for (auto it = old.rbegin(); it != old.rend(); ++it) {
-        it->first->value = it->second;
-        if (it->first->apply) it->first->apply(it->second);
-      }
+      undo();
       return failed(name, s.message());
     }
     old.emplace_back(p, before);
+    if (p->group >= 0 && std::none_of(groups.begin(), groups.end(),
+                                      [&](const auto& g) { return g.first == p->group; })) {
+      groups.emplace_back(p->group, name);
+    }
+  }
+  for (size_t i = 0; i < groups.size(); i++) {
+    Status s = groups_[groups[i].first]();
+    if (!s.ok()) {
+      undo();
+      for (size_t j = 0; j < i; j++) (void)groups_[groups[j].first]();  // back to the old values
+      return failed(groups[i].second, s.message());
+    }
   }
   return Status::Ok();
 }
@@ -347,12 +364,18 @@ bool Config::GetBool(const std::string& name) const { return Find(name)->value =
 
 void Config::OnApply(const std::string& name, ApplyFn fn) { Find(name)->apply = std::move(fn); }
 
+void Config::OnApplyGroup(const std::vector<std::string>& names, std::function<Status()> fn) {
+  for (const std::string& n : names) Find(n)->group = static_cast<int>(groups_.size());
+  groups_.push_back(std::move(fn));
+}
+
 Status Config::ApplyAll() {
   for (auto& [name, p] : params_) {
     if (!p.apply) continue;
     Status s = p.apply(p.value);
     if (!s.ok()) return Status::Invalid("config '" + name + "': " + s.message());
   }
+  for (auto& g : groups_) KV_TRY(g());
   return Status::Ok();
 }
 

@@ -83,6 +83,10 @@ class Config {
 
   // Registers what to do when `name` changes (also run once by ApplyAll at startup).
   void OnApply(const std::string& name, ApplyFn fn);
+  // Registers `fn` for parameters that take effect together (TLS: a certificate and its key):
+  // a CONFIG SET of several of them runs it once, after all their values are in place, and
+  // undoes them all if it fails; ApplyAll runs it once, after the single parameters.
+  void OnApplyGroup(const std::vector<std::string>& names, std::function<Status()> fn);
   Status ApplyAll();
 
   // CONFIG REWRITE: rewrites `path` keeping its comments and unknown lines, updating or
@@ -107,6 +111,7 @@ class Config {
     ParamSpec spec;
     std::string value;
     ApplyFn apply;
+    int group = -1;  // index in groups_ (OnApplyGroup)
   };
   Param* Find(const std::string& name);
   const Param* Find(const std::string& name) const;
@@ -119,6 +124,7 @@ class Config {
   std::vector<std::pair<std::string, std::string>> renames_;
   std::vector<ConfigDirective> users_;
   std::function<std::vector<std::string>()> user_lines_;
+  std::vector<std::function<Status()>> groups_;
   std::string config_file_;
 };
 

@@ -11,7 +11,8 @@
 namespace kv::server {
 namespace {
 
-constexpr const char* kNoTls = "kvstore has no TLS support yet";
+constexpr const char* kNoTlsReplication =
+    "kvstore cannot replicate over TLS yet (its clients can use tls-port)";
 constexpr const char* kNoCluster = "kvstore has no cluster mode";
 constexpr const char* kNoDefrag =
     "Active defragmentation cannot be enabled: it requires a Redis server compiled with a "
@@ -19,26 +20,8 @@ constexpr const char* kNoDefrag =
 
 const std::map<std::string, std::string>& Refused() {
   static const std::map<std::string, std::string> m = {
-      {"tls-port", kNoTls},
-      {"tls-auth-clients", kNoTls},
-      {"tls-ca-cert-dir", kNoTls},
-      {"tls-ca-cert-file", kNoTls},
-      {"tls-cert-file", kNoTls},
-      {"tls-ciphers", kNoTls},
-      {"tls-ciphersuites", kNoTls},
-      {"tls-client-cert-file", kNoTls},
-      {"tls-client-key-file", kNoTls},
-      {"tls-client-key-file-pass", kNoTls},
-      {"tls-cluster", kNoTls},
-      {"tls-dh-params-file", kNoTls},
-      {"tls-key-file", kNoTls},
-      {"tls-key-file-pass", kNoTls},
-      {"tls-prefer-server-ciphers", kNoTls},
-      {"tls-protocols", kNoTls},
-      {"tls-replication", kNoTls},
-      {"tls-session-cache-size", kNoTls},
-      {"tls-session-cache-timeout", kNoTls},
-      {"tls-session-caching", kNoTls},
+      {"tls-cluster", kNoCluster},
+      {"tls-replication", kNoTlsReplication},
       {"cluster-enabled", kNoCluster},
       {"cluster-config-file", kNoCluster},
       {"cluster-node-timeout", kNoCluster},

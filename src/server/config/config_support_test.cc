@@ -94,10 +94,12 @@ TEST(ConfigSupport, RefusedParametersRefuseAnythingButTheirDefault) {
 }
 
 // The guarantees users rely on most are refused until they exist, with a reason that says so.
-TEST(ConfigSupport, ClusterAndTlsAreRefusedUntilTheyExist) {
+TEST(ConfigSupport, ClusterAndTlsReplicationAreRefusedUntilTheyExist) {
   Config c;
-  for (auto [name, value] :
-       {std::pair{"cluster-enabled", "yes"}, {"activedefrag", "yes"}, {"tls-port", "6380"}}) {
+  for (auto [name, value] : {std::pair{"cluster-enabled", "yes"},
+                             {"activedefrag", "yes"},
+                             {"tls-replication", "yes"},
+                             {"tls-cluster", "yes"}}) {
     Status s = c.Load({{name, {value}, "t"}});
     EXPECT_FALSE(s.ok()) << name;
     EXPECT_NE(s.message().find("FATAL CONFIG FILE ERROR"), std::string::npos) << s.message();

@@ -290,7 +290,7 @@ std::vector<ParamSpec> TableParams() {
       Multi("shutdown-on-sigterm", "default"),
       I("shutdown-timeout", 10, 0, INT_MAX),
       I("socket-mark-id", 0, 0, UINT_MAX),
-      S("tls-auth-clients", "yes"),
+      E("tls-auth-clients", "yes", {"no", "yes", "optional"}),
       S("tls-ca-cert-dir", ""),
       S("tls-ca-cert-file", ""),
       S("tls-cert-file", ""),
