@@ -227,6 +227,30 @@ INSTANTIATE_TEST_SUITE_P(Servers, Tls, ::testing::Values(Kind::kKvstore, Kind::k
                            return info.param == Kind::kKvstore ? "kvstore" : "redis";
                          });
 
+// A replica that connects over TLS (redis-server with tls-replication) is refused with a clear
+// error: kvstore's snapshot child cannot write into the connection's TLS session yet.
+TEST(TlsReplication, ARedisReplicaOverTlsIsRefusedClearly) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "no redis-server";
+  int tls_port = FreePort();
+  ServerProcess primary(Kind::kKvstore, TlsServerArgs(tls_port));
+  const TestCerts& c = Certs();
+  ServerProcess replica(Kind::kRedis,
+                        {"--tls-replication", "yes", "--tls-cert-file", c.client_cert,
+                         "--tls-key-file", c.client_key, "--tls-ca-cert-file", c.ca_cert,
+                         "--replicaof", "127.0.0.1 " + std::to_string(tls_port)});
+  EXPECT_TRUE(WaitFor([&] {
+    return replica.LogText().find("kvstore cannot serve a replica over TLS yet") !=
+           std::string::npos;
+  })) << replica.LogText();
+  RespClient r(replica.port());
+  EXPECT_EQ(InfoField(r, "replication", "master_link_status"), "down");
+  RespClient p(primary.port());
+  EXPECT_EQ(InfoField(p, "replication", "connected_slaves"), "0");
+  // And kvstore as a replica refuses tls-replication with its reason.
+  EXPECT_NE(p.Call({"CONFIG", "SET", "tls-replication", "yes"}).str.find("cannot replicate over TLS"),
+            std::string::npos);
+}
+
 // kvstore closes a connection whose TLS handshake stalls (10 s; Redis 7.0 keeps it until
 // `timeout`, which is off by default), and serves the others meanwhile.
 TEST(TlsHandshake, AStalledHandshakeIsClosedAndTheServerServesOthers) {
