@@ -23,6 +23,7 @@
 #include "common/status.h"
 #include "net/event_loop.h"
 #include "net/output_limit.h"
+#include "net/tls.h"
 #include "persist/child_info.h"
 #include "repl/backlog.h"
 #include "store/keyspace.h"
@@ -123,10 +124,14 @@ class Host {
   // Redis signals a flush of every database.
   virtual void DatasetReplaced() {}
 
-  // The master client. AdoptMaster makes the connection `fd` one: `first` goes out before
-  // anything else, `input` is read before the socket, and commands apply in `db`. Returns its
-  // client id.
-  virtual uint64_t AdoptMaster(int fd, std::string first, std::string input, int db) = 0;
+  // The master client. AdoptMaster makes the connection `fd` one (through `tls`, its session
+  // already established, when the link has one): `first` goes out before anything else,
+  // `input` is read before the socket, and commands apply in `db`. Returns its client id.
+  virtual uint64_t AdoptMaster(int fd, std::unique_ptr<net::TlsConn> tls, std::string first,
+                               std::string input, int db) = 0;
+  // The TLS context for connections this server opens (tls-replication); null when TLS is not
+  // configured.
+  virtual std::shared_ptr<net::TlsContext> TlsContext() = 0;
   // The db client `id` has selected, or -1 when it is gone.
   virtual int ClientDb(uint64_t id) = 0;
   // The bytes master client `id` has read and not applied yet (0 when it is gone).

@@ -61,6 +61,8 @@ void Client::Start() {
     return;
   }
   if (!in_.empty()) ResumeInput();  // injected input does not wait for the socket
+  // A TLS session handed over with input OpenSSL already holds (the primary's link).
+  if (tls_ && tls_->established() && tls_->HasPending()) HandleReadable();
 }
 
 void Client::Close(const std::string& reason) {

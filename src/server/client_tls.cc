@@ -14,7 +14,7 @@ namespace kv::server {
 void Client::SetTls(std::unique_ptr<net::TlsConn> tls, std::string reject) {
   tls_ = std::move(tls);
   tls_reject_ = std::move(reject);
-  tls_handshaking_.store(true, std::memory_order_relaxed);
+  tls_handshaking_.store(!tls_->established(), std::memory_order_relaxed);
 }
 
 ssize_t Client::SockRead(void* buf, size_t n) {

@@ -178,11 +178,7 @@ void Server::OnAccept(net::Fd fd, bool unix_socket, std::string input) {
 
 void Server::OnAcceptTls(net::Fd fd) {
   stats_.total_connections++;
-  std::shared_ptr<net::TlsContext> ctx;
-  {
-    std::lock_guard lock(tls_mu_);
-    ctx = tls_ctx_;
-  }
+  std::shared_ptr<net::TlsContext> ctx = tls_context();
   std::unique_ptr<net::TlsConn> tls =
       ctx ? net::TlsConn::Accept(ctx, fd.get(), tls_auth_clients_.load()) : nullptr;
   const char* reject = AcceptRefusal(fd.get(), false);

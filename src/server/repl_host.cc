@@ -60,20 +60,27 @@ void ServerReplHost::RestartAofAfterSync() { server_.aof().RestartAfterSync(); }
 
 void ServerReplHost::DatasetReplaced() { server_.DatasetReplaced(); }
 
-uint64_t ServerReplHost::AdoptMaster(int fd, std::string first, std::string input, int db) {
+uint64_t ServerReplHost::AdoptMaster(int fd, std::unique_ptr<net::TlsConn> tls, std::string first,
+                                     std::string input, int db) {
   uint64_t id = server_.NextClientId();
   server_.stats().connected_clients++;
+  // Adopt's callback is copyable: the TLS session travels in a shared holder.
+  auto holder = std::make_shared<std::unique_ptr<net::TlsConn>>(std::move(tls));
   server_.group(kMasterGroup)
-      .Adopt(net::Fd(fd), id, [first = std::move(first), input = std::move(input), db](Client& c) {
-        c.set_flag(Client::kMaster, true);
-        c.session().authenticated = true;
-        c.session().obey = true;
-        c.session().db = db;
-        c.Push(first);
-        if (!input.empty()) c.InjectInput(input);
-      });
+      .Adopt(net::Fd(fd), id,
+             [holder, first = std::move(first), input = std::move(input), db](Client& c) {
+               if (*holder) c.SetTls(std::move(*holder), "");
+               c.set_flag(Client::kMaster, true);
+               c.session().authenticated = true;
+               c.session().obey = true;
+               c.session().db = db;
+               c.Push(first);
+               if (!input.empty()) c.InjectInput(input);
+             });
   return id;
 }
+
+std::shared_ptr<net::TlsContext> ServerReplHost::TlsContext() { return server_.tls_context(); }
 
 int ServerReplHost::ClientDb(uint64_t id) {
   auto it = server_.clients().find(id);

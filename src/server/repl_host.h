@@ -40,7 +40,9 @@ class ServerReplHost final : public repl::Host {
   void RestartAofAfterSync() override;
   void DatasetReplaced() override;
 
-  uint64_t AdoptMaster(int fd, std::string first, std::string input, int db) override;
+  uint64_t AdoptMaster(int fd, std::unique_ptr<net::TlsConn> tls, std::string first,
+                       std::string input, int db) override;
+  std::shared_ptr<net::TlsContext> TlsContext() override;
   int ClientDb(uint64_t id) override;
   size_t PendingInput(uint64_t id) override;
   void PushToClient(uint64_t id, std::string_view bytes) override;

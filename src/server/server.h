@@ -188,6 +188,11 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // Client-side caching (tracking.h). Keyspace lock held.
   Tracking& tracking() { return *tracking_; }
   AclUsers& acl() { return *acl_; }
+  // The TLS context new TLS connections use (tls_setup.cc); null until TLS is configured.
+  std::shared_ptr<net::TlsContext> tls_context() const {
+    std::lock_guard lock(tls_mu_);
+    return tls_ctx_;
+  }
   // FAILOVER (failover.h) and the shutdown that waits for replicas (shutdown.h). Keyspace
   // lock held.
   Failover& failover() { return *failover_; }

@@ -15,24 +15,31 @@ namespace kv::repl {
 
 Status LinkIo::WriteAll(std::string_view data) {
   while (!data.empty()) {
-    ssize_t n = ::write(fd_, data.data(), data.size());
+    ssize_t n =
+        tls_ ? tls_->Write(data.data(), data.size()) : ::write(fd_, data.data(), data.size());
     if (n > 0) {
       data.remove_prefix(static_cast<size_t>(n));
       continue;
     }
-    if (n < 0 && errno != EAGAIN && errno != EINTR) return Status::FromErrno("write", errno);
-    KV_TRY(Wait(POLLOUT));
+    if (n < 0 && errno != EAGAIN && errno != EINTR) {
+      if (tls_ && !tls_->error().empty()) return Status::IoError("TLS write: " + tls_->error());
+      return Status::FromErrno("write", errno);
+    }
+    KV_TRY(Wait(tls_ && tls_->write_wants_read() ? POLLIN : POLLOUT));
   }
   return Status::Ok();
 }
 
 Result<size_t> LinkIo::ReadSome(char* buf, size_t cap) {
   while (true) {
-    ssize_t n = ::read(fd_, buf, cap);
+    ssize_t n = tls_ ? tls_->Read(buf, cap) : ::read(fd_, buf, cap);
     if (n > 0) return static_cast<size_t>(n);
     if (n == 0) return Status::Closed("connection closed by the primary");
-    if (errno != EAGAIN && errno != EINTR) return Status::FromErrno("read", errno);
-    KV_TRY(Wait(POLLIN));
+    if (errno != EAGAIN && errno != EINTR) {
+      if (tls_ && !tls_->error().empty()) return Status::IoError("TLS read: " + tls_->error());
+      return Status::FromErrno("read", errno);
+    }
+    KV_TRY(Wait(tls_ && tls_->read_wants_write() ? POLLOUT : POLLIN));
   }
 }
 
@@ -95,6 +102,14 @@ Result<std::string_view> BufferedSource::Read(size_t n) {
 
 void SendKeepalive(int fd) {
   [[maybe_unused]] ssize_t n = ::send(fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void SendKeepalive(int fd, net::TlsConn* tls) {
+  if (tls == nullptr) {
+    SendKeepalive(fd);
+    return;
+  }
+  [[maybe_unused]] ssize_t n = tls->Write("\n", 1);  // the socket is non-blocking
 }
 
 std::string ReplCommand(std::initializer_list<std::string_view> argv) {

@@ -10,14 +10,17 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "net/tls.h"
 #include "persist/sink.h"
 
 namespace kv::repl {
 
-// Blocking IO with a deadline on the link's non-blocking socket.
+// Blocking IO with a deadline on the link's non-blocking socket; through `tls` when the link
+// has one (tls-replication).
 class LinkIo {
  public:
-  LinkIo(int fd, int timeout_ms) : fd_(fd), timeout_ms_(timeout_ms) {}
+  LinkIo(int fd, int timeout_ms, net::TlsConn* tls = nullptr)
+      : fd_(fd), timeout_ms_(timeout_ms), tls_(tls) {}
 
   Status WriteAll(std::string_view data);
   // Reads what is available (at most `cap` bytes), waiting up to the timeout for something.
@@ -31,6 +34,7 @@ class LinkIo {
   Status Wait(short events);
   int fd_;
   int timeout_ms_;
+  net::TlsConn* tls_;
   std::string pending_;
 };
 
@@ -61,6 +65,8 @@ class BufferedSource : public persist::Source {
 // repl-timeout from the last byte read, and skip newlines before the payload). Never blocks: a
 // full socket already has bytes for the replica to read.
 void SendKeepalive(int fd);
+// The same over the link's TLS session where it has one.
+void SendKeepalive(int fd, net::TlsConn* tls);
 
 // A command as RESP, for the handshake.
 std::string ReplCommand(std::initializer_list<std::string_view> argv);

@@ -193,9 +193,14 @@ Status Replica::Attempt(const Target& t) {
   link_fd_ = fd.get();
   struct Clear {
     std::atomic<int>& f;
-    ~Clear() { f = -1; }
-  } clear{link_fd_};
+    std::unique_ptr<net::TlsConn>& tls;
+    ~Clear() {
+      f = -1;
+      tls.reset();  // unless the master client took it
+    }
+  } clear{link_fd_, link_tls_};
   if (Cancelled(t)) return Status::Ok();
+  if (server_.ConfigBool("tls-replication")) KV_TRY(StartTls(fd.get()));
   LOG_NOTICE("MASTER <-> REPLICA sync started");
   std::string reply;
   if (Status hs = Handshake(fd.get(), t, &reply); !hs.ok()) {
@@ -263,6 +268,18 @@ Status Replica::Attempt(const Target& t) {
   return Status::Ok();
 }
 
+Status Replica::StartTls(int fd) {
+  std::shared_ptr<net::TlsContext> ctx = server_.TlsContext();
+  if (!ctx) return Status::Invalid("tls-replication is on but TLS is not configured");
+  link_tls_ = net::TlsConn::Connect(std::move(ctx), fd);
+  if (!link_tls_) return Status::IoError("cannot start a TLS session");
+  int64_t timeout_ms = server_.ConfigInt("repl-timeout") * 1000;
+  Status st = link_tls_->HandshakeUntil(MonoMs() + timeout_ms);
+  // Redis' words for a connection to the primary that failed.
+  if (!st.ok()) LOG_WARNING("Error condition on socket for SYNC: %s", st.message().c_str());
+  return st;
+}
+
 Status Replica::Handshake(int fd, const Target& t, std::string* reply) {
   {
     std::lock_guard lock(server_.mu());
@@ -270,7 +287,7 @@ Status Replica::Handshake(int fd, const Target& t, std::string* reply) {
     SetState(State::kHandshake);
   }
   int timeout_ms = static_cast<int>(server_.ConfigInt("repl-timeout") * 1000);
-  repl::LinkIo io(fd, timeout_ms);
+  repl::LinkIo io(fd, timeout_ms, link_tls_.get());
   auto expect_ok = [&](const std::string& what, bool allow_noauth) -> Status {
     KV_TRY_ASSIGN(line, io.ReadLine());
     if (line.rfind("-NOAUTH", 0) == 0 && allow_noauth) return Status::Ok();
@@ -368,8 +385,9 @@ void Replica::AdoptMaster(int fd, std::string leftover, int db) {
   // Keyspace lock held. The first ACK goes at once: a primary that streamed the snapshot waits
   // for it to start the stream (the RDB's end mark must be the last thing read).
   std::string offset = std::to_string(primary_.feed().offset());
-  master_id_ = server_.AdoptMaster(fd, repl::ReplCommand({"REPLCONF", "ACK", offset}),
-                                   std::move(leftover), db);
+  master_id_ =
+      server_.AdoptMaster(fd, std::move(link_tls_), repl::ReplCommand({"REPLCONF", "ACK", offset}),
+                          std::move(leftover), db);
   last_ack_ms_ = WallMs();
   // Link thread, before the link shows as up: INFO must not see it up without its transport.
   data_up_ = data_ != nullptr;

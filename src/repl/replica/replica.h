@@ -107,6 +107,8 @@ class Replica {
   void ThreadMain();
   // One connection attempt, from TCP connect to the adopted master client.
   Status Attempt(const Target& t);
+  // tls-replication: the TLS session on the new connection, its handshake done (link_tls_).
+  Status StartTls(int fd);
   Status Handshake(int fd, const Target& t, std::string* reply);
   // Reads the snapshot's header (either framing) after the PSYNC reply's leftover bytes, and
   // starts the INFO master_sync_* progress with its size (-1: an $EOF: transfer).
@@ -156,9 +158,11 @@ class Replica {
   // key-load-delay, and progress once a second: a log line ("<n MB> <done> <from>, <rate>")
   // and a newline to the primary on `fd`, as Redis' replicas send while they load (the
   // primary takes it as a sign of life: a load longer than its repl-timeout does not get the
-  // replica cut off). The checksum is checked where `verify_checksum` (Host::VerifyRdbChecksum).
-  static persist::RdbLoadOptions SyncLoadOptions(int fd, const char* done, const char* from,
-                                                 int key_load_delay_us, bool verify_checksum);
+  // replica cut off; through `tls` on a TLS link). The checksum is checked where
+  // `verify_checksum` (Host::VerifyRdbChecksum).
+  static persist::RdbLoadOptions SyncLoadOptions(int fd, net::TlsConn* tls, const char* done,
+                                                 const char* from, int key_load_delay_us,
+                                                 bool verify_checksum);
   // Host::VerifyRdbChecksum, under the keyspace lock (from the sync's threads).
   bool VerifyRdbChecksum();
   // A numeric config parameter, read under the keyspace lock (from the sync's threads).
@@ -207,6 +211,9 @@ class Replica {
   bool wake_ = false, stop_ = false;
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> link_fd_{-1};  // shut down to cancel an attempt
+  // The link's TLS session (tls-replication; link thread only until AdoptMaster hands it to
+  // the master client).
+  std::unique_ptr<net::TlsConn> link_tls_;
   std::string link_pending_;      // link thread only: bytes read past the PSYNC reply
   // The data link (link thread only) and its statistics (INFO; atomics or keyspace lock).
   std::unique_ptr<transport::StreamReceiver> data_;

@@ -204,7 +204,7 @@ class Replica::ChannelSource : public persist::Source {
     const std::string& provider = owner_.data_provider_;
     KV_TRY_ASSIGN(rx, transport::CreateReceiver(owner_.DataLinkOptionsHere(), at));
     KV_TRY_ASSIGN(blob, rx->LocalBlob());
-    repl::LinkIo io(control_fd_, 10000);
+    repl::LinkIo io(control_fd_, 10000, owner_.link_tls_.get());
     // Until its one-line answer is read, the control connection is out of step: an answer that
     // came late would be taken for the start of the stream.
     reply_pending_ = true;
@@ -445,8 +445,8 @@ Status Replica::ReceiveFromDataLink(const Target& t, int fd, const std::string& 
   ChannelSource src(*this, t, fd, &sink);
   // The walk needs the db count and encoding limits only; nothing is added to this dataset.
   store::Keyspace none(server_.keyspace().num_dbs());
-  persist::RdbLoadOptions opts =
-      SyncLoadOptions(fd, "received", "over the data link", 0, VerifyRdbChecksum());
+  persist::RdbLoadOptions opts = SyncLoadOptions(fd, link_tls_.get(), "received",
+                                                 "over the data link", 0, VerifyRdbChecksum());
   opts.skim = true;
   persist::RdbLoadResult res;
   Status st = persist::LoadRdb(src, none, opts, &res);

@@ -27,7 +27,7 @@ Status Replica::StartSnapshot(repl::LinkIo& io, int64_t* total, std::string* mar
 
 Status Replica::ReceiveSnapshot(int fd, const Target& t, std::string* leftover, std::string* path) {
   int timeout_ms = static_cast<int>(server_.ConfigInt("repl-timeout") * 1000);
-  repl::LinkIo io(fd, timeout_ms);
+  repl::LinkIo io(fd, timeout_ms, link_tls_.get());
   std::string mark;
   int64_t total = -1;
   KV_TRY(StartSnapshot(io, &total, &mark));
@@ -105,7 +105,7 @@ Status Replica::ReceiveSnapshot(int fd, const Target& t, std::string* leftover, 
 class Replica::SocketSource : public repl::BufferedSource {
  public:
   SocketSource(Replica& owner, int fd, int timeout_ms, std::string pending, int64_t limit)
-      : owner_(owner), io_(fd, timeout_ms), limit_(limit) {
+      : owner_(owner), io_(fd, timeout_ms, owner.link_tls_.get()), limit_(limit) {
     buf_ = std::move(pending);
   }
 
@@ -144,8 +144,9 @@ std::string Replica::TempSnapshotPath() {
   return "temp-" + std::to_string(WallMs() / 1000) + "." + std::to_string(getpid()) + ".rdb";
 }
 
-persist::RdbLoadOptions Replica::SyncLoadOptions(int fd, const char* done, const char* from,
-                                                 int key_load_delay_us, bool verify_checksum) {
+persist::RdbLoadOptions Replica::SyncLoadOptions(int fd, net::TlsConn* tls, const char* done,
+                                                 const char* from, int key_load_delay_us,
+                                                 bool verify_checksum) {
   persist::RdbLoadOptions opts;
   opts.drop_expired = false;
   opts.verify_checksum = verify_checksum;
@@ -158,7 +159,7 @@ persist::RdbLoadOptions Replica::SyncLoadOptions(int fd, const char* done, const
     int64_t now = MonoMs();
     if (now - *last_newline >= 1000) {
       *last_newline = now;
-      repl::SendKeepalive(fd);
+      repl::SendKeepalive(fd, tls);
     }
     if (now - *last_log < 1000) return;
     *last_log = now;
@@ -205,8 +206,9 @@ Status Replica::LoadSide(int fd, persist::Source& src, const char* from,
   *side = std::make_unique<store::Keyspace>(server_.keyspace().num_dbs());
   (*side)->limits() = server_.keyspace().limits();
   (*side)->set_expire_deletes(false);
-  persist::RdbLoadOptions opts = SyncLoadOptions(
-      fd, "loaded", from, static_cast<int>(ConfigInt("key-load-delay")), VerifyRdbChecksum());
+  persist::RdbLoadOptions opts =
+      SyncLoadOptions(fd, link_tls_.get(), "loaded", from,
+                      static_cast<int>(ConfigInt("key-load-delay")), VerifyRdbChecksum());
   opts.progress_bytes = static_cast<uint64_t>(ConfigInt("loading-process-events-interval-bytes"));
   persist::RdbLoadResult res;
   KV_TRY(persist::LoadRdb(src, **side, opts, &res));
@@ -235,7 +237,7 @@ Status Replica::InstallSide(store::Keyspace& side, const std::vector<std::string
 
 Status Replica::ReceiveAndLoad(int fd, const Target& t, const std::string& replid, int64_t offset) {
   int timeout_ms = static_cast<int>(server_.ConfigInt("repl-timeout") * 1000);
-  repl::LinkIo io(fd, timeout_ms);
+  repl::LinkIo io(fd, timeout_ms, link_tls_.get());
   std::string mark;
   int64_t total = -1;
   KV_TRY(StartSnapshot(io, &total, &mark));
@@ -290,8 +292,8 @@ Status Replica::LoadSnapshot(int fd, const std::string& path, const std::string&
   server_.keyspace().FlushAll(server_.ConfigBool("replica-lazy-flush"));
   LOG_NOTICE("MASTER <-> REPLICA sync: Loading DB in memory");
   persist::RdbLoadOptions opts = SyncLoadOptions(
-      fd, "loaded", "from disk", static_cast<int>(server_.ConfigInt("key-load-delay")),
-      server_.VerifyRdbChecksum());
+      fd, link_tls_.get(), "loaded", "from disk",
+      static_cast<int>(server_.ConfigInt("key-load-delay")), server_.VerifyRdbChecksum());
   opts.progress_bytes =
       static_cast<uint64_t>(server_.ConfigInt("loading-process-events-interval-bytes"));
   persist::RdbLoadResult res;

@@ -11,8 +11,6 @@
 namespace kv::server {
 namespace {
 
-constexpr const char* kNoTlsReplication =
-    "kvstore cannot replicate over TLS yet (its clients can use tls-port)";
 constexpr const char* kNoCluster = "kvstore has no cluster mode";
 constexpr const char* kNoDefrag =
     "Active defragmentation cannot be enabled: it requires a Redis server compiled with a "
@@ -21,7 +19,6 @@ constexpr const char* kNoDefrag =
 const std::map<std::string, std::string>& Refused() {
   static const std::map<std::string, std::string> m = {
       {"tls-cluster", kNoCluster},
-      {"tls-replication", kNoTlsReplication},
       {"cluster-enabled", kNoCluster},
       {"cluster-config-file", kNoCluster},
       {"cluster-node-timeout", kNoCluster},
