@@ -23,6 +23,7 @@
 #include "common/status.h"
 #include "net/event_loop.h"
 #include "net/output_limit.h"
+#include "net/socket.h"
 #include "net/tls.h"
 #include "persist/child_info.h"
 #include "repl/backlog.h"
@@ -37,8 +38,17 @@ class ClientConn {
   virtual uint64_t id() const = 0;
   // "ip:port", for log lines and the replica's address in INFO.
   virtual const std::string& peer() const = 0;
-  // The socket: +FULLRESYNC and the snapshot child write it directly.
+  // The socket: +FULLRESYNC and the snapshot child write it directly, unless it is TLS.
   virtual int fd() const = 0;
+  // A TLS connection: the snapshot child cannot write into its session. Its +FULLRESYNC and
+  // keepalives are queued with Send, and the child writes into a pipe whose bytes the
+  // connection's loop sends on (RelayFrom).
+  virtual bool tls() const = 0;
+  // Queues bytes to go out after what is queued already (any thread, keyspace lock held).
+  virtual void Send(std::string_view bytes) = 0;
+  // What arrives on `fd` (a pipe's non-blocking read end) goes out after what is queued and
+  // before the stream, until the pipe's end (any thread, keyspace lock held).
+  virtual void RelayFrom(net::Fd fd) = 0;
   // The replication stream to a replica: from `from` on, after the replies already queued, the
   // connection's loop writes the shared buffer's blocks as they fill (no copy per replica).
   // Replies to later commands of a replica are not sent (they would cut into the stream).

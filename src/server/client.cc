@@ -74,6 +74,7 @@ void Client::Close(const std::string& reason) {
     server_.UnregisterClient(this);
     server_.client_eviction().Remove(*this);
   });
+  if (relay_.valid()) StopRelay();
   group_.loop().RemoveFd(fd_.get(), this);
   fd_.Reset();
   group_.Retire(id());
@@ -462,8 +463,8 @@ bool Client::Flush() {
   }
   out_pending_.store(out_.size() - out_sent_, std::memory_order_relaxed);
   out_cap_.store(out_.capacity(), std::memory_order_relaxed);
-  // A replica's stream follows the replies queued before it (+CONTINUE).
-  if (stream_.valid() && out_.empty()) return FlushStream();
+  // A replica's stream follows the replies queued before it (+CONTINUE), and its snapshot.
+  if (stream_.valid() && out_.empty() && !relay_.valid()) return FlushStream();
   return true;
 }
 
@@ -474,6 +475,7 @@ void Client::UpdateInterest() {
   bool tls_blocked = tls_ && tls_->write_wants_read();
   bool need_write = ((out_sent_ < out_.size() && !aof_held_) || StreamPending()) && !tls_blocked;
   need_write = need_write || TlsWantsWrite();
+  if (relay_.valid()) UpdateRelay();
   uint32_t ev = (reading_paused_ ? 0 : net::EventLoop::kReadable) |
                 (need_write ? net::EventLoop::kWritable : 0);
   if (need_write == want_write_ && !reading_paused_ && ev_reading_) return;
@@ -639,6 +641,7 @@ void Client::DrainPushed() {
       pushed_.clear();
     push_scheduled_ = false;
     if (pending_stream_.valid()) stream_ = std::move(pending_stream_);
+    if (relay_pending_.valid()) relay_ = std::move(relay_pending_);
   }
   if (closed_) return;
   if (Flush()) UpdateInterest();

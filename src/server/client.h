@@ -85,7 +85,12 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   // its handshake (client_tls.cc). `reject`, when not empty, is written once the handshake is
   // done and the connection closed (protected mode's -DENIED). Loop thread, before Start.
   void SetTls(std::unique_ptr<net::TlsConn> tls, std::string reject);
-  bool tls() const { return tls_ != nullptr; }
+  bool tls() const override { return tls_ != nullptr; }
+  void Send(std::string_view bytes) override { Push(bytes); }
+  // A snapshot relayed from a pipe (client_tls.cc).
+  void RelayFrom(net::Fd fd) override;
+  // The pipe is readable: what it holds joins the output, up to a high-water mark. Loop thread.
+  void RelayRead();
   // Whether the TLS handshake has gone on for over `timeout_ms` (the cron closes such a
   // client). Any thread.
   bool TlsHandshakeOverdue(int64_t now_ms, int64_t timeout_ms) const {
@@ -305,7 +310,8 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   // Writes the replication stream from stream_ once the replies before it are out. Returns
   // false if closed.
   bool FlushStream();
-  bool StreamPending() { return stream_.valid() && !stream_.Readable().empty(); }
+  // The stream waits for a relayed snapshot to end.
+  bool StreamPending() { return stream_.valid() && !relay_.valid() && !stream_.Readable().empty(); }
   void RequestCloseLocked();  // push_mu_ held
   // Client eviction (client_eviction.cc). NoteMemory: reports this client's figure after its
   // IO, and has the eviction run when the total passed the limit. CheckMemoryLocked: the same
@@ -367,6 +373,10 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   bool TlsReady();
   // What the TLS connection waits for besides the replies: the socket writable while a read
   // needs it (a handshake or a renegotiation under way).
+  // The relay (client_tls.cc): polls the pipe while little output waits; stops at its end.
+  // Loop thread.
+  void UpdateRelay();
+  void StopRelay();
   bool TlsWantsWrite() const {
     return tls_ && (tls_handshake_wants_write_ || tls_->read_wants_write());
   }
@@ -425,6 +435,11 @@ class Client final : public net::FdHandler, public repl::ClientConn {
   int64_t over_normal_soft_since_ms_ = 0;  // own thread; the same for the normal class
   std::atomic<bool> close_requested_{false};
   std::unique_ptr<net::TlsConn> tls_;  // loop thread
+  net::Fd relay_;                      // loop thread: the snapshot's pipe (RelayFrom)
+  net::Fd relay_pending_;              // push_mu_: handed over to the loop by DrainPushed
+  std::unique_ptr<net::FdHandler> relay_reader_;  // loop thread
+  bool relay_registered_ = false;                 // loop thread: the pipe is in the loop
+  bool relay_reading_ = false;                    // loop thread: ...for reading
   std::string tls_reject_;             // loop thread
   std::atomic<bool> tls_handshaking_{false};
   bool tls_handshake_wants_write_ = false;  // loop thread

@@ -4,6 +4,8 @@
 // write) is waited for like any other event.
 #include <unistd.h>
 
+#include <cerrno>
+
 #include "common/logging.h"
 #include "server/client.h"
 #include "server/poll_group.h"
@@ -52,6 +54,73 @@ bool Client::TlsReady() {
   }
   UpdateInterest();
   return true;
+}
+
+namespace {
+
+// The relay's pipe, polled on the client's loop.
+class RelayReader : public net::FdHandler {
+ public:
+  explicit RelayReader(Client& c) : c_(c) {}
+  void OnEvents(uint32_t) override { c_.RelayRead(); }
+
+ private:
+  Client& c_;
+};
+
+// Output the relay lets wait before it stops reading the pipe (the child then waits).
+constexpr size_t kRelayHighWater = 1 << 20;
+
+}  // namespace
+
+void Client::RelayFrom(net::Fd fd) {
+  std::lock_guard lock(push_mu_);
+  relay_pending_ = std::move(fd);
+  SchedulePushedLocked();
+}
+
+void Client::UpdateRelay() {
+  bool want = out_.size() - out_sent_ < kRelayHighWater;
+  if (!relay_registered_) {
+    if (!relay_reader_) relay_reader_ = std::make_unique<RelayReader>(*this);
+    Status s = group_.loop().AddFd(relay_.get(), want ? net::EventLoop::kReadable : 0,
+                                   relay_reader_.get());
+    if (!s.ok()) {
+      Close("cannot poll the snapshot's pipe: " + s.message());
+      return;
+    }
+    relay_registered_ = true;
+    relay_reading_ = want;
+    return;
+  }
+  if (want == relay_reading_) return;
+  group_.loop().ModifyFd(relay_.get(), want ? net::EventLoop::kReadable : 0, relay_reader_.get());
+  relay_reading_ = want;
+}
+
+void Client::StopRelay() {
+  // The reader stays (it may be the caller); a later relay registers it again.
+  if (relay_registered_) group_.loop().RemoveFd(relay_.get(), relay_reader_.get());
+  relay_registered_ = false;
+  relay_.Reset();
+  relay_reading_ = false;
+}
+
+void Client::RelayRead() {
+  if (closed_ || !relay_.valid()) return;
+  char buf[64 * 1024];
+  while (out_.size() - out_sent_ < kRelayHighWater) {
+    ssize_t n = ::read(relay_.get(), buf, sizeof(buf));
+    if (n > 0) {
+      out_.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
+    // The child is done (or gone: the primary learns which when it reaps it).
+    StopRelay();
+    break;
+  }
+  if (Flush()) UpdateInterest();
 }
 
 }  // namespace kv::server

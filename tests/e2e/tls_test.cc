@@ -269,25 +269,40 @@ TEST(TlsReplication, KvstoreReplicaOfATlsRedisPrimary) {
   }
 }
 
-// A replica that connects over TLS to kvstore's tls-port is refused with a clear error: the
-// snapshot child cannot write into the connection's TLS session yet.
-TEST(TlsReplication, AReplicaOverTlsToKvstoreIsRefusedClearly) {
+// Replicas of a kvstore primary over TLS (its tls-port), kvstore and redis-server, with full
+// syncs diskless and from disk: the snapshot child writes into a pipe the replica's connection
+// sends on through its TLS session, then the stream and a partial resync follow.
+TEST(TlsReplication, ReplicasOfAKvstorePrimaryOverTls) {
   if (!HaveRedisServer()) GTEST_SKIP() << "no redis-server";
-  int tls_port = FreePort();
-  ServerProcess primary(Kind::kKvstore, TlsServerArgs(tls_port));
   const TestCerts& c = Certs();
-  ServerProcess replica(Kind::kRedis,
-                        {"--tls-replication", "yes", "--tls-cert-file", c.client_cert,
-                         "--tls-key-file", c.client_key, "--tls-ca-cert-file", c.ca_cert,
-                         "--replicaof", "127.0.0.1 " + std::to_string(tls_port)});
-  EXPECT_TRUE(WaitFor([&] {
-    return replica.LogText().find("kvstore cannot serve a replica over TLS yet") !=
-           std::string::npos;
-  })) << replica.LogText();
-  RespClient r(replica.port());
-  EXPECT_EQ(InfoField(r, "replication", "master_link_status"), "down");
-  RespClient p(primary.port());
-  EXPECT_EQ(InfoField(p, "replication", "connected_slaves"), "0");
+  for (const char* diskless : {"yes", "no"}) {
+    SCOPED_TRACE(std::string("repl-diskless-sync ") + diskless);
+    int tls_port = FreePort();
+    Cmd pargs = TlsServerArgs(tls_port);
+    pargs.insert(pargs.end(), {"--repl-diskless-sync", diskless, "--repl-diskless-sync-delay", "0",
+                               "--rdbcompression", "no"});
+    ServerProcess primary(Kind::kKvstore, pargs);
+    RespClient p(primary.port());
+    // Several megabytes: the relay's pipe fills and empties many times.
+    std::string value(1000, 'x');
+    for (int i = 0; i < 5000; i++) p.Call({"SET", "k" + std::to_string(i), value});
+    for (Kind kind : {Kind::kKvstore, Kind::kRedis}) {
+      SCOPED_TRACE(kind == Kind::kKvstore ? "kvstore replica" : "redis-server replica");
+      ServerProcess replica(kind, {"--tls-replication", "yes", "--tls-cert-file", c.client_cert,
+                                   "--tls-key-file", c.client_key, "--tls-ca-cert-file", c.ca_cert,
+                                   "--replicaof", "127.0.0.1 " + std::to_string(tls_port)});
+      RespClient r(replica.port());
+      ASSERT_TRUE(InSync(p, r)) << replica.LogText() << primary.LogText();
+      EXPECT_EQ(r.Call({"DBSIZE"}).integer, p.Call({"DBSIZE"}).integer);
+      p.Call({"INCR", "counter"});
+      ASSERT_TRUE(InSync(p, r));
+      EXPECT_EQ(r.Call({"GET", "counter"}).str, p.Call({"GET", "counter"}).str);
+      p.Call({"CLIENT", "KILL", "TYPE", "replica"});
+      p.Call({"SET", "after", "cut"});
+      ASSERT_TRUE(InSync(p, r)) << replica.LogText();
+      EXPECT_EQ(r.Call({"DEBUG", "DIGEST"}).str, p.Call({"DEBUG", "DIGEST"}).str);
+    }
+  }
 }
 
 // kvstore closes a connection whose TLS handshake stalls (10 s; Redis 7.0 keeps it until

@@ -478,7 +478,12 @@ void Primary::Cron(int64_t now_ms) {
   if (now_ms - last_keepalive_ms_ >= 1000) {
     last_keepalive_ms_ = now_ms;
     for (auto& r : replicas_) {
-      if (r->state == State::kWaitSnapshot) SendKeepalive(r->client->fd());
+      if (r->state != State::kWaitSnapshot) continue;
+      if (r->client->tls()) {
+        r->client->Send("\n");
+      } else {
+        SendKeepalive(r->client->fd());
+      }
     }
   }
   // repl-backlog-ttl: a primary without replicas for that long frees its backlog (and starts a

@@ -3,9 +3,10 @@
 // ($<len>), or into a shared ring per data-link replica (repl/datalink/snapshot_ring.h), from which
 // the data link's thread writes it to the replica; +FULLRESYNC and the end of the child are handled
 // here too.
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -79,9 +80,13 @@ void Primary::StartSnapshot(int64_t now_ms) {
   // Data-link replicas and their rings (the child fills them all at once).
   std::vector<std::pair<AttachedReplica*, std::unique_ptr<SnapshotRing>>> rings;
   std::string reply = "+FULLRESYNC " + replid_ + " " + std::to_string(offset) + "\r\n";
+  std::vector<net::Fd> relay_ends;  // the child's ends of the TLS replicas' pipes
   for (AttachedReplica* r : batch) {
-    PollingSink sink(r->client->fd(), 1000);
-    if (!r->pre_psync && !sink.Write(reply.data(), reply.size()).ok()) {
+    if (r->client->tls()) {
+      // Through the connection's TLS session, in order with what follows.
+      if (!r->pre_psync) r->client->Send(reply);
+    } else if (PollingSink sink(r->client->fd(), 1000);
+               !r->pre_psync && !sink.Write(reply.data(), reply.size()).ok()) {
       r->client->RequestClose();
       continue;
     }
@@ -102,7 +107,21 @@ void Primary::StartSnapshot(int64_t now_ms) {
       rings.emplace_back(r, std::move(*ring));
       continue;
     }
-    fds.push_back(r->client->fd());
+    if (r->client->tls()) {
+      // The child writes into a pipe; the connection's loop sends it on through TLS.
+      int p[2];
+      if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
+        LOG_WARNING("Can't set up the snapshot for a TLS replica: pipe: %s", strerror(errno));
+        r->client->RequestClose();
+        continue;
+      }
+      (void)fcntl(p[1], F_SETPIPE_SZ, 1 << 20);  // fewer wake-ups; the default works too
+      r->client->RelayFrom(net::Fd(p[0]));
+      relay_ends.emplace_back(p[1]);
+      fds.push_back(p[1]);
+    } else {
+      fds.push_back(r->client->fd());
+    }
     fd_ids.push_back(r->client->id());
     // The stream from the snapshot's offset on waits in the shared buffer until it is sent.
     r->pin = feed_.backlog()->CursorAt(offset);
@@ -134,6 +153,7 @@ void Primary::StartSnapshot(int64_t now_ms) {
     RunChild(fds, child_rings, offset, disk, report ? report->bytes() : nullptr);
   }
   info.EnterParent();
+  relay_ends.clear();  // the child has them: the pipes end when it does
   child_report_ = std::move(report);
   for (auto& [r, ring] : rings) r->data->SetSnapshotRing(std::move(ring));
   child_pid_ = pid;

@@ -23,15 +23,6 @@ using cmd::Context;
 void Wait(Context& c) { ServerOf(c).primary().Wait(c, ServerOf(c).current_client()); }
 void Replconf(Context& c) { ServerOf(c).primary().Replconf(c, ServerOf(c).current_client()); }
 void Psync(Context& c) {
-  // The snapshot is written to the replica's socket by a forked child, which cannot share the
-  // connection's TLS session: replication over TLS is refused until it goes through the
-  // server itself.
-  if (ServerOf(c).current_client().tls()) {
-    c.Error(
-        "kvstore cannot serve a replica over TLS yet: replicate over the plain port (or a "
-        "data link)");
-    return;
-  }
   // A replica already is one (Redis ignores its SYNC); FAILOVER's PSYNC promotes this server.
   if (!(ServerOf(c).current_client().flags() & Client::kReplica) && PsyncFailoverRefused(c)) {
     return;
