@@ -269,20 +269,24 @@ TlsConn::Step TlsConn::Handshake() {
   return Step::kFailed;
 }
 
+bool TlsConn::Established(bool reading) {
+  if (established_) return true;
+  Step s = Handshake();
+  if (s == Step::kDone) return true;
+  if (s == Step::kFailed) {
+    errno = EIO;
+    return false;
+  }
+  // The handshake waits for the other direction than the call's own: say so.
+  if (reading) read_wants_write_ = s == Step::kWantWrite;
+  if (!reading) write_wants_read_ = s == Step::kWantRead;
+  errno = EAGAIN;
+  return false;
+}
+
 ssize_t TlsConn::Read(void* buf, size_t n) {
   read_wants_write_ = false;
-  if (!established_) {
-    Step s = Handshake();
-    if (s == Step::kFailed) {
-      errno = EIO;
-      return -1;
-    }
-    if (s != Step::kDone) {
-      read_wants_write_ = s == Step::kWantWrite;
-      errno = EAGAIN;
-      return -1;
-    }
-  }
+  if (!Established(true)) return -1;
   ERR_clear_error();
   int ret = SSL_read(ssl_, buf, static_cast<int>(std::min<size_t>(n, 1 << 30)));
   return ret > 0 ? ret : Fail(ret, true);
@@ -290,18 +294,7 @@ ssize_t TlsConn::Read(void* buf, size_t n) {
 
 ssize_t TlsConn::Write(const void* buf, size_t n) {
   write_wants_read_ = false;
-  if (!established_) {
-    Step s = Handshake();
-    if (s == Step::kFailed) {
-      errno = EIO;
-      return -1;
-    }
-    if (s != Step::kDone) {
-      write_wants_read_ = s == Step::kWantRead;
-      errno = EAGAIN;
-      return -1;
-    }
-  }
+  if (!Established(false)) return -1;
   if (n == 0) return 0;
   ERR_clear_error();
   int ret = SSL_write(ssl_, buf, static_cast<int>(std::min<size_t>(n, 1 << 30)));

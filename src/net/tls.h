@@ -111,6 +111,8 @@ class TlsConn {
  private:
   TlsConn(std::shared_ptr<TlsContext> ctx, SSL* ssl, int fd)
       : ctx_(std::move(ctx)), ssl_(ssl), fd_(fd) {}
+  // Finishes the handshake first where needed: false, with errno, while it cannot.
+  bool Established(bool reading);
   // Maps an OpenSSL result <= 0 to errno (EAGAIN, EPIPE, EIO...) and records the error.
   ssize_t Fail(int ret, bool reading);
   Status Wait(bool for_write, int64_t deadline_ms);

@@ -158,6 +158,30 @@ class SentinelFailover : public ::testing::TestWithParam<Kind> {
     return InfoField(*r, "replication", "master_port") == std::to_string(primary.port()) &&
            InSync(*p, *r) && r->Call({"GET", "written-before"}).str == "survives";
   }
+  // Three Sentinels watching `first` as "kv" (with `extra` configuration lines), once each sees
+  // the two replicas and the other Sentinels.
+  void StartSentinels(Node& first, const std::string& extra) {
+    for (int i = 0; i < 3; i++) {
+      sentinels_.push_back(std::make_unique<Node>(
+          "/usr/bin/redis-server", Dir("s" + std::to_string(i)),
+          "sentinel monitor kv 127.0.0.1 " + std::to_string(first.port()) + " 2\n" + extra +
+              "sentinel down-after-milliseconds kv 1000\nsentinel failover-timeout kv 10000\n",
+          /*sentinel=*/true));
+      ASSERT_NO_FATAL_FAILURE(sentinels_.back()->Start());
+    }
+    ASSERT_TRUE(WaitFor([&] { return SentinelsSeeEveryone(2); }, 30000, 200)) << Logs();
+  }
+  // Kills `first` and waits for every Sentinel to name the same new primary (*promoted).
+  void KillAndAwaitPromotion(Node& first, int* promoted) {
+    first.Kill();
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          *promoted = AgreedPrimary();
+          return *promoted > 0 && *promoted != first.port();
+        },
+        60000, 200))
+        << Logs();
+  }
   std::string Logs() {
     std::string all;
     for (auto& n : nodes_) all += "---- " + n->log() + "\n" + ReadFile(n->log());
@@ -187,25 +211,9 @@ TEST_P(SentinelFailover, KilledPrimaryIsReplacedAndEveryNodeRestartsInTheNewLayo
     ASSERT_TRUE(Follows(*nodes_[1], first) && Follows(*nodes_[2], first)) << Logs();
     ASSERT_EQ(p->Call({"WAIT", "2", "5000"}).integer, 2);
   }
-  for (int i = 0; i < 3; i++) {
-    sentinels_.push_back(std::make_unique<Node>(
-        "/usr/bin/redis-server", Dir("s" + std::to_string(i)),
-        "sentinel monitor kv 127.0.0.1 " + std::to_string(first.port()) +
-            " 2\nsentinel down-after-milliseconds kv 1000\nsentinel failover-timeout kv 10000\n",
-        /*sentinel=*/true));
-    sentinels_.back()->Start();
-  }
-  ASSERT_TRUE(WaitFor([&] { return SentinelsSeeEveryone(2); }, 30000, 200)) << Logs();
-
-  first.Kill();
+  ASSERT_NO_FATAL_FAILURE(StartSentinels(first, ""));
   int promoted = -1;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        promoted = AgreedPrimary();
-        return promoted > 0 && promoted != first.port();
-      },
-      60000, 200))
-      << Logs();
+  ASSERT_NO_FATAL_FAILURE(KillAndAwaitPromotion(first, &promoted));
   Node& primary = *nodes_[promoted == nodes_[1]->port() ? 1 : 2];
   Node& other = *nodes_[promoted == nodes_[1]->port() ? 2 : 1];
   ASSERT_EQ(InfoField(*primary.Connect(), "replication", "role"), "master");
@@ -269,25 +277,10 @@ TEST_P(SentinelFailover, UnderAclUsers) {
   ASSERT_TRUE(
       WaitFor([&] { return Follows(*nodes_[1], first) && Follows(*nodes_[2], first); }, 30000, 100))
       << Logs();
-  for (int i = 0; i < 3; i++) {
-    sentinels_.push_back(std::make_unique<Node>(
-        "/usr/bin/redis-server", Dir("s" + std::to_string(i)),
-        "sentinel monitor kv 127.0.0.1 " + std::to_string(first.port()) +
-            " 2\nsentinel auth-user kv sentinel\nsentinel auth-pass kv sp\n"
-            "sentinel down-after-milliseconds kv 1000\nsentinel failover-timeout kv 10000\n",
-        /*sentinel=*/true));
-    sentinels_.back()->Start();
-  }
-  ASSERT_TRUE(WaitFor([&] { return SentinelsSeeEveryone(2); }, 30000, 200)) << Logs();
-  first.Kill();
+  ASSERT_NO_FATAL_FAILURE(
+      StartSentinels(first, "sentinel auth-user kv sentinel\nsentinel auth-pass kv sp\n"));
   int promoted = -1;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        promoted = AgreedPrimary();
-        return promoted > 0 && promoted != first.port();
-      },
-      60000, 200))
-      << Logs();
+  ASSERT_NO_FATAL_FAILURE(KillAndAwaitPromotion(first, &promoted));
   Node& primary = *nodes_[promoted == nodes_[1]->port() ? 1 : 2];
   Node& other = *nodes_[promoted == nodes_[1]->port() ? 2 : 1];
   EXPECT_EQ(InfoField(*primary.Connect(), "replication", "role"), "master");
