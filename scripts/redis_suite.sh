@@ -10,7 +10,8 @@
 # between the two summaries is a test that passes on redis-server and not on kvstore.
 # Environment: WORK (default /tmp/kvstore-redis-suite), KVSTORE (the server binary, default
 # build/kvstore-server), UNIT_TIMEOUT (seconds, default 600), SIDES (default "kvstore redis";
-# "kvstore" alone once redis-server's results are known).
+# "kvstore" alone once redis-server's results are known), TLS (yes: every connection of the
+# suite over TLS, with the certificates Redis' utils/gen-test-certs.sh makes).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +34,10 @@ DEFAULT_UNITS=(
 
 [[ -x $KVSTORE ]] || { echo "no kvstore-server at $KVSTORE: build first" >&2; exit 1; }
 command -v tclsh >/dev/null || { echo "tclsh is missing: apt-get install tcl" >&2; exit 1; }
+if [[ ${TLS:-no} == yes ]] && ! echo "package require tls" | tclsh >/dev/null 2>&1; then
+  echo "Tcl's TLS package is missing: apt-get install tcl-tls" >&2
+  exit 1
+fi
 version=$(dpkg-query -W -f '${Version}' redis-server)
 
 # The suite: Debian's source package of the installed redis-server, fetched with an apt state
@@ -51,7 +56,16 @@ EOF
   (cd "$apt_dir" && apt-get "${opts[@]}" source --download-only "redis=$version")
   orig=$(ls "$apt_dir"/redis_*.orig.tar.gz | head -1)
   mkdir -p "$WORK/suite"
-  tar -xzf "$orig" -C "$WORK/suite" --strip-components=1 --wildcards '*/tests' '*/runtest'
+  tar -xzf "$orig" -C "$WORK/suite" --strip-components=1 --wildcards '*/tests' '*/runtest' \
+    '*/utils/gen-test-certs.sh'
+fi
+tls_args=()
+if [[ ${TLS:-no} == yes ]]; then
+  tls_args=(--tls)
+  if [[ ! -f $WORK/suite/utils/gen-test-certs.sh ]]; then
+    orig=$(ls "$WORK"/apt/redis_*.orig.tar.gz | head -1)
+    tar -xzf "$orig" -C "$WORK/suite" --strip-components=1 --wildcards '*/utils/gen-test-certs.sh'
+  fi
 fi
 
 # Two trees that differ in the server their src/redis-server names.
@@ -71,6 +85,9 @@ for side in kvstore redis; do
   server=/usr/bin/redis-server
   [[ $side == kvstore ]] && server=$KVSTORE
   ln -sf "$server" "$tree/src/redis-server"
+  if [[ ${TLS:-no} == yes && ! -f $tree/tests/tls/ca.crt ]]; then
+    (cd "$tree" && bash "$WORK/suite/utils/gen-test-certs.sh" >/dev/null 2>&1)
+  fi
 done
 
 units=("$@")
@@ -79,17 +96,18 @@ mkdir -p "$WORK/logs"
 baseport=21111
 for unit in "${units[@]}"; do
   for side in ${SIDES:-kvstore redis}; do
-    log=$WORK/logs/$side-${unit//\//_}.log
+    log=$WORK/logs/$side-${unit//\//_}${tls_args:+-tls}.log
     start=$(date +%s)
     set +e
     (cd "$WORK/$side" && timeout -k 10 "$UNIT_TIMEOUT" ./runtest --single "$unit" --clients 1 \
-      --durable --baseport "$baseport" --portcount 8000 --no-latency --timeout 180) 2>&1 |
+      --durable --baseport "$baseport" --portcount 8000 --no-latency --timeout 180 \
+      "${tls_args[@]}") 2>&1 |
       sed -u 's/\x1b\[[0-9;]*m//g' >"$log"
     rc=${PIPESTATUS[0]}
     set -e
     ok=$(grep -c '^\[ok\]' "$log" || true)
     err=$(grep -c -E '^\[(err|exception)\]' "$log" || true)
-    line="$unit $side: ok=$ok err=$err rc=$rc ($(($(date +%s) - start)) s)"
+    line="$unit $side${tls_args:+ (tls)}: ok=$ok err=$err rc=$rc ($(($(date +%s) - start)) s)"
     echo "$line" | tee -a "$WORK/logs/summary.txt"
   done
 done

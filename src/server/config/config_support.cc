@@ -18,7 +18,6 @@ constexpr const char* kNoDefrag =
 
 const std::map<std::string, std::string>& Refused() {
   static const std::map<std::string, std::string> m = {
-      {"tls-cluster", kNoCluster},
       {"cluster-enabled", kNoCluster},
       {"cluster-config-file", kNoCluster},
       {"cluster-node-timeout", kNoCluster},

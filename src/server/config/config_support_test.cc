@@ -96,8 +96,7 @@ TEST(ConfigSupport, RefusedParametersRefuseAnythingButTheirDefault) {
 // The guarantees users rely on most are refused until they exist, with a reason that says so.
 TEST(ConfigSupport, ClusterIsRefusedUntilItExists) {
   Config c;
-  for (auto [name, value] :
-       {std::pair{"cluster-enabled", "yes"}, {"activedefrag", "yes"}, {"tls-cluster", "yes"}}) {
+  for (auto [name, value] : {std::pair{"cluster-enabled", "yes"}, {"activedefrag", "yes"}}) {
     Status s = c.Load({{name, {value}, "t"}});
     EXPECT_FALSE(s.ok()) << name;
     EXPECT_NE(s.message().find("FATAL CONFIG FILE ERROR"), std::string::npos) << s.message();
