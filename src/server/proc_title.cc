@@ -92,9 +92,11 @@ Result<std::string> ProcTitle(const Config& c, std::string_view tmpl, const std:
     std::string port = std::to_string(c.GetInt("port"));
     if (name == "title") return title;
     if (name == "listen-addr") {
-      if (c.GetInt("port") == 0) return "unixsocket:" + c.GetString("unixsocket");
+      // The TCP port, else the TLS port, else the Unix socket (Redis' order).
+      int64_t listen = c.GetInt("port") != 0 ? c.GetInt("port") : c.GetInt("tls-port");
+      if (listen == 0) return "unixsocket:" + c.GetString("unixsocket");
       auto bind = SplitArgs(c.GetString("bind")).value_or(std::vector<std::string>{});
-      return (bind.empty() ? std::string("*") : bind[0]) + ":" + port;
+      return (bind.empty() ? std::string("*") : bind[0]) + ":" + std::to_string(listen);
     }
     if (name == "server-mode") return std::string();
     if (name == "config-file") return c.config_file();
