@@ -77,6 +77,33 @@ TEST(Config, SetManyIsAtomic) {
             "config");
 }
 
+// A group (the TLS context) applies once per CONFIG SET, after all of its values are in place,
+// and a failure puts every value of the call back.
+TEST(Config, GroupsApplyOnceWithEveryValueInPlace) {
+  Config c;
+  int runs = 0;
+  std::vector<std::pair<std::string, std::string>> seen;
+  c.OnApplyGroup({"tls-cert-file", "tls-key-file"}, [&] {
+    runs++;
+    seen.emplace_back(c.GetString("tls-cert-file"), c.GetString("tls-key-file"));
+    return c.GetString("tls-key-file") == "bad" ? Status::Invalid("Unable to update TLS")
+                                                : Status::Ok();
+  });
+  EXPECT_TRUE(c.ApplyAll().ok());
+  EXPECT_EQ(runs, 1);
+  ASSERT_TRUE(c.SetMany({{"tls-cert-file", "a.crt"}, {"timeout", "3"}, {"tls-key-file", "a.key"}})
+                  .ok());
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(seen.back(), std::make_pair(std::string("a.crt"), std::string("a.key")));
+  Status s = c.SetMany({{"timeout", "9"}, {"tls-cert-file", "b.crt"}, {"tls-key-file", "bad"}});
+  EXPECT_EQ(s.message(),
+            "CONFIG SET failed (possibly related to argument 'tls-cert-file') - Unable to update "
+            "TLS");
+  EXPECT_EQ(c.GetString("tls-cert-file"), "a.crt");
+  EXPECT_EQ(c.GetString("tls-key-file"), "a.key");
+  EXPECT_EQ(c.GetInt("timeout"), 3);
+}
+
 TEST(Config, TypesAreCanonicalised) {
   Config c;
   ASSERT_TRUE(c.SetMany({{"client-query-buffer-limit", "2gb"},
