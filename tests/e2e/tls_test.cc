@@ -305,6 +305,34 @@ TEST(TlsReplication, ReplicasOfAKvstorePrimaryOverTls) {
   }
 }
 
+// MIGRATE connects with TLS where tls-cluster is on, as Redis does: from kvstore to a TLS
+// redis-server and back, and a kvstore without tls-cluster cannot reach a TLS port.
+TEST(TlsMigrate, MigrateOverTlsBothWaysWithTlsCluster) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "no redis-server";
+  int k_tls = FreePort(), r_tls = FreePort();
+  Cmd kargs = TlsServerArgs(k_tls), rargs = TlsServerArgs(r_tls);
+  kargs.insert(kargs.end(), {"--tls-cluster", "yes"});
+  rargs.insert(rargs.end(), {"--tls-cluster", "yes"});
+  ServerProcess kv(Kind::kKvstore, kargs), redis(Kind::kRedis, rargs);
+  RespClient k(kv.port()), r(redis.port());
+  ASSERT_EQ(k.Call({"SET", "from-kvstore", "v1"}).str, "OK");
+  EXPECT_EQ(
+      k.Call({"MIGRATE", "127.0.0.1", std::to_string(r_tls), "from-kvstore", "0", "5000"}).str,
+      "OK");
+  EXPECT_EQ(r.Call({"GET", "from-kvstore"}).str, "v1");
+  ASSERT_EQ(r.Call({"SET", "from-redis", "v2"}).str, "OK");
+  EXPECT_EQ(r.Call({"MIGRATE", "127.0.0.1", std::to_string(k_tls), "from-redis", "0", "5000"}).str,
+            "OK");
+  EXPECT_EQ(k.Call({"GET", "from-redis"}).str, "v2");
+  // Without tls-cluster a new connection is plain, which a TLS port does not answer (the
+  // cached one to 127.0.0.1 stays TLS for its 10 seconds, as in Redis: "localhost" is another).
+  ASSERT_EQ(k.Call({"CONFIG", "SET", "tls-cluster", "no"}).str, "OK");
+  ASSERT_EQ(k.Call({"SET", "plain", "v3"}).str, "OK");
+  Reply refused = k.Call({"MIGRATE", "localhost", std::to_string(r_tls), "plain", "0", "1000"});
+  EXPECT_TRUE(refused.is_error()) << refused.raw;
+  EXPECT_EQ(k.Call({"GET", "plain"}).str, "v3");
+}
+
 // kvstore closes a connection whose TLS handshake stalls (10 s; Redis 7.0 keeps it until
 // `timeout`, which is off by default), and serves the others meanwhile.
 TEST(TlsHandshake, AStalledHandshakeIsClosedAndTheServerServesOthers) {

@@ -182,7 +182,11 @@ SocketError ReadReplies(Context& c, const MigrateArgs& a, MigrateSockets::Conn& 
 SocketError Attempt(Context& c, const MigrateArgs& a, std::vector<std::string_view> keys,
                     bool may_retry) {
   MigrateSockets& sockets = ServerOf(c).migrate_sockets();
-  MigrateSockets::Conn* cs = sockets.Get(c.arg(1), c.arg(2), a.timeout_ms, WallMs() / 1000);
+  // Redis connects with TLS where tls-cluster says so (its cluster links and MIGRATE alike).
+  Server& s = ServerOf(c);
+  std::shared_ptr<net::TlsContext> tls =
+      s.config().GetBool("tls-cluster") ? s.tls_context() : nullptr;
+  MigrateSockets::Conn* cs = sockets.Get(c.arg(1), c.arg(2), a.timeout_ms, WallMs() / 1000, tls);
   if (!cs) {
     c.Error("-IOERR error or timeout connecting to the client");
     return {};

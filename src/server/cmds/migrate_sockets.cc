@@ -74,7 +74,8 @@ bool MigrateSockets::Conn::Write(std::string_view data, int64_t timeout_ms, int*
     int64_t deadline = MonoMs() + timeout_ms;
     size_t done = 0;
     while (done < chunk.size()) {
-      ssize_t n = send(fd_.get(), chunk.data() + done, chunk.size() - done, MSG_NOSIGNAL);
+      ssize_t n = tls_ ? tls_->Write(chunk.data() + done, chunk.size() - done)
+                       : send(fd_.get(), chunk.data() + done, chunk.size() - done, MSG_NOSIGNAL);
       if (n > 0) {
         done += static_cast<size_t>(n);
         continue;
@@ -83,7 +84,8 @@ bool MigrateSockets::Conn::Write(std::string_view data, int64_t timeout_ms, int*
         *err = errno;
         return false;
       }
-      if (!WaitFor(POLLOUT, deadline - MonoMs(), err)) return false;
+      short wait = tls_ && tls_->write_wants_read() ? POLLIN : POLLOUT;
+      if (!WaitFor(wait, deadline - MonoMs(), err)) return false;
     }
     pos += chunk.size();
   }
@@ -100,7 +102,7 @@ bool MigrateSockets::Conn::ReadLine(int64_t timeout_ms, std::string* line, int* 
       return true;
     }
     char buf[4096];
-    ssize_t n = read(fd_.get(), buf, sizeof(buf));
+    ssize_t n = tls_ ? tls_->Read(buf, sizeof(buf)) : read(fd_.get(), buf, sizeof(buf));
     if (n > 0) {
       in_.append(buf, static_cast<size_t>(n));
     } else if (n == 0) {
@@ -109,14 +111,15 @@ bool MigrateSockets::Conn::ReadLine(int64_t timeout_ms, std::string* line, int* 
     } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
       *err = errno;
       return false;
-    } else if (!WaitFor(POLLIN, timeout_ms, err)) {
+    } else if (!WaitFor(tls_ && tls_->read_wants_write() ? POLLOUT : POLLIN, timeout_ms, err)) {
       return false;
     }
   }
 }
 
 MigrateSockets::Conn* MigrateSockets::Get(std::string_view host, std::string_view port,
-                                          int64_t timeout_ms, int64_t now_s) {
+                                          int64_t timeout_ms, int64_t now_s,
+                                          std::shared_ptr<net::TlsContext> tls) {
   std::string name = CacheName(host, port);
   if (auto it = conns_.find(name); it != conns_.end()) {
     it->second->last_use_s = now_s;
@@ -132,7 +135,12 @@ MigrateSockets::Conn* MigrateSockets::Get(std::string_view host, std::string_vie
   (void)poll(&pfd, 1, static_cast<int>(std::min<int64_t>(timeout_ms, INT_MAX)));
   int one = 1;
   setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  auto conn = std::make_unique<Conn>(std::move(fd));
+  std::unique_ptr<net::TlsConn> session;
+  if (tls) {
+    session = net::TlsConn::Connect(std::move(tls), fd.get());
+    if (!session || !session->HandshakeUntil(MonoMs() + timeout_ms).ok()) return nullptr;
+  }
+  auto conn = std::make_unique<Conn>(std::move(fd), std::move(session));
   conn->last_use_s = now_s;
   Conn* out = conn.get();
   conns_.emplace(std::move(name), std::move(conn));

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "net/socket.h"
+#include "net/tls.h"
 
 namespace kv::server {
 
@@ -29,7 +30,8 @@ class MigrateSockets {
   // timeout passed (MIGRATE does not retry then), another value otherwise.
   class Conn {
    public:
-    explicit Conn(net::Fd fd) : fd_(std::move(fd)) {}
+    Conn(net::Fd fd, std::unique_ptr<net::TlsConn> tls)
+        : fd_(std::move(fd)), tls_(std::move(tls)) {}
     // The db the target has selected for this connection; -1 when unknown (a new connection,
     // or after the target answered an error).
     int64_t last_dbid = -1;
@@ -43,6 +45,7 @@ class MigrateSockets {
    private:
     bool WaitFor(short events, int64_t timeout_ms, int* err);
     net::Fd fd_;
+    std::unique_ptr<net::TlsConn> tls_;  // tls-cluster: the connection's TLS session
     std::string in_;  // bytes read past the last line returned
   };
 
@@ -50,7 +53,10 @@ class MigrateSockets {
   // be started: the host does not resolve, or every address refused at once). As Redis 7.0's
   // blocking connect, a connection still pending after timeout_ms, or one refused after it
   // began, is returned all the same: the first write finds it out.
-  Conn* Get(std::string_view host, std::string_view port, int64_t timeout_ms, int64_t now_s);
+  // With `tls` (tls-cluster yes, as Redis decides), the connection is TLS: a handshake that
+  // fails within timeout_ms gives nullptr too.
+  Conn* Get(std::string_view host, std::string_view port, int64_t timeout_ms, int64_t now_s,
+            std::shared_ptr<net::TlsContext> tls = nullptr);
   // Drops the connection to host:port, if cached (after an IO error on it).
   void Close(std::string_view host, std::string_view port);
   // The cron: closes the connections unused for more than kIdleSeconds.
