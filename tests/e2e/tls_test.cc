@@ -247,13 +247,19 @@ TEST(TlsReplication, KvstoreReplicaOfATlsRedisPrimary) {
     ServerProcess primary(Kind::kRedis, pargs);
     RespClient p(primary.port());
     for (int i = 0; i < 2000; i++) p.Call({"SET", "k" + std::to_string(i), std::string(100, 'v')});
+    int replica_tls_port = FreePort();
     ServerProcess replica(
         Kind::kKvstore,
-        {"--tls-replication", "yes", "--tls-cert-file", c.client_cert, "--tls-key-file",
-         c.client_key, "--tls-ca-cert-file", c.ca_cert, "--repl-diskless-load", k.diskless_load,
-         "--replicaof", "127.0.0.1 " + std::to_string(tls_port)});
+        {"--tls-replication", "yes", "--tls-port", std::to_string(replica_tls_port),
+         "--tls-cert-file", c.client_cert, "--tls-key-file", c.client_key, "--tls-ca-cert-file",
+         c.ca_cert, "--repl-diskless-load", k.diskless_load, "--replicaof",
+         "127.0.0.1 " + std::to_string(tls_port)});
     RespClient r(replica.port());
     ASSERT_TRUE(InSync(p, r)) << replica.LogText();
+    // Listed under its TLS port, as a Redis replica over TLS announces itself.
+    std::string slave0 = InfoField(p, "replication", "slave0");
+    EXPECT_NE(slave0.find(",port=" + std::to_string(replica_tls_port) + ","), std::string::npos)
+        << slave0;
     EXPECT_EQ(r.Call({"DBSIZE"}).integer, 2000);
     for (int i = 0; i < 100; i++) p.Call({"INCR", "counter"});
     ASSERT_TRUE(InSync(p, r));

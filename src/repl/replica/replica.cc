@@ -308,13 +308,16 @@ Status Replica::Handshake(int fd, const Target& t, std::string* reply) {
     }
   }
   // The address the primary lists us under (INFO, ROLE, and so Sentinel): replica-announce-port
-  // and replica-announce-ip where set (port forwarding, NAT), else our port and the address our
-  // connection comes from.
+  // and replica-announce-ip where set (port forwarding, NAT), else our port (tls-port when we
+  // replicate over TLS, as Redis) and the address our connection comes from.
   std::string port = std::to_string(server_.port()), announce_ip;
   {
     std::lock_guard lock(server_.mu());
     if (int64_t p = server_.ConfigInt("replica-announce-port"); p > 0) {
       port = std::to_string(p);
+    } else if (int64_t tls = server_.ConfigInt("tls-port");
+               tls > 0 && server_.ConfigBool("tls-replication")) {
+      port = std::to_string(tls);
     }
     announce_ip = server_.ConfigString("replica-announce-ip");
   }
