@@ -13,6 +13,7 @@
 #include "acl/check.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/strutil.h"
 #include "server/client.h"
 #include "server/server.h"
 
@@ -288,6 +289,38 @@ void AclUsers::KillPubsubClientsIfNeeded(const acl::User& u, const acl::User& up
                 static_cast<unsigned long long>(id), u.name.c_str());
     Disconnect(c, me);
   }
+}
+
+void Server::WireAclConfig(Config& c) {
+  // CONFIG REWRITE keeps the users as `user` lines, unless they live in the ACL file.
+  c.OnRewriteUsers([this] {
+    return config_->GetString("aclfile").empty() ? acl_->Lines() : std::vector<std::string>{};
+  });
+  c.OnApply("acl-pubsub-default", [this](const std::string& v) {
+    acl_->set_pubsub_allchannels(v == "allchannels");
+    return Status::Ok();
+  });
+  c.OnApply("acllog-max-len", [this](const std::string& v) {
+    acl_->set_log_max_len(static_cast<size_t>(ParseInt64(v).value_or(128)));
+    return Status::Ok();
+  });
+}
+
+Status Server::CheckUserDirectives() {
+  std::set<std::string, std::less<>> declared;
+  for (const ConfigDirective& d : config_->users()) {
+    std::vector<std::string> argv = {"user"};
+    argv.insert(argv.end(), d.args.begin(), d.args.end());
+    std::string error = acl::CheckUserDirective(
+        argv, [&](std::string_view name) { return declared.count(name) > 0; }, acl_->env());
+    if (!error.empty()) {
+      // As a config file error: on stderr, before anything starts.
+      fprintf(stderr, "\n%s\n", Config::DirectiveError(d, error).message().c_str());
+      return Status::Invalid("");
+    }
+    declared.insert(d.args[0]);
+  }
+  return Status::Ok();
 }
 
 bool Server::ReadsAnyKey(const cmd::Context& c) const {

@@ -6,8 +6,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <set>
 #include <thread>
 
 #include "cmd/registry.h"
@@ -167,32 +165,8 @@ void Server::WireConfig() {
     ApplyWatchdogPeriod(static_cast<int>(ParseInt64(v).value_or(0)));
     return Status::Ok();
   });
-  // CONFIG REWRITE keeps the users as `user` lines, unless they live in the ACL file.
-  c.OnRewriteUsers([this] {
-    return config_->GetString("aclfile").empty() ? acl_->Lines() : std::vector<std::string>{};
-  });
-  // TLS: the context is rebuilt once for any change of these (tls_setup.cc).
-  c.OnApplyGroup(
-      {"tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-client-cert-file",
-       "tls-client-key-file", "tls-client-key-file-pass", "tls-dh-params-file", "tls-ca-cert-file",
-       "tls-ca-cert-dir", "tls-protocols", "tls-ciphers", "tls-ciphersuites",
-       "tls-prefer-server-ciphers", "tls-session-caching", "tls-session-cache-size",
-       "tls-session-cache-timeout", "tls-replication", "tls-cluster"},
-      [this] { return ApplyTls(); });
-  c.OnApply("tls-auth-clients", [this](const std::string& v) {
-    tls_auth_clients_ = v == "no"         ? net::TlsClientAuth::kNo
-                        : v == "optional" ? net::TlsClientAuth::kOptional
-                                          : net::TlsClientAuth::kYes;
-    return Status::Ok();
-  });
-  c.OnApply("acl-pubsub-default", [this](const std::string& v) {
-    acl_->set_pubsub_allchannels(v == "allchannels");
-    return Status::Ok();
-  });
-  c.OnApply("acllog-max-len", [this](const std::string& v) {
-    acl_->set_log_max_len(static_cast<size_t>(ParseInt64(v).value_or(128)));
-    return Status::Ok();
-  });
+  WireTlsConfig(c);  // tls_setup.cc
+  WireAclConfig(c);  // acl_users.cc
   c.OnApply("requirepass", [this](const std::string& v) {
     acl_->SetDefaultPassword(v);  // sets auth_required_
     return Status::Ok();
@@ -379,18 +353,7 @@ Status Server::Start() {
   WireConfig();
   // `user` directives are checked as Redis checks them reading its config file, and loaded
   // (or the ACL file) once requirepass has set the default user.
-  std::set<std::string, std::less<>> declared;
-  for (const ConfigDirective& d : config_->users()) {
-    std::vector<std::string> argv = {"user"};
-    argv.insert(argv.end(), d.args.begin(), d.args.end());
-    std::string error = acl::CheckUserDirective(
-        argv, [&](std::string_view name) { return declared.count(name) > 0; }, acl_->env());
-    if (!error.empty()) {
-      fprintf(stderr, "\n%s\n", Config::DirectiveError(d, error).message().c_str());
-      return Status::Invalid("");
-    }
-    declared.insert(d.args[0]);
-  }
+  if (Status users = CheckUserDirectives(); !users.ok()) return users;
   Status s = config_->ApplyAll();
   if (!s.ok()) return s;
   for (const auto& [from, to] : config_->renames()) {

@@ -424,6 +424,11 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   class Listener;
   class ChildWatch;
   void WireConfig();
+  void WireTlsConfig(Config& c);  // tls_setup.cc
+  void WireAclConfig(Config& c);  // acl_users.cc
+  // The config file's `user` lines, checked as Redis reads them (acl_users.cc): a bad one is a
+  // config file error, on stderr (the status' message is then empty).
+  Status CheckUserDirectives();
   // maxmemory-clients or maxmemory changed (client_eviction.cc). Keyspace lock held.
   void ApplyClientEviction();
   Status StartListeners();

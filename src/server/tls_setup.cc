@@ -11,6 +11,23 @@
 
 namespace kv::server {
 
+void Server::WireTlsConfig(Config& c) {
+  // The context is rebuilt once for any change of these.
+  c.OnApplyGroup(
+      {"tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-client-cert-file",
+       "tls-client-key-file", "tls-client-key-file-pass", "tls-dh-params-file", "tls-ca-cert-file",
+       "tls-ca-cert-dir", "tls-protocols", "tls-ciphers", "tls-ciphersuites",
+       "tls-prefer-server-ciphers", "tls-session-caching", "tls-session-cache-size",
+       "tls-session-cache-timeout", "tls-replication", "tls-cluster"},
+      [this] { return ApplyTls(); });
+  c.OnApply("tls-auth-clients", [this](const std::string& v) {
+    tls_auth_clients_ = v == "no"         ? net::TlsClientAuth::kNo
+                        : v == "optional" ? net::TlsClientAuth::kOptional
+                                          : net::TlsClientAuth::kYes;
+    return Status::Ok();
+  });
+}
+
 net::TlsOptions Server::TlsOptionsFromConfig() const {
   const Config& c = *config_;
   net::TlsOptions o;
