@@ -86,7 +86,7 @@ Status Server::Rebind(int port, const std::string& bind) {
   bool same_port = port == port_;
   if (same_port) {
     for (auto& l : listeners_) {
-      if (!l->unix_socket()) l->Release();
+      if (!l->unix_socket() && !l->tls()) l->Release();  // tls-port's go below, if at all
     }
   }
   Status error;

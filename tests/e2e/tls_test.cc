@@ -204,6 +204,25 @@ TEST_P(Tls, ANewCertificateServesTheNextConnection) {
   EXPECT_TRUE(bad.is_error()) << bad.raw;
 }
 
+// CONFIG SET bind moves tls-port to the new addresses too; the same addresses again, or ones
+// that cannot be bound, leave it listening.
+TEST_P(Tls, TheTlsPortFollowsBind) {
+  Start();
+  RespClient plain(server_->port());
+  auto ctx = ClientContext(Certs().ca_cert);
+  for (const char* bind : {"127.0.0.1", "127.0.0.1", "192.0.2.1", "127.0.0.1 -::1"}) {
+    Reply r = plain.Call({"CONFIG", "SET", "bind", bind});
+    if (std::string(bind) == "192.0.2.1") {
+      EXPECT_TRUE(r.is_error()) << r.raw;  // not an address of this machine
+    } else {
+      EXPECT_EQ(r.str, "OK") << bind;
+    }
+    auto t = Connect(ctx);
+    ASSERT_NE(t, nullptr) << "after bind " << bind;
+    EXPECT_EQ(t->Call({"PING"}).str, "PONG") << "after bind " << bind;
+  }
+}
+
 TEST_P(Tls, ProtocolsPassphrasesAndDhParams) {
   const TestCerts& c = Certs();
   Start({"--tls-protocols", "TLSv1.2", "--tls-key-file", c.server_key_encrypted,
