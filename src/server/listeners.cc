@@ -103,25 +103,26 @@ Status Server::Rebind(int port, const std::string& bind) {
   port_ = port;
   bool rebind_tls = error.ok() && bind != bound_ && tls_port_ != 0;
   if (error.ok()) bound_ = bind;
-  // The swap happens on the listeners' loop, which may be accepting on the old ones now.
-  auto shared = std::make_shared<std::vector<net::Fd>>(std::move(*fds));
-  net::EventLoop& loop = groups_[0]->loop();
-  loop.Post(
-      [this, shared, &loop] { WhenLocked(loop, [this, shared] { SwapListeners(*shared); }); });
+  PostSwapListeners(std::move(*fds), /*tls=*/false);
   if (rebind_tls) {
     // New addresses: tls-port listens on them too (its port stays).
     for (auto& l : listeners_) {
       if (l->tls()) l->Release();
     }
     auto tls_fds = ListenTcpOn(tls_port_, bind);
-    if (!tls_fds.ok()) tls_fds = std::vector<net::Fd>{};
-    auto tls_shared = std::make_shared<std::vector<net::Fd>>(std::move(*tls_fds));
-    loop.Post([this, tls_shared, &loop] {
-      WhenLocked(loop, [this, tls_shared] { SwapListeners(*tls_shared, /*tls=*/true); });
-    });
+    PostSwapListeners(tls_fds.ok() ? std::move(*tls_fds) : std::vector<net::Fd>{}, /*tls=*/true);
   }
   UpdateProcTitle();
   return error;
+}
+
+void Server::PostSwapListeners(std::vector<net::Fd> fds, bool tls) {
+  // The swap happens on the listeners' loop, which may be accepting on the old ones now.
+  auto shared = std::make_shared<std::vector<net::Fd>>(std::move(fds));
+  net::EventLoop& loop = groups_[0]->loop();
+  loop.Post([this, shared, tls, &loop] {
+    WhenLocked(loop, [this, shared, tls] { SwapListeners(*shared, tls); });
+  });
 }
 
 void Server::SwapListeners(std::vector<net::Fd>& fds, bool tls) {

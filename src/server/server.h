@@ -438,6 +438,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Result<std::vector<net::Fd>> ListenTcpOn(int port, const std::string& bind);
   // Replaces the TCP listeners with `fds` (CONFIG SET port or bind). Listeners' loop, lock held.
   void SwapListeners(std::vector<net::Fd>& fds, bool tls = false);
+  void PostSwapListeners(std::vector<net::Fd> fds, bool tls);
   // A restarted primary's backlog gets the DELs of the keys its load found expired, after the
   // history the snapshot recorded, so its replicas delete them too when they continue.
   void FeedExpiredAtLoad();
@@ -455,6 +456,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   net::TlsOptions TlsOptionsFromConfig() const;
   Status ApplyTls();
   Status StartTlsListeners(const std::vector<std::string>& addrs, int backlog);
+  Status RebindTls(int port);
   // The listening sockets (fd, whether a Unix socket).
   std::vector<std::pair<int, bool>> ListenFds() const;
   // Periodic work (hz times a second): expiry, rehashing, metrics. Keyspace lock taken inside.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/logging.h"
+#include "common/strutil.h"
 #include "server/listener.h"
 #include "server/process_params.h"
 #include "server/server.h"
@@ -25,6 +26,10 @@ void Server::WireTlsConfig(Config& c) {
                         : v == "optional" ? net::TlsClientAuth::kOptional
                                           : net::TlsClientAuth::kYes;
     return Status::Ok();
+  });
+  c.OnApply("tls-port", [this](const std::string& v) {
+    if (!listening_) return Status::Ok();
+    return RebindTls(static_cast<int>(ParseInt64(v).value_or(0)));
   });
 }
 
@@ -83,6 +88,19 @@ Status Server::StartTlsListeners(const std::vector<std::string>& addrs, int back
     KV_TRY(groups_[0]->loop().AddFd(l->fd(), net::EventLoop::kReadable, l.get()));
     listeners_.push_back(std::move(l));
   }
+  return Status::Ok();
+}
+
+Status Server::RebindTls(int port) {
+  // As Redis' applyTLSPort: a context first (TLS may have been unused until now), then the new
+  // port bound beside the old one on bind's addresses; a failure changes nothing. 0 closes it.
+  if (port == tls_port_) return Status::Ok();
+  if (port != 0 && tls_context() == nullptr) KV_TRY(ApplyTls());
+  auto fds = ListenTcpOn(port, bound_);
+  if (!fds.ok()) return Status::IoError("Unable to listen on this port. Check server logs.");
+  tls_port_ = port;
+  PostSwapListeners(std::move(*fds), /*tls=*/true);
+  UpdateProcTitle();
   return Status::Ok();
 }
 

@@ -223,6 +223,40 @@ TEST_P(Tls, TheTlsPortFollowsBind) {
   }
 }
 
+// CONFIG SET tls-port moves TLS to a new port at once, turns it on where it was off (the
+// context built then), refuses a port that cannot be bound, and 0 closes it: as Redis 7.0.
+TEST_P(Tls, TlsPortIsSetAtRunTime) {
+  const TestCerts& c = Certs();
+  server_ = std::make_unique<ServerProcess>(
+      GetParam(), Cmd{"--tls-cert-file", c.server_cert, "--tls-key-file", c.server_key,
+                      "--tls-ca-cert-file", c.ca_cert});
+  RespClient plain(server_->port());
+  auto ctx = ClientContext(c.ca_cert);
+  for (int round = 0; round < 2; round++) {  // off to on, then to another port
+    tls_port_ = FreePort();
+    ASSERT_EQ(plain.Call({"CONFIG", "SET", "tls-port", std::to_string(tls_port_)}).str, "OK");
+    auto t = Connect(ctx);
+    ASSERT_NE(t, nullptr) << "round " << round;
+    EXPECT_EQ(t->Call({"PING"}).str, "PONG");
+    EXPECT_EQ(plain.Call({"CONFIG", "GET", "tls-port"}).elems.at(1).str,
+              std::to_string(tls_port_));
+  }
+  // A port another socket holds (the plain port): refused, and TLS stays where it was.
+  Reply r = plain.Call({"CONFIG", "SET", "tls-port", std::to_string(server_->port())});
+  EXPECT_EQ(r.raw,
+            "-ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable to listen "
+            "on this port. Check server logs.\r\n");
+  EXPECT_EQ(plain.Call({"CONFIG", "GET", "tls-port"}).elems.at(1).str, std::to_string(tls_port_));
+  auto still = Connect(ctx);
+  ASSERT_NE(still, nullptr);
+  EXPECT_EQ(still->Call({"PING"}).str, "PONG");
+  // 0: no TLS port; the connections made before stay.
+  ASSERT_EQ(plain.Call({"CONFIG", "SET", "tls-port", "0"}).str, "OK");
+  std::string error;
+  EXPECT_EQ(Connect(ctx, &error), nullptr);
+  EXPECT_EQ(still->Call({"PING"}).str, "PONG");
+}
+
 TEST_P(Tls, ProtocolsPassphrasesAndDhParams) {
   const TestCerts& c = Certs();
   Start({"--tls-protocols", "TLSv1.2", "--tls-key-file", c.server_key_encrypted,

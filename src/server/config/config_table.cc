@@ -72,8 +72,7 @@ const char* const kImmutable[] = {"aclfile",
                                   "syslog-ident",
                                   "tcp-backlog",
                                   "unixsocket",
-                                  "unixsocketperm",
-                                  "tls-port"};
+                                  "unixsocketperm"};
 // Refused by CONFIG SET unless enable-protected-configs allows it.
 const char* const kProtected[] = {"dir", "dbfilename", "enable-protected-configs"};
 
