@@ -26,6 +26,7 @@
 #include "tests/support/incompressible.h"
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
+#include "tests/support/tls_certs.h"
 #include "tests/support/wait.h"
 #include "transport/channel.h"
 #include "transport/test_providers.h"
@@ -438,6 +439,36 @@ TEST_P(RdmaReplication, TheDataLinkListensWhereTheControlConnectionLeavesFrom) {
   if (GetParam() != "shm") {  // shm has no listener: it meets its peer in shared memory
     EXPECT_NE(log.find(" at " + addr + ","), std::string::npos) << log;
   }
+}
+
+// A replica that reaches its primary over TLS (the primary's tls-port, tls-replication on the
+// replica): the data link is set up through the TLS control connection (its keys go nowhere
+// else), carries the snapshot and the stream, and is rebuilt through TLS again when it breaks.
+TEST_P(RdmaReplication, TheDataLinkIsSetUpOverATlsControlConnection) {
+  const TestCerts& c = Certs();
+  int tls_port = FreePort();
+  Cmd pargs = TlsServerArgs(tls_port);
+  pargs.insert(pargs.end(), {"--repl-diskless-sync-delay", "0"});
+  ServerProcess primary(Kind::kKvstore, pargs);
+  RespClient p(primary.port());
+  Populate(p, 5000);
+  BackgroundWrites writer(primary.port(), Writes);
+  ServerProcess replica(
+      Kind::kKvstore,
+      {"--replicaof", "127.0.0.1 " + std::to_string(tls_port), "--tls-replication", "yes",
+       "--tls-cert-file", c.client_cert, "--tls-key-file", c.client_key, "--tls-ca-cert-file",
+       c.ca_cert, "--repl-transport", "rdma", "--repl-rdma-provider", GetParam()});
+  RespClient r(replica.port());
+  ASSERT_TRUE(LinkUp(r)) << replica.LogText();
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
+  EXPECT_EQ(InfoField(r, "replication", "master_link_data_plane"), "fabric/" + GetParam());
+  ASSERT_EQ(r.Call({"DEBUG", "REPLICATION-BREAK-DATA-LINK"}).str, "OK");
+  ASSERT_TRUE(WaitFor([&] { return InfoField(r, "replication", "rdma_resumes") != "0"; }))
+      << replica.LogText();
+  ASSERT_TRUE(LinkUp(r));
+  ExpectCaughtUp(writer, p, r, replica);
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
+  EXPECT_EQ(InfoField(p, "stats", "sync_full"), "1");
 }
 
 }  // namespace

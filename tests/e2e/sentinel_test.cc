@@ -21,6 +21,7 @@
 #include "net/socket.h"
 #include "tests/support/process.h"
 #include "tests/support/resp_client.h"
+#include "tests/support/tls_certs.h"
 #include "tests/support/wait.h"
 
 extern char** environ;
@@ -47,17 +48,26 @@ bool Answers(int port) { return net::ConnectTcp("127.0.0.1", port, 200).ok(); }
 class Node {
  public:
   // `auth`: "user password" that Connect() authenticates with, for nodes whose default user
-  // is off.
+  // is off. `tls`: the node listens on a TLS port alone (port 0) and replicates over TLS.
   Node(std::string binary, std::string dir, std::string conf_text, bool sentinel = false,
-       std::string auth = "")
+       std::string auth = "", bool tls = false)
       : binary_(std::move(binary)),
         dir_(std::move(dir)),
         sentinel_(sentinel),
-        auth_(std::move(auth)) {
+        auth_(std::move(auth)),
+        tls_(tls) {
     port_ = FreePort();
     conf_ = dir_ + "/server.conf";
-    std::ofstream(conf_) << "port " << port_ << "\ndir " << dir_ << "\nlogfile " << log() << "\n"
-                         << conf_text;
+    std::ofstream out(conf_);
+    if (tls) {
+      const TestCerts& c = Certs();
+      out << "port 0\ntls-port " << port_ << "\ntls-replication yes\ntls-cert-file "
+          << c.server_cert << "\ntls-key-file " << c.server_key << "\ntls-ca-cert-file " << c.ca_cert
+          << "\n";
+    } else {
+      out << "port " << port_ << "\n";
+    }
+    out << "dir " << dir_ << "\nlogfile " << log() << "\n" << conf_text;
   }
   ~Node() { Kill(); }
 
@@ -73,9 +83,9 @@ class Node {
   // SHUTDOWN SAVE: the dataset is in the node's dump when it starts again.
   void Shutdown() {
     {
-      RespClient c(port_);
-      c.Send({"SHUTDOWN", "SAVE"});
-      c.WaitClosed(10000);
+      auto c = Connect();
+      c->Send({"SHUTDOWN", "SAVE"});
+      c->WaitClosed(10000);
     }
     Reap();
   }
@@ -88,7 +98,18 @@ class Node {
     Reap();
   }
   std::unique_ptr<RespClient> Connect() {
-    auto c = std::make_unique<RespClient>(port_);
+    std::unique_ptr<RespClient> c;
+    if (tls_) {
+      const TestCerts& certs = Certs();
+      auto ctx =
+          net::TlsContext::CreateClientOnly(certs.ca_cert, certs.client_cert, certs.client_key);
+      std::string error;
+      c = ctx.ok() ? RespClient::ConnectTls(port_, *ctx, &error) : nullptr;
+      EXPECT_NE(c, nullptr) << error;
+      if (c == nullptr) c = std::make_unique<RespClient>(port_);  // fails the calls, visibly
+    } else {
+      c = std::make_unique<RespClient>(port_);
+    }
     if (!auth_.empty()) {
       size_t space = auth_.find(' ');
       EXPECT_EQ(c->Call({"AUTH", auth_.substr(0, space), auth_.substr(space + 1)}).str, "OK");
@@ -108,6 +129,7 @@ class Node {
   std::string binary_, dir_, conf_;
   bool sentinel_;
   std::string auth_;
+  bool tls_;
   int port_ = 0;
   pid_t pid_ = -1;
 };
@@ -160,13 +182,13 @@ class SentinelFailover : public ::testing::TestWithParam<Kind> {
   }
   // Three Sentinels watching `first` as "kv" (with `extra` configuration lines), once each sees
   // the two replicas and the other Sentinels.
-  void StartSentinels(Node& first, const std::string& extra) {
+  void StartSentinels(Node& first, const std::string& extra, bool tls = false) {
     for (int i = 0; i < 3; i++) {
       sentinels_.push_back(std::make_unique<Node>(
           "/usr/bin/redis-server", Dir("s" + std::to_string(i)),
           "sentinel monitor kv 127.0.0.1 " + std::to_string(first.port()) + " 2\n" + extra +
               "sentinel down-after-milliseconds kv 1000\nsentinel failover-timeout kv 10000\n",
-          /*sentinel=*/true));
+          /*sentinel=*/true, "", tls));
       ASSERT_NO_FATAL_FAILURE(sentinels_.back()->Start());
     }
     ASSERT_TRUE(WaitFor([&] { return SentinelsSeeEveryone(2); }, 30000, 200)) << Logs();
@@ -290,6 +312,37 @@ TEST_P(SentinelFailover, UnderAclUsers) {
     Reply log = n->Connect()->Call({"ACL", "LOG"});
     EXPECT_TRUE(log.elems.empty()) << log.raw;
   }
+}
+
+// The failover with TLS everywhere: the nodes listen on TLS ports alone and replicate over TLS
+// (a replica announces its TLS port), and the Sentinels (TLS too) monitor, talk to each other
+// and reconfigure the nodes through TLS.
+TEST_P(SentinelFailover, OverTls) {
+  const std::string binary =
+      GetParam() == Kind::kKvstore ? BuildPath("kvstore-server") : "/usr/bin/redis-server";
+  const std::string common = "save \"\"\nrepl-diskless-sync-delay 0\n";
+  nodes_.push_back(std::make_unique<Node>(binary, Dir("n0"), common, false, "", /*tls=*/true));
+  Node& first = *nodes_[0];
+  for (int i = 1; i <= 2; i++) {
+    nodes_.push_back(std::make_unique<Node>(
+        binary, Dir("n" + std::to_string(i)),
+        common + "replicaof 127.0.0.1 " + std::to_string(first.port()) + "\n", false, "", true));
+  }
+  for (auto& n : nodes_) n->Start();
+  ASSERT_EQ(first.Connect()->Call({"SET", "written-before", "survives"}).str, "OK");
+  ASSERT_TRUE(
+      WaitFor([&] { return Follows(*nodes_[1], first) && Follows(*nodes_[2], first); }, 30000, 100))
+      << Logs();
+  ASSERT_NO_FATAL_FAILURE(StartSentinels(first, "", /*tls=*/true));
+  int promoted = -1;
+  ASSERT_NO_FATAL_FAILURE(KillAndAwaitPromotion(first, &promoted));
+  Node& primary = *nodes_[promoted == nodes_[1]->port() ? 1 : 2];
+  Node& other = *nodes_[promoted == nodes_[1]->port() ? 2 : 1];
+  EXPECT_EQ(InfoField(*primary.Connect(), "replication", "role"), "master");
+  EXPECT_TRUE(WaitFor([&] { return Follows(other, primary); }, 30000, 100)) << Logs();
+  EXPECT_EQ(primary.Connect()->Call({"SET", "written-after", "too"}).str, "OK");
+  EXPECT_TRUE(WaitFor([&] { return other.Connect()->Call({"GET", "written-after"}).str == "too"; }))
+      << Logs();
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, SentinelFailover, ::testing::Values(Kind::kKvstore, Kind::kRedis),
