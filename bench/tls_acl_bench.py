@@ -5,7 +5,9 @@
    (certificates made here with the openssl tool; client certificates required, Redis' default).
 2. The cost of an ACL user: SET and GET at pipeline 16 over plain TCP as the default user and as
    a user with 10 rules and key patterns (redis-benchmark --user), on both servers; each server's
-   loss is its own ratio.
+   loss is its own ratio. Throughput on this 2-vCPU VM moves by tens of percent between runs
+   (redis-benchmark shares the cores), so the server's own CPU time per command (every thread's
+   on-CPU time from /proc/PID/task/*/schedstat) is reported beside it: the cost the check adds.
 
 Servers alternate, several runs per case; the tables give medians and ratios.
 
@@ -39,6 +41,18 @@ def make_certs(d):
         run(f"openssl req {newkey} -keyout {d}/{name}.key -out {d}/{name}.csr -subj '/CN={name}'")
         run(f"openssl x509 -req -in {d}/{name}.csr -CA {d}/ca.crt -CAkey {d}/ca.key "
             f"-CAcreateserial -days 30 -extfile {d}/{name}.ext -out {d}/{name}.crt")
+
+
+def cpu_ns(pid):
+    """Nanoseconds every thread of process `pid` has run on a CPU."""
+    total = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # a thread that ended meanwhile
+    return total
 
 
 def benchmark(port, pipeline, requests, clients, extra):
@@ -80,6 +94,7 @@ def main():
 
         tls = {}  # (server, pipeline, test) -> [rps]
         acl = {}  # (server, user, test) -> [rps]
+        acl_cpu = {}  # (server, user) -> [server CPU ns per command, SET and GET together]
         for run in range(a.runs):
             for name in binaries:
                 for pipeline in (1, 16):
@@ -92,11 +107,15 @@ def main():
                 if run % 2:
                     users.reverse()  # neither goes first every time
                 for user, extra in users:
+                    before = cpu_ns(servers[name].proc.pid)
                     r = benchmark(servers[name].port, 16, a.requests, a.clients, extra)
+                    per_cmd = (cpu_ns(servers[name].proc.pid) - before) / (2 * a.requests)
+                    acl_cpu.setdefault((name, user), []).append(per_cmd)
                     for test, rps in r.items():
                         acl.setdefault((name, user, test), []).append(rps)
                     print(f"run {run + 1}/{a.runs} {name} tcp P16 as {user}: "
-                          f"SET {r['SET']:.0f} GET {r['GET']:.0f}", flush=True)
+                          f"SET {r['SET']:.0f} GET {r['GET']:.0f}, "
+                          f"server CPU {per_cmd:.0f} ns/command", flush=True)
     finally:
         for s in servers.values():
             s.close()
@@ -120,6 +139,13 @@ def main():
         for test in ("SET", "GET"):
             d, u = med(acl[(name, "default", test)]), med(acl[(name, "bench", test)])
             print(f"| {name} | {test} | {d:.0f} | {u:.0f} | {u / d:.3f} |")
+    print("\nThe same runs: the server's CPU time per command (SET and GET together), which the "
+          "client's share of the cores does not move")
+    print("| server | default ns/command | user ns/command | user/default |")
+    print("|---|---|---|---|")
+    for name in binaries:
+        d, u = med(acl_cpu[(name, "default")]), med(acl_cpu[(name, "bench")])
+        print(f"| {name} | {d:.0f} | {u:.0f} | {u / d:.3f} |")
 
 
 if __name__ == "__main__":
