@@ -79,10 +79,15 @@ bool CommandAllowed(const Selector& s, const cmd::CommandSpec& spec,
   return false;
 }
 
-// Computed once per check, shared by the selectors.
+// Computed once per check, shared by the selectors, into the thread's buffer: a check
+// allocates nothing once it has grown (a check never runs inside another).
 struct KeyCache {
   bool ready = false;
-  std::vector<cmd::KeyRef> keys;
+  std::vector<cmd::KeyRef>& keys = Buffer();
+  static std::vector<cmd::KeyRef>& Buffer() {
+    thread_local std::vector<cmd::KeyRef> buffer;
+    return buffer;
+  }
 };
 
 CheckResult CheckSelector(const Selector& s, const cmd::CommandSpec& spec,
@@ -90,7 +95,7 @@ CheckResult CheckSelector(const Selector& s, const cmd::CommandSpec& spec,
   if (!CommandAllowed(s, spec, args)) return {Denial::kCommand, 0};
   if (!s.allkeys && HasKeys(spec)) {
     if (!cache.ready) {
-      cache.keys = cmd::KeysAndFlags(spec, args);
+      cmd::KeysAndFlagsInto(spec, args, &cache.keys);
       cache.ready = true;
     }
     for (const cmd::KeyRef& k : cache.keys) {
@@ -99,7 +104,7 @@ CheckResult CheckSelector(const Selector& s, const cmd::CommandSpec& spec,
       }
     }
   }
-  if (!s.allchannels) {
+  if (!s.allchannels && (spec.flags & cmd::kPubSub)) {
     if (auto ch = ChannelArgsOf(spec)) {
       int argc = static_cast<int>(args.size());
       int stop = ch->count < 0 ? argc : std::min(argc, ch->first + ch->count);

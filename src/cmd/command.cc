@@ -28,10 +28,7 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
 
 std::vector<int> CommandSpec::KeyIndexes(int argc) const {
   std::vector<int> keys;
-  if (first_key <= 0) return keys;
-  int last = last_key < 0 ? argc + last_key : last_key;
-  int step = key_step > 0 ? key_step : 1;
-  for (int i = first_key; i <= last && i < argc; i += step) keys.push_back(i);
+  ForEachKeyIndex(argc, [&](int i) { keys.push_back(i); });
   return keys;
 }
 
@@ -156,20 +153,30 @@ void AddSubRows(CommandTable& table, CommandSpec* parent, std::span<const Comman
 }
 
 std::vector<KeyRef> KeysAndFlags(const CommandSpec& spec, std::span<const std::string_view> args) {
+  std::vector<KeyRef> out;
+  KeysAndFlagsInto(spec, args, &out);
+  return out;
+}
+
+void KeysAndFlagsInto(const CommandSpec& spec, std::span<const std::string_view> args,
+                      std::vector<KeyRef>* out) {
+  out->clear();
   uint32_t all = 0, usable = 0;
   for (const KeySpec& ks : spec.key_specs) {
     all |= ks.flags;
     if (!(ks.flags & kKeyNotKey)) usable++;
   }
   if (usable > 0 && !(all & kKeyVariableFlags)) {
-    if (auto keys = KeysFromSpecs(spec.key_specs, args)) return *keys;
-    if (!spec.getkeys) return {};  // no getkeys function to fall back on
+    if (KeysFromSpecsInto(spec.key_specs, args, out)) return;
+    out->clear();
+    if (!spec.getkeys) return;  // no getkeys function to fall back on
   }
-  std::vector<KeyRef> out;
-  for (int k : spec.FindKeys(args)) {
-    out.push_back({k, spec.key_flags ? spec.key_flags(args, k) : 0});
+  auto add = [&](int k) { out->push_back({k, spec.key_flags ? spec.key_flags(args, k) : 0}); };
+  if (spec.getkeys) {
+    for (int k : spec.getkeys(args)) add(k);
+  } else {
+    spec.ForEachKeyIndex(static_cast<int>(args.size()), add);
   }
-  return out;
 }
 
 const CommandSpec* ResolveCommand(const CommandTable& table,

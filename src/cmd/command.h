@@ -94,6 +94,13 @@ struct CommandSpec {
   // Key argument indexes of the legacy range (first_key, last_key, key_step) for an invocation
   // with argc arguments. Complete only for commands without a key finder.
   std::vector<int> KeyIndexes(int argc) const;
+  template <typename Fn>
+  void ForEachKeyIndex(int argc, Fn fn) const {
+    if (first_key <= 0) return;
+    int last = last_key < 0 ? argc + last_key : last_key;
+    int step = key_step > 0 ? key_step : 1;
+    for (int i = first_key; i <= last && i < argc; i += step) fn(i);
+  }
   // Key argument indexes of a concrete invocation whose arity has been checked: the finder's
   // answer for movable-key commands, the legacy range otherwise.
   std::vector<int> FindKeys(std::span<const std::string_view> args) const;
@@ -152,6 +159,10 @@ void AddSubRows(CommandTable& table, CommandSpec* parent, std::span<const Comman
 // flags; then the key finder (or the legacy range) does, with the flags the command's key_flags
 // function records (none for most). args is the whole invocation, arity checked.
 std::vector<KeyRef> KeysAndFlags(const CommandSpec& spec, std::span<const std::string_view> args);
+// The same into `out` (cleared first), for callers on every command's path (the ACL check)
+// that keep one buffer and so allocate nothing once it has grown.
+void KeysAndFlagsInto(const CommandSpec& spec, std::span<const std::string_view> args,
+                      std::vector<KeyRef>* out);
 
 // Resolves args to the command (or subcommand) to run and checks its arity. On failure returns
 // nullptr and sets *error to Redis' message (unknown command, unknown subcommand, arity).

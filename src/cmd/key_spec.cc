@@ -48,12 +48,19 @@ int BeginOf(const BeginSearch& bs, std::span<const std::string_view> args) {
 
 std::optional<std::vector<KeyRef>> KeysFromSpecs(std::span<const KeySpec> specs,
                                                  std::span<const std::string_view> args) {
-  const int argc = static_cast<int>(args.size());
   std::vector<KeyRef> keys;
+  if (!KeysFromSpecsInto(specs, args, &keys)) return std::nullopt;
+  return keys;
+}
+
+bool KeysFromSpecsInto(std::span<const KeySpec> specs, std::span<const std::string_view> args,
+                       std::vector<KeyRef>* out) {
+  const int argc = static_cast<int>(args.size());
+  std::vector<KeyRef>& keys = *out;
   for (const KeySpec& spec : specs) {
     if (spec.flags & kKeyNotKey) continue;
     int first = BeginOf(spec.begin, args);
-    if (first < 0) return std::nullopt;
+    if (first < 0) return false;
     if (first == 0) continue;  // keyword not present
     int64_t last = 0;  // numkeys near INT_MAX must not overflow the sum (Redis crashes there)
     int step = 1;
@@ -68,21 +75,21 @@ std::optional<std::vector<KeyRef>> KeysFromSpecs(std::span<const KeySpec> specs,
       }
     } else if (spec.find.type == FindKeys::Type::kKeyNum) {
       step = spec.find.c;
-      if (spec.find.a >= argc || first + spec.find.a >= argc) return std::nullopt;
+      if (spec.find.a >= argc || first + spec.find.a >= argc) return false;
       std::optional<int64_t> numkeys = ParseInt64(args[first + spec.find.a]);
-      if (!numkeys || *numkeys < 0) return std::nullopt;
+      if (!numkeys || *numkeys < 0) return false;
       first += spec.find.b;
       // Redis narrows the count to int here, so 4294967297 counts as 1.
       last = int64_t{first} + static_cast<int>(*numkeys) - 1;
     } else {
-      return std::nullopt;
+      return false;
     }
-    if (last >= argc || last < first || first >= argc) return std::nullopt;
+    if (last >= argc || last < first || first >= argc) return false;
     // last < argc here, so i stays in range.
     for (int i = first; i <= last; i += step > 0 ? step : 1) keys.push_back({i, spec.flags});
-    if (spec.flags & kKeyIncomplete) return std::nullopt;
+    if (spec.flags & kKeyIncomplete) return false;
   }
-  return keys;
+  return true;
 }
 
 uint32_t SetKeyFlags(std::span<const std::string_view> args, int) {

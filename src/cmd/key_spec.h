@@ -86,6 +86,9 @@ struct KeyRef {
 // command's getkeys function).
 std::optional<std::vector<KeyRef>> KeysFromSpecs(std::span<const KeySpec> specs,
                                                  std::span<const std::string_view> args);
+// The same appended to `out`; false where KeysFromSpecs gives nullopt (`out` then holds part).
+bool KeysFromSpecsInto(std::span<const KeySpec> specs, std::span<const std::string_view> args,
+                       std::vector<KeyRef>* out);
 
 // The flags of one key of an invocation when the key specs do not answer (incomplete or
 // variable-flag specs): what Redis' getkeys function for the command records.

@@ -2,6 +2,7 @@
 
 #include "common/clock.h"
 #include "common/hash.h"
+#include "common/key_slot.h"
 #include "store/lazy_free.h"
 
 namespace kv::store {
@@ -9,6 +10,7 @@ namespace kv::store {
 Entry* Db::Add(std::string_view key, Value value) {
   Entry* e = Entry::Create(key, std::move(value));
   keys_.Insert(e);
+  if (slots_) IndexSlot(e);
   return e;
 }
 
@@ -18,6 +20,7 @@ Entry* Db::AddIfAbsent(std::string_view key, Value value) {
     Entry::Destroy(e);
     return nullptr;
   }
+  if (slots_) IndexSlot(e);
   return e;
 }
 
@@ -29,11 +32,13 @@ void Db::Reserve(size_t keys, size_t expires) {
 void Db::Adopt(Entry* e) {
   e->expire_slot = Entry::kNoExpire;
   keys_.Insert(e);
+  if (slots_) IndexSlot(e);
 }
 
 Entry* Db::Unlink(std::string_view key) {
   Entry* e = keys_.Unlink(key);
   if (e && e->has_expire()) DropTtlSlot(e);
+  if (e && slots_) UnindexSlot(e);
   return e;
 }
 
@@ -48,6 +53,27 @@ void Db::Clear() {
   keys_.Clear();
   ttl_.clear();
   ttl_.shrink_to_fit();
+  if (slots_) slots_ = std::make_unique<std::vector<std::vector<Entry*>>>(kClusterSlots);
+}
+
+void Db::EnableSlotIndex() {
+  if (slots_) return;
+  slots_ = std::make_unique<std::vector<std::vector<Entry*>>>(kClusterSlots);
+  keys_.ForEach([this](Entry* e) { IndexSlot(e); });
+}
+
+void Db::IndexSlot(Entry* e) {
+  std::vector<Entry*>& list = (*slots_)[KeyHashSlot(e->key())];
+  e->slot_pos = static_cast<uint32_t>(list.size());
+  list.push_back(e);
+}
+
+void Db::UnindexSlot(Entry* e) {
+  std::vector<Entry*>& list = (*slots_)[KeyHashSlot(e->key())];
+  Entry* last = list.back();
+  list[e->slot_pos] = last;
+  last->slot_pos = e->slot_pos;
+  list.pop_back();
 }
 
 void Db::SetExpire(Entry* e, int64_t when_ms) {

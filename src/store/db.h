@@ -1,4 +1,5 @@
-// One numbered database: the key table plus the index of keys that carry a TTL.
+// One numbered database: the key table plus the index of keys that carry a TTL, and in cluster
+// mode the index of keys by hash slot.
 //
 // The TTL index is a dense array of (entry, expire time); each volatile entry stores its slot.
 // That makes TTL lookups O(1), removal O(1) (swap with the last slot) and lets active expiry
@@ -8,6 +9,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -68,15 +71,29 @@ class Db {
   // Average remaining TTL of a sample of volatile keys, in ms (INFO keyspace avg_ttl).
   int64_t AvgTtlSample(int64_t now_ms) const;
 
+  // Cluster mode: every key listed under its hash slot (common/key_slot.h), so that a slot's
+  // keys are counted and found without a scan (CLUSTER COUNTKEYSINSLOT, GETKEYSINSLOT, slot
+  // migration). Enabling indexes the keys already there; off, nothing is kept.
+  void EnableSlotIndex();
+  void DisableSlotIndex() { slots_.reset(); }
+  bool slot_indexed() const { return slots_ != nullptr; }
+  // Both need the index.
+  size_t KeysInSlot(int slot) const { return (*slots_)[slot].size(); }
+  // The slot's keys, in no order; valid until the next change of the db.
+  std::span<Entry* const> SlotKeys(int slot) const { return (*slots_)[slot]; }
+
  private:
   struct TtlSlot {
     Entry* entry;
     int64_t when_ms;
   };
   void DropTtlSlot(Entry* e);
+  void IndexSlot(Entry* e);
+  void UnindexSlot(Entry* e);
 
   KeyTable keys_;
   std::vector<TtlSlot> ttl_;
+  std::unique_ptr<std::vector<std::vector<Entry*>>> slots_;  // kClusterSlots lists, or null
 };
 
 }  // namespace kv::store

@@ -17,6 +17,7 @@ struct Entry {
   uint32_t access = 0;          // LRU clock (seconds) or LFU state, see Keyspace::Touch
   uint32_t expire_slot = kNoExpire;  // index in the Db's TTL index, or kNoExpire
   uint32_t key_len = 0;
+  uint32_t slot_pos = 0;  // cluster mode: index in the Db's list of its hash slot's keys
   // The key bytes follow the struct.
 
   std::string_view key() const {

@@ -114,6 +114,7 @@ void Keyspace::FreeServerValue(Value value) {
 void Keyspace::FreeDbsAsync(Keyspace& other) {
   std::vector<Db> old(other.dbs_.size());
   std::swap(old, other.dbs_);
+  other.KeepSlotIndex();
   lazy_freer().FreeDbs(std::move(old));
 }
 
@@ -139,6 +140,7 @@ void Keyspace::FlushAll(bool async) {
   std::vector<Db> old(dbs_.size());
   std::swap(old, dbs_);
   for (auto& d : dbs_) d.table().set_resize_allowed(resize_allowed_);
+  KeepSlotIndex();
   lazy_freer().FreeDbs(std::move(old));
 }
 
@@ -150,7 +152,21 @@ void Keyspace::FlushDb(int db, bool async) {
   std::vector<Db> old(1);
   std::swap(old[0], dbs_[db]);
   dbs_[db].table().set_resize_allowed(resize_allowed_);
+  KeepSlotIndex();
   lazy_freer().FreeDbs(std::move(old));
+}
+
+void Keyspace::EnableSlotIndex() {
+  slot_index_ = true;
+  KeepSlotIndex();
+}
+
+void Keyspace::KeepSlotIndex() {
+  for (size_t i = 0; i < dbs_.size(); i++) {
+    bool want = slot_index_ && i == 0;
+    if (want && !dbs_[i].slot_indexed()) dbs_[i].EnableSlotIndex();
+    if (!want && dbs_[i].slot_indexed()) dbs_[i].DisableSlotIndex();
+  }
 }
 
 size_t Keyspace::TotalKeys() const {

@@ -94,9 +94,20 @@ class Keyspace {
   // freer, as Redis' emptyDbAsync.
   void FreeDbsAsync(Keyspace& other);
 
-  void SwapDb(int a, int b) { std::swap(dbs_[a], dbs_[b]); }
+  void SwapDb(int a, int b) {
+    std::swap(dbs_[a], dbs_[b]);
+    KeepSlotIndex();
+  }
   // Exchanges every database with `other`'s (same number of dbs); settings stay.
-  void SwapData(Keyspace& other) { std::swap(dbs_, other.dbs_); }
+  void SwapData(Keyspace& other) {
+    std::swap(dbs_, other.dbs_);
+    KeepSlotIndex();
+    other.KeepSlotIndex();
+  }
+  // Cluster mode: db 0 (the only one a cluster node serves) keeps its keys indexed by hash
+  // slot (Db::EnableSlotIndex), through flushes and swaps.
+  void EnableSlotIndex();
+  bool slot_indexed() const { return slot_index_; }
   // Empties every database, or one; `async` (FLUSHALL ASYNC) frees their contents on the
   // background freer.
   void FlushAll(bool async = false);
@@ -177,6 +188,8 @@ class Keyspace {
   }
 
  private:
+  // Indexes db 0 where the slot index is on (a db swapped or created since), and no other.
+  void KeepSlotIndex();
   std::vector<Db> dbs_;
   EncodingLimits limits_;
   LazyFreeSettings lazy_settings_;
@@ -193,6 +206,7 @@ class Keyspace {
   uint32_t NowMinutes16() const;
 
   bool resize_allowed_ = true;
+  bool slot_index_ = false;
   std::unique_ptr<LazyFreer> lazy_;
   uint32_t clock_s_ = 0;  // cached wall clock, seconds
   bool lfu_ = false;
