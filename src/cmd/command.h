@@ -47,6 +47,7 @@ enum Flag : uint32_t {
   // May expire keys it was not given (SCAN, RANDOMKEY): run on its own, the DELs it causes are
   // not wrapped in MULTI/EXEC. Internal, as in Redis 7.0: COMMAND INFO does not show it.
   kTouchesArbitraryKeys = 1u << 19,
+  kAsking = 1u << 20,  // served for a slot being imported after ASKING (RESTORE-ASKING)
 };
 
 // Names of the flags set in `flags`, in Redis' order, for COMMAND INFO.

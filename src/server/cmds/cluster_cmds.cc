@@ -1,5 +1,7 @@
-// ASKING, READONLY and READWRITE as Redis has them outside cluster mode: commands that answer
-// that cluster support is disabled (cluster clients send them; ACL categories count them).
+// CLUSTER, ASKING, READONLY and READWRITE as Redis 7.0 has them outside cluster mode: commands
+// that answer that cluster support is disabled (cluster clients and tools send them to find
+// out; COMMAND INFO and the ACL categories list them as Redis does). kvstore has no cluster
+// mode yet: `cluster-enabled yes` is refused (config_support.cc).
 #include "cmd/command.h"
 #include "cmd/context.h"
 
@@ -23,6 +25,70 @@ void RegisterClusterConnectionCommands(cmd::CommandTable& t) {
   // Their ACL category is @connection, which the "cluster" group does not imply.
   cmd::AddRows(t, kRows, "cluster");
   for (const cmd::CommandRow& r : kRows) t.Find(r.name)->acl_categories = "connection";
+
+  cmd::CommandSpec* parent = t.Add({.name = "cluster",
+                                    .arity = -2,
+                                    .group = "cluster",
+                                    .summary = "A container for cluster commands",
+                                    .since = "3.0.0"});
+  constexpr uint32_t kChange = cmd::kAdmin | cmd::kStale | cmd::kNoAsyncLoading;
+  constexpr uint32_t kLook = cmd::kAdmin | cmd::kStale;
+  constexpr uint32_t kRead = cmd::kStale;
+  static constexpr cmd::CommandRow kSubs[] = {
+      {"addslots", -3, kChange, 0, 0, 0, ClusterDisabled, "Assign new hash slots to receiving node",
+       "3.0.0"},
+      {"addslotsrange", -4, kChange, 0, 0, 0, ClusterDisabled,
+       "Assign new hash slots to receiving node", "7.0.0"},
+      {"bumpepoch", 2, kChange, 0, 0, 0, ClusterDisabled, "Advance the cluster config epoch",
+       "3.0.0"},
+      {"count-failure-reports", 3, kLook, 0, 0, 0, ClusterDisabled,
+       "Return the number of failure reports active for a given node", "3.0.0"},
+      {"countkeysinslot", 3, kRead, 0, 0, 0, ClusterDisabled,
+       "Return the number of local keys in the specified hash slot", "3.0.0"},
+      {"delslots", -3, kChange, 0, 0, 0, ClusterDisabled,
+       "Set hash slots as unbound in receiving node", "3.0.0"},
+      {"delslotsrange", -4, kChange, 0, 0, 0, ClusterDisabled,
+       "Set hash slots as unbound in receiving node", "7.0.0"},
+      {"failover", -2, kChange, 0, 0, 0, ClusterDisabled,
+       "Forces a replica to perform a manual failover of its master.", "3.0.0"},
+      {"flushslots", 2, kChange, 0, 0, 0, ClusterDisabled, "Delete a node's own slots information",
+       "3.0.0"},
+      {"forget", 3, kChange, 0, 0, 0, ClusterDisabled, "Remove a node from the nodes table",
+       "3.0.0"},
+      {"getkeysinslot", 4, kRead, 0, 0, 0, ClusterDisabled,
+       "Return local key names in the specified hash slot", "3.0.0"},
+      {"help", 2, cmd::kLoading | cmd::kStale, 0, 0, 0, ClusterDisabled,
+       "Show helpful text about the different subcommands", "5.0.0"},
+      {"info", 2, kRead, 0, 0, 0, ClusterDisabled, "Provides info about Redis Cluster node state",
+       "3.0.0"},
+      {"keyslot", 3, kRead, 0, 0, 0, ClusterDisabled, "Returns the hash slot of the specified key",
+       "3.0.0"},
+      {"links", 2, kRead, 0, 0, 0, ClusterDisabled,
+       "Returns a list of all TCP links to and from peer nodes in cluster", "7.0.0"},
+      {"meet", -4, kChange, 0, 0, 0, ClusterDisabled,
+       "Force a node cluster to handshake with another node", "3.0.0"},
+      {"myid", 2, kRead, 0, 0, 0, ClusterDisabled, "Return the node id", "3.0.0"},
+      {"nodes", 2, kRead, 0, 0, 0, ClusterDisabled, "Get Cluster config for the node", "3.0.0"},
+      {"replicas", 3, kLook, 0, 0, 0, ClusterDisabled,
+       "List replica nodes of the specified master node", "5.0.0"},
+      {"replicate", 3, kChange, 0, 0, 0, ClusterDisabled,
+       "Reconfigure a node as a replica of the specified master node", "3.0.0"},
+      {"reset", -2, cmd::kAdmin | cmd::kNoScript | cmd::kStale, 0, 0, 0, ClusterDisabled,
+       "Reset a Redis Cluster node", "3.0.0"},
+      {"saveconfig", 2, kChange, 0, 0, 0, ClusterDisabled,
+       "Forces the node to save cluster state on disk", "3.0.0"},
+      {"set-config-epoch", 3, kChange, 0, 0, 0, ClusterDisabled,
+       "Set the configuration epoch in a new node", "3.0.0"},
+      {"setslot", -4, kChange, 0, 0, 0, ClusterDisabled, "Bind a hash slot to a specific node",
+       "3.0.0"},
+      {"shards", 2, kRead, 0, 0, 0, ClusterDisabled, "Get array of cluster slots to node mappings",
+       "7.0.0"},
+      {"slaves", 3, kLook, 0, 0, 0, ClusterDisabled,
+       "List replica nodes of the specified master node", "3.0.0"},
+      {"slots", 2, kRead, 0, 0, 0, ClusterDisabled, "Get array of Cluster slot to node mappings",
+       "3.0.0"},
+  };
+  cmd::AddSubRows(t, parent, kSubs, "cluster");
 }
 
 }  // namespace kv::server

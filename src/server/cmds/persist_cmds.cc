@@ -230,6 +230,17 @@ void RegisterPersistCommands(cmd::CommandTable& t) {
          .summary = "Create a key using the provided serialized value, previously obtained using "
                     "DUMP.",
          .since = "2.6.0"});
+  // What MIGRATE sends in cluster mode; outside it, RESTORE under another name (as in Redis).
+  t.Add({.name = "restore-asking",
+         .arity = -4,
+         .flags = kWrite | kDenyOom | cmd::kAsking,
+         .first_key = 1,
+         .last_key = 1,
+         .key_step = 1,
+         .handler = Restore,
+         .group = "server",
+         .summary = "An internal command for migrating keys in a cluster",
+         .since = "3.0.0"});
 }
 
 }  // namespace kv::server
