@@ -150,7 +150,12 @@ Result<std::shared_ptr<TlsContext>> TlsContext::Create(const TlsOptions& o) {
     SSL_CTX_set_timeout(server, o.session_cache_timeout);
     SSL_CTX_set_session_id_context(server, reinterpret_cast<const unsigned char*>("redis"), 5);
   } else {
+    // No tickets either: a session no one can resume is never handed out. (Redis issues
+    // tickets here, and a client that offers one back fails its handshake with an internal
+    // error, the session id context being unset.)
     SSL_CTX_set_session_cache_mode(server, SSL_SESS_CACHE_OFF);
+    SSL_CTX_set_options(server, SSL_OP_NO_TICKET);
+    SSL_CTX_set_num_tickets(server, 0);
   }
   // OpenSSL 3 refuses client-initiated renegotiation unless allowed (Redis turns it off).
   SSL_CTX_set_options(server, SSL_OP_SINGLE_DH_USE);
