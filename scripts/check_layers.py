@@ -18,6 +18,7 @@ import tempfile
 #   common -> resp, net, store -> transport, cmd, persist, script -> repl -> server
 # (acl sits on cmd and below; only server uses it)
 # (repl uses cmd for the replies of the replication commands it runs, never script).
+# (cluster sits beside repl, on everything below it but script and acl; only server uses it)
 ALLOWED = {
     "common": set(),
     "resp": {"common"},
@@ -29,8 +30,9 @@ ALLOWED = {
     "persist": {"common", "store"},
     "script": {"common", "resp"},
     "repl": {"common", "resp", "net", "store", "cmd", "persist", "transport"},
+    "cluster": {"common", "resp", "net", "store", "cmd", "persist", "transport", "repl"},
     "server": {"common", "resp", "net", "store", "transport", "cmd", "acl", "persist", "script",
-               "repl"},
+               "repl", "cluster"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/[^"]*"')

@@ -2,7 +2,8 @@
 # Builds a fuzz target with clang's libFuzzer, AddressSanitizer and UBSan, and runs it for
 # SECONDS (default 60): the RDB loader over the seed corpus (TARGET rdb_load, the default), or
 # the glob matcher against its reference (TARGET glob; -timeout catches a slow match), or the
-# ACL rules (TARGET acl_rules: SETUSER, ACL LIST's round trip, the ACL file parser, the check).
+# ACL rules (TARGET acl_rules: SETUSER, ACL LIST's round trip, the ACL file parser, the check),
+# or the cluster bus codec (TARGET cluster_bus: Decode on mutated messages, Encode's round trip).
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET]
 set -e
 cd "$(dirname "$0")/.."
@@ -28,6 +29,11 @@ if [ "$TARGET" = acl_rules ]; then
   mkdir -p build-fuzz/acl-corpus
   exec build-fuzz/fuzz/acl_rules_fuzz -max_total_time="$SECONDS_TO_RUN" -timeout=5 -max_len=1024 \
     build-fuzz/acl-corpus
+fi
+if [ "$TARGET" = cluster_bus ]; then
+  mkdir -p build-fuzz/cluster-bus-corpus
+  exec build-fuzz/fuzz/cluster_bus_fuzz -max_total_time="$SECONDS_TO_RUN" -timeout=5 -len_control=0 \
+    -max_len=16384 build-fuzz/cluster-bus-corpus
 fi
 mkdir -p build-fuzz/corpus
 cp fuzz/corpus/* build-fuzz/corpus/ 2>/dev/null || true  # seeds, where the tree has them
