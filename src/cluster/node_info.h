@@ -25,22 +25,22 @@ enum NodeFlag : uint16_t {
   kFlagPFail = 1 << 2,  // "fail?": this node's own suspicion
   kFlagFail = 1 << 3,   // agreed by a majority of primaries
   kFlagMyself = 1 << 4,
-  kFlagHandshake = 1 << 5,  // met, its name not yet known
-  kFlagNoAddr = 1 << 6,     // address unknown
-  kFlagMeet = 1 << 7,       // send a MEET, not a PING, on the next connection
-  kFlagMigrateTo = 1 << 8,  // a replica that may migrate to an orphaned primary
-  kFlagNoFailover = 1 << 9, // a replica that never fails over
+  kFlagHandshake = 1 << 5,   // met, its name not yet known
+  kFlagNoAddr = 1 << 6,      // address unknown
+  kFlagMeet = 1 << 7,        // send a MEET, not a PING, on the next connection
+  kFlagMigrateTo = 1 << 8,   // a replica that may migrate to an orphaned primary
+  kFlagNoFailover = 1 << 9,  // a replica that never fails over
 };
 
 struct NodeInfo {
-  std::string name;      // kNameLen hex characters
-  std::string ip;        // "" when unknown (noaddr)
-  int port = 0;          // the client port (the TLS port where tls-cluster is on)
-  int cport = 0;         // the cluster bus port
-  int pport = 0;         // the plain-text client port where `port` is the TLS one, else 0
-  std::string hostname;  // cluster-announce-hostname; "" when none
-  uint16_t flags = 0;    // NodeFlag bits
-  std::string primary;   // the primary's name for a replica, "" for a primary
+  std::string name;              // kNameLen hex characters
+  std::string ip;                // "" when unknown (noaddr)
+  int port = 0;                  // the client port (the TLS port where tls-cluster is on)
+  int cport = 0;                 // the cluster bus port
+  int pport = 0;                 // the plain-text client port where `port` is the TLS one, else 0
+  std::string hostname;          // cluster-announce-hostname; "" when none
+  uint16_t flags = 0;            // NodeFlag bits
+  std::string primary;           // the primary's name for a replica, "" for a primary
   int64_t ping_sent_ms = 0;      // when the PING now unanswered was sent; 0 when none is
   int64_t pong_received_ms = 0;  // when the last PONG came
   uint64_t config_epoch = 0;
