@@ -62,8 +62,8 @@ class Node {
     if (tls) {
       const TestCerts& c = Certs();
       out << "port 0\ntls-port " << port_ << "\ntls-replication yes\ntls-cert-file "
-          << c.server_cert << "\ntls-key-file " << c.server_key << "\ntls-ca-cert-file " << c.ca_cert
-          << "\n";
+          << c.server_cert << "\ntls-key-file " << c.server_key << "\ntls-ca-cert-file "
+          << c.ca_cert << "\n";
     } else {
       out << "port " << port_ << "\n";
     }
@@ -180,6 +180,28 @@ class SentinelFailover : public ::testing::TestWithParam<Kind> {
     return InfoField(*r, "replication", "master_port") == std::to_string(primary.port()) &&
            InSync(*p, *r) && r->Call({"GET", "written-before"}).str == "survives";
   }
+  // A primary (nodes_[0]) and two replicas of it, each started from its own file with the
+  // `common` lines (`auth` and `tls` as Node takes them), once the replicas have the primary's
+  // "written-before".
+  void StartGroup(const std::string& common, const std::string& auth = "", bool tls = false) {
+    const std::string binary =
+        GetParam() == Kind::kKvstore ? BuildPath("kvstore-server") : "/usr/bin/redis-server";
+    nodes_.push_back(std::make_unique<Node>(binary, Dir("n0"), common, false, auth, tls));
+    Node& first = *nodes_[0];
+    for (int i = 1; i <= 2; i++) {
+      nodes_.push_back(std::make_unique<Node>(
+          binary, Dir("n" + std::to_string(i)),
+          common + "replicaof 127.0.0.1 " + std::to_string(first.port()) + "\n", false, auth, tls));
+    }
+    for (auto& n : nodes_) ASSERT_NO_FATAL_FAILURE(n->Start());
+    ASSERT_EQ(first.Connect()->Call({"SET", "written-before", "survives"}).str, "OK");
+    ASSERT_TRUE(WaitFor([&] { return Follows(*nodes_[1], first) && Follows(*nodes_[2], first); },
+                        30000, 100))
+        << Logs();
+  }
+  // The replica at port `promoted`, and the other one.
+  Node& Promoted(int promoted) { return *nodes_[promoted == nodes_[1]->port() ? 1 : 2]; }
+  Node& Other(int promoted) { return *nodes_[promoted == nodes_[1]->port() ? 2 : 1]; }
   // Three Sentinels watching `first` as "kv" (with `extra` configuration lines), once each sees
   // the two replicas and the other Sentinels.
   void StartSentinels(Node& first, const std::string& extra, bool tls = false) {
@@ -216,28 +238,15 @@ class SentinelFailover : public ::testing::TestWithParam<Kind> {
 };
 
 TEST_P(SentinelFailover, KilledPrimaryIsReplacedAndEveryNodeRestartsInTheNewLayout) {
-  const std::string binary =
-      GetParam() == Kind::kKvstore ? BuildPath("kvstore-server") : "/usr/bin/redis-server";
-  const std::string common = "save \"\"\nrepl-diskless-sync-delay 0\nenable-debug-command yes\n";
-  nodes_.push_back(std::make_unique<Node>(binary, Dir("n0"), common));
+  ASSERT_NO_FATAL_FAILURE(
+      StartGroup("save \"\"\nrepl-diskless-sync-delay 0\nenable-debug-command yes\n"));
   Node& first = *nodes_[0];
-  for (int i = 1; i <= 2; i++) {
-    nodes_.push_back(std::make_unique<Node>(
-        binary, Dir("n" + std::to_string(i)),
-        common + "replicaof 127.0.0.1 " + std::to_string(first.port()) + "\n"));
-  }
-  for (auto& n : nodes_) n->Start();
-  {
-    auto p = first.Connect();
-    ASSERT_EQ(p->Call({"SET", "written-before", "survives"}).str, "OK");
-    ASSERT_TRUE(Follows(*nodes_[1], first) && Follows(*nodes_[2], first)) << Logs();
-    ASSERT_EQ(p->Call({"WAIT", "2", "5000"}).integer, 2);
-  }
+  ASSERT_EQ(first.Connect()->Call({"WAIT", "2", "5000"}).integer, 2);
   ASSERT_NO_FATAL_FAILURE(StartSentinels(first, ""));
   int promoted = -1;
   ASSERT_NO_FATAL_FAILURE(KillAndAwaitPromotion(first, &promoted));
-  Node& primary = *nodes_[promoted == nodes_[1]->port() ? 1 : 2];
-  Node& other = *nodes_[promoted == nodes_[1]->port() ? 2 : 1];
+  Node& primary = Promoted(promoted);
+  Node& other = Other(promoted);
   ASSERT_EQ(InfoField(*primary.Connect(), "replication", "role"), "master");
   ASSERT_TRUE(WaitFor([&] { return Follows(other, primary); }, 30000, 100)) << Logs();
   ASSERT_EQ(primary.Connect()->Call({"SET", "written-after", "too"}).str, "OK");
@@ -276,8 +285,6 @@ TEST_P(SentinelFailover, KilledPrimaryIsReplacedAndEveryNodeRestartsInTheNewLayo
 // only the replication rights (masteruser), and the Sentinels monitor as a user with the rights
 // Redis' Sentinel docs list (sentinel auth-user).
 TEST_P(SentinelFailover, UnderAclUsers) {
-  const std::string binary =
-      GetParam() == Kind::kKvstore ? BuildPath("kvstore-server") : "/usr/bin/redis-server";
   const std::string common =
       "save \"\"\nrepl-diskless-sync-delay 0\n"
       "user default off\n"
@@ -286,25 +293,14 @@ TEST_P(SentinelFailover, UnderAclUsers) {
       "user sentinel on >sp allchannels +multi +slaveof +ping +exec +subscribe +config|rewrite "
       "+role +publish +info +client|setname +client|kill +script|kill\n"
       "masteruser repl\nmasterauth rp\n";
-  const std::string admin = "admin adminpw";
-  nodes_.push_back(std::make_unique<Node>(binary, Dir("n0"), common, false, admin));
+  ASSERT_NO_FATAL_FAILURE(StartGroup(common, "admin adminpw"));
   Node& first = *nodes_[0];
-  for (int i = 1; i <= 2; i++) {
-    nodes_.push_back(std::make_unique<Node>(
-        binary, Dir("n" + std::to_string(i)),
-        common + "replicaof 127.0.0.1 " + std::to_string(first.port()) + "\n", false, admin));
-  }
-  for (auto& n : nodes_) n->Start();
-  ASSERT_EQ(first.Connect()->Call({"SET", "written-before", "survives"}).str, "OK");
-  ASSERT_TRUE(
-      WaitFor([&] { return Follows(*nodes_[1], first) && Follows(*nodes_[2], first); }, 30000, 100))
-      << Logs();
   ASSERT_NO_FATAL_FAILURE(
       StartSentinels(first, "sentinel auth-user kv sentinel\nsentinel auth-pass kv sp\n"));
   int promoted = -1;
   ASSERT_NO_FATAL_FAILURE(KillAndAwaitPromotion(first, &promoted));
-  Node& primary = *nodes_[promoted == nodes_[1]->port() ? 1 : 2];
-  Node& other = *nodes_[promoted == nodes_[1]->port() ? 2 : 1];
+  Node& primary = Promoted(promoted);
+  Node& other = Other(promoted);
   EXPECT_EQ(InfoField(*primary.Connect(), "replication", "role"), "master");
   EXPECT_TRUE(WaitFor([&] { return Follows(other, primary); }, 30000, 100)) << Logs();
   // Nothing the Sentinels or the replicas sent was refused.
@@ -318,31 +314,19 @@ TEST_P(SentinelFailover, UnderAclUsers) {
 // (a replica announces its TLS port), and the Sentinels (TLS too) monitor, talk to each other
 // and reconfigure the nodes through TLS.
 TEST_P(SentinelFailover, OverTls) {
-  const std::string binary =
-      GetParam() == Kind::kKvstore ? BuildPath("kvstore-server") : "/usr/bin/redis-server";
-  const std::string common = "save \"\"\nrepl-diskless-sync-delay 0\n";
-  nodes_.push_back(std::make_unique<Node>(binary, Dir("n0"), common, false, "", /*tls=*/true));
+  ASSERT_NO_FATAL_FAILURE(StartGroup("save \"\"\nrepl-diskless-sync-delay 0\n", "", /*tls=*/true));
   Node& first = *nodes_[0];
-  for (int i = 1; i <= 2; i++) {
-    nodes_.push_back(std::make_unique<Node>(
-        binary, Dir("n" + std::to_string(i)),
-        common + "replicaof 127.0.0.1 " + std::to_string(first.port()) + "\n", false, "", true));
-  }
-  for (auto& n : nodes_) n->Start();
-  ASSERT_EQ(first.Connect()->Call({"SET", "written-before", "survives"}).str, "OK");
-  ASSERT_TRUE(
-      WaitFor([&] { return Follows(*nodes_[1], first) && Follows(*nodes_[2], first); }, 30000, 100))
-      << Logs();
   ASSERT_NO_FATAL_FAILURE(StartSentinels(first, "", /*tls=*/true));
   int promoted = -1;
   ASSERT_NO_FATAL_FAILURE(KillAndAwaitPromotion(first, &promoted));
-  Node& primary = *nodes_[promoted == nodes_[1]->port() ? 1 : 2];
-  Node& other = *nodes_[promoted == nodes_[1]->port() ? 2 : 1];
+  Node& primary = Promoted(promoted);
+  Node& other = Other(promoted);
   EXPECT_EQ(InfoField(*primary.Connect(), "replication", "role"), "master");
   EXPECT_TRUE(WaitFor([&] { return Follows(other, primary); }, 30000, 100)) << Logs();
   EXPECT_EQ(primary.Connect()->Call({"SET", "written-after", "too"}).str, "OK");
-  EXPECT_TRUE(WaitFor([&] { return other.Connect()->Call({"GET", "written-after"}).str == "too"; }))
-      << Logs();
+  EXPECT_TRUE(WaitFor([&] {
+    return other.Connect()->Call({"GET", "written-after"}).str == "too";
+  })) << Logs();
 }
 
 INSTANTIATE_TEST_SUITE_P(Servers, SentinelFailover, ::testing::Values(Kind::kKvstore, Kind::kRedis),
