@@ -1,29 +1,33 @@
 #include "cluster/bus_wire.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "cluster/bus_wire_test_util.h"
+#include "cluster/redis_node_test_util.h"
 
 namespace kv::cluster {
 namespace {
 
+using test_util::Clock;
+using test_util::Connect;
+using test_util::Fd;
+using test_util::kRedisServer;
+using test_util::Listen;
 using test_util::MutateBusMessage;
 using test_util::RandomBusMessage;
 using test_util::RandomHexName;
+using test_util::RedisClusterNode;
+using test_util::Reply;
+using test_util::SendAll;
 
 uint64_t BeAt(const std::string& b, size_t at, int len) {
   uint64_t v = 0;
@@ -352,94 +356,68 @@ void ExpectRefused(const std::string& b, const std::string& says) {
   EXPECT_NE(r.status().message().find(says), std::string::npos) << r.status().message();
 }
 
+// `b` with the `len`-byte big-endian field at `at` set to `v`.
+std::string With(std::string b, size_t at, uint64_t v, int len) {
+  SetBe(b, at, v, len);
+  return b;
+}
+
+// `b` with its totlen saying how long it now is (after it was cut or extended).
+std::string WithTotlen(std::string b) {
+  SetBe(b, 4, b.size(), 4);
+  return b;
+}
+
 TEST(BusWire, BadMessagesAreRefused) {
   const std::string ping = Encode(SamplePing(2, "host"));
   for (size_t n : {0, 4, 7, 8, 100, 2255}) ExpectRefused(ping.substr(0, n), "");
-  std::string b = ping.substr(0, 2300);
-  ExpectRefused(b, "totlen 2480 but 2300 bytes");
-  b = ping;
+  ExpectRefused(ping.substr(0, 2300), "totlen 2480 but 2300 bytes");
+  std::string b = ping;
   b[3] = 'B';
   ExpectRefused(b, "signature");
-  b = ping;
-  SetBe(b, 8, 2, 2);
-  ExpectRefused(b, "version 2");
-  b = ping;
-  SetBe(b, 12, 11, 2);
-  ExpectRefused(b, "unknown bus message type 11");
-  b = ping + std::string(8, '\0');
-  SetBe(b, 4, b.size(), 4);
-  ExpectRefused(b, "ping message of 2488 bytes, expected 2480");
-  b = ping;
-  SetBe(b, 4, b.size() - 8, 4);
-  ExpectRefused(b, "totlen 2472 but 2480");
+  ExpectRefused(With(ping, 8, 2, 2), "version 2");
+  ExpectRefused(With(ping, 12, 11, 2), "unknown bus message type 11");
+  ExpectRefused(WithTotlen(ping + std::string(8, '\0')),
+                "ping message of 2488 bytes, expected 2480");
+  ExpectRefused(With(ping, 4, ping.size() - 8, 4), "totlen 2472 but 2480");
 
   // Gossip counts: more than the message holds, and fewer than it carries.
-  b = ping;
-  SetBe(b, 14, 3, 2);
-  ExpectRefused(b, "ping with 3 gossip entries in 2480 bytes");
-  b = ping;
-  SetBe(b, 14, 65535, 2);
-  ExpectRefused(b, "65535 gossip entries");
-  b = ping;
-  SetBe(b, 14, 1, 2);
-  ExpectRefused(b, "unpadded");  // the second gossip entry read as an extension
+  ExpectRefused(With(ping, 14, 3, 2), "ping with 3 gossip entries in 2480 bytes");
+  ExpectRefused(With(ping, 14, 65535, 2), "65535 gossip entries");
+  ExpectRefused(With(ping, 14, 1, 2), "unpadded");  // the second gossip entry read as an extension
 
   // Extensions: past the end, unaligned, shorter than their header, more than there are.
   const size_t ext = 2256 + 2 * 104;
-  b = ping;
-  SetBe(b, ext, 24, 4);
-  ExpectRefused(b, "is 24 bytes, 16 are left");
-  b = ping;
-  SetBe(b, ext, 12, 4);
-  ExpectRefused(b, "unpadded");
-  b = ping;
-  SetBe(b, ext, 0, 4);
-  ExpectRefused(b, "less than its header");
-  b = ping;
-  SetBe(b, ext, 0xfffffff8u, 4);
-  ExpectRefused(b, "are left");
-  b = ping;
-  SetBe(b, 2214, 2, 2);
-  ExpectRefused(b, "extension 1 of 2 starts 0 bytes from the end");
-  b = ping;
-  SetBe(b, 2214, 0, 2);
-  ExpectRefused(b, "expected 2464");
+  ExpectRefused(With(ping, ext, 24, 4), "is 24 bytes, 16 are left");
+  ExpectRefused(With(ping, ext, 12, 4), "unpadded");
+  ExpectRefused(With(ping, ext, 0, 4), "less than its header");
+  ExpectRefused(With(ping, ext, 0xfffffff8u, 4), "are left");
+  ExpectRefused(With(ping, 2214, 2, 2), "extension 1 of 2 starts 0 bytes from the end");
+  ExpectRefused(With(ping, 2214, 0, 2), "expected 2464");
 
   // Fixed-size bodies.
   for (MsgType t : {MsgType::kFail, MsgType::kUpdate, MsgType::kFailoverAuthAck,
                     MsgType::kFailoverAuthRequest, MsgType::kMfStart}) {
     std::string good = Encode(SampleOf(t));
-    std::string longer = good + "x";
-    SetBe(longer, 4, longer.size(), 4);
-    ExpectRefused(longer, std::string(MsgTypeName(t)) + " message of " +
-                              std::to_string(longer.size()) + " bytes, expected " +
-                              std::to_string(good.size()));
+    ExpectRefused(WithTotlen(good + "x"), std::string(MsgTypeName(t)) + " message of " +
+                                              std::to_string(good.size() + 1) +
+                                              " bytes, expected " + std::to_string(good.size()));
   }
-  b = Encode(SampleOf(MsgType::kFail)).substr(0, 2256);
-  SetBe(b, 4, b.size(), 4);
-  ExpectRefused(b, "fail message of 2256 bytes, expected 2296");
+  ExpectRefused(WithTotlen(Encode(SampleOf(MsgType::kFail)).substr(0, 2256)),
+                "fail message of 2256 bytes, expected 2296");
 
   // PUBLISH: the two lengths must add up to the body, without wrapping around.
   const std::string pub = Encode(SampleOf(MsgType::kPublish));
-  b = pub;
-  SetBe(b, 2260, 12, 4);
-  ExpectRefused(b, "expected 2280");
-  b = pub;
-  SetBe(b, 2256, 0xffffffffu, 4);
-  SetBe(b, 2260, 0x10u, 4);  // 2^32 + 15: wraps to the right length in 32 bits
-  ExpectRefused(b, "expected 4294969575");
-  b = pub.substr(0, 2260);
-  SetBe(b, 4, b.size(), 4);
-  ExpectRefused(b, "publish message of 2260 bytes, expected 2264");
+  ExpectRefused(With(pub, 2260, 12, 4), "expected 2280");
+  // 2^32 - 1 and 16 add up to 2^32 + 15: the right length, were the sum cut to 32 bits.
+  b = With(pub, 2256, 0xffffffffu, 4);
+  ExpectRefused(With(b, 2260, 0x10u, 4), "expected 4294969575");
+  ExpectRefused(WithTotlen(pub.substr(0, 2260)), "publish message of 2260 bytes, expected 2264");
 
   // MODULE: its length must match the payload.
   const std::string mod = Encode(SampleOf(MsgType::kModule));
-  b = mod;
-  SetBe(b, 2264, 15, 4);
-  ExpectRefused(b, "expected 2284");
-  b = mod.substr(0, 2268);
-  SetBe(b, 4, b.size(), 4);
-  ExpectRefused(b, "module message of 2268 bytes, expected 2269");
+  ExpectRefused(With(mod, 2264, 15, 4), "expected 2284");
+  ExpectRefused(WithTotlen(mod.substr(0, 2268)), "module message of 2268 bytes, expected 2269");
 }
 
 // Mutated messages: Decode never crashes or reads outside its input (the ASan build checks),
@@ -468,80 +446,23 @@ TEST(BusWire, MutatedMessagesNeverCrashAndReencode) {
 
 // ---- Against a real redis-server 7.0 -----------------------------------------------------
 
-using Clock = std::chrono::steady_clock;
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    std::swap(fd_, o.fd_);
-    return *this;
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-int LocalPort(int fd) {
-  sockaddr_in a{};
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  return ntohs(a.sin_port);
-}
-
-sockaddr_in Loopback(int port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return a;
-}
-
-Fd Listen(int port) {
-  Fd fd(socket(AF_INET, SOCK_STREAM, 0));
-  sockaddr_in a = Loopback(port);
-  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || listen(fd.get(), 8) != 0)
-    return Fd();
-  return fd;
-}
-
-Fd Connect(int port) {
-  Fd fd(socket(AF_INET, SOCK_STREAM, 0));
-  sockaddr_in a = Loopback(port);
-  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return Fd();
-  return fd;
-}
-
-bool WaitFor(int fd, Clock::time_point deadline) {
+// Waits until `fd` has something to read; false once the deadline passes.
+bool Readable(int fd, Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   pollfd p{fd, POLLIN, 0};
   return left.count() > 0 && poll(&p, 1, static_cast<int>(left.count())) == 1;
 }
 
 Fd Accept(int listener, Clock::time_point deadline) {
-  if (!WaitFor(listener, deadline)) return Fd();
+  if (!Readable(listener, deadline)) return Fd();
   return Fd(accept(listener, nullptr, nullptr));
-}
-
-bool SendAll(int fd, std::string_view s) {
-  while (!s.empty()) {
-    ssize_t n = send(fd, s.data(), s.size(), MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    s.remove_prefix(n);
-  }
-  return true;
 }
 
 bool ReadExact(int fd, size_t n, std::string* out, Clock::time_point deadline) {
   size_t have = out->size();
   out->resize(have + n);
   while (n > 0) {
-    if (!WaitFor(fd, deadline)) return false;
+    if (!Readable(fd, deadline)) return false;
     ssize_t r = read(fd, out->data() + out->size() - n, n);
     if (r <= 0) return false;
     n -= r;
@@ -558,125 +479,6 @@ Result<BusMessage> ReadBusMessage(int fd, std::string* raw, Clock::time_point de
   return Decode(*raw);
 }
 
-// A command over RESP; the reply's raw text (one line, or a bulk string with its header).
-std::string Command(int port, const std::vector<std::string>& args, Clock::time_point deadline) {
-  Fd fd = Connect(port);
-  if (fd.get() < 0) return "";
-  std::string req = "*" + std::to_string(args.size()) + "\r\n";
-  for (const std::string& a : args) req += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
-  if (!SendAll(fd.get(), req)) return "";
-  std::string reply;
-  char buf[512];
-  while (WaitFor(fd.get(), deadline)) {
-    ssize_t n = read(fd.get(), buf, sizeof(buf));
-    if (n <= 0) break;
-    reply.append(buf, n);
-    size_t eol = reply.find("\r\n");
-    if (eol == std::string::npos) continue;
-    if (reply[0] != '$') return reply;
-    size_t want = eol + 2 + std::stoul(reply.substr(1, eol - 1)) + 2;
-    if (reply.size() >= want) return reply;
-  }
-  return reply;
-}
-
-// redis-server in cluster mode on a random port of loopback, in its own directory.
-class RedisClusterNode {
- public:
-  static constexpr const char* kHostname = "kv-bus-test.example";
-
-  bool Start(Clock::time_point deadline) {
-    char tmpl[] = "/tmp/kv_bus_wire_XXXXXX";
-    if (!mkdtemp(tmpl)) return false;
-    dir_ = tmpl;
-    std::mt19937 rng(std::random_device{}());
-    for (int attempt = 0; attempt < 5; attempt++) {
-      port_ = 20000 + static_cast<int>(rng() % 30000);  // the bus port is port + 10000
-      if (Listen(port_).get() < 0 || Listen(port_ + 10000).get() < 0) continue;
-      if (Launch() && Serving(deadline)) return true;
-      Stop();
-    }
-    return false;
-  }
-
-  ~RedisClusterNode() {
-    Stop();
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
-
-  int port() const { return port_; }
-  std::string log() const {
-    std::string s, path = dir_ + "/redis.log";
-    FILE* f = fopen(path.c_str(), "r");
-    if (!f) return s;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) s.append(buf, n);
-    fclose(f);
-    return s;
-  }
-
- private:
-  bool Launch() {
-    std::vector<std::string> args = {"/usr/bin/redis-server",
-                                     "--port",
-                                     std::to_string(port_),
-                                     "--bind",
-                                     "127.0.0.1",
-                                     "--cluster-enabled",
-                                     "yes",
-                                     "--cluster-config-file",
-                                     dir_ + "/nodes.conf",
-                                     "--cluster-announce-hostname",
-                                     kHostname,
-                                     "--save",
-                                     "",
-                                     "--appendonly",
-                                     "no",
-                                     "--dir",
-                                     dir_,
-                                     "--logfile",
-                                     dir_ + "/redis.log"};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_ = fork();
-    if (pid_ == 0) {
-      int null = open("/dev/null", O_RDWR);
-      dup2(null, 0), dup2(null, 1), dup2(null, 2);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    return pid_ > 0;
-  }
-
-  // Answers PING; false once the deadline passes or the server exits (a port taken meanwhile).
-  bool Serving(Clock::time_point deadline) {
-    while (Clock::now() < deadline) {
-      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = -1;
-        return false;
-      }
-      if (Command(port_, {"PING"}, Clock::now() + std::chrono::seconds(1)) == "+PONG\r\n") {
-        return true;
-      }
-      usleep(20000);
-    }
-    return false;
-  }
-
-  void Stop() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);  // nothing to save: the test's node leaves nothing behind
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
-  std::string dir_;
-  int port_ = 0;
-  pid_t pid_ = -1;
-};
-
 // A node played by the test: a name, and a listener on the cluster bus port it announces.
 struct FakeNode {
   std::string name;
@@ -688,7 +490,7 @@ struct FakeNode {
 
   FakeNode(std::mt19937& rng, std::string host)
       : name(RandomHexName(rng)), listener(Listen(0)), hostname(std::move(host)) {
-    cport = LocalPort(listener.get());
+    cport = net::LocalPort(listener.get());
     port = cport > 1000 ? cport - 1000 : cport + 1000;
   }
 
@@ -708,6 +510,9 @@ struct FakeNode {
   }
 };
 
+// The hostname the test's redis-server announces.
+constexpr char kRedisHostname[] = "kv-bus-test.example";
+
 // Reads exactly what `want` is long and says whether it was `want`.
 bool Expect(int fd, const std::string& want, Clock::time_point deadline) {
   std::string got;
@@ -718,14 +523,15 @@ bool Expect(int fd, const std::string& want, Clock::time_point deadline) {
 // MEET announced and sends a PING there, and once the handshake is done gossips about the
 // test's nodes. Every message Decode reads re-encodes to the very bytes Redis sent.
 TEST(BusWireInterop, MeetPingPongWithRedisServer) {
-  if (access("/usr/bin/redis-server", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/redis-server";
+  if (access(kRedisServer, X_OK) != 0) GTEST_SKIP() << "no " << kRedisServer;
+  RedisClusterNode redis({"--cluster-announce-hostname", kRedisHostname});
+  ASSERT_TRUE(redis.Start());
   const auto deadline = Clock::now() + std::chrono::seconds(20);
-  RedisClusterNode redis;
-  ASSERT_TRUE(redis.Start(deadline)) << "redis-server did not start";
-  std::string myid = Command(redis.port(), {"CLUSTER", "MYID"}, deadline);
-  ASSERT_EQ(myid.substr(0, 5), "$40\r\n") << myid;
-  myid = myid.substr(5, kNameLen);
-  const int bus_port = redis.port() + 10000;
+  Reply id = redis.Command({"CLUSTER", "MYID"});
+  ASSERT_EQ(id.type, '$') << id.str;
+  ASSERT_EQ(id.str.size(), kNameLen) << id.str;
+  const std::string myid = id.str;
+  const int bus_port = redis.bus_port();
 
   std::mt19937 rng(std::random_device{}());
   FakeNode a(rng, "fake-a.example"), b(rng, "b");
@@ -739,7 +545,7 @@ TEST(BusWireInterop, MeetPingPongWithRedisServer) {
   ASSERT_GE(to_redis_b.get(), 0);
   ASSERT_TRUE(SendAll(to_redis_a.get(), Encode(a.Message(MsgType::kMeet))));
   Result<BusMessage> pong = ReadBusMessage(to_redis_a.get(), &raw, deadline);
-  ASSERT_TRUE(pong.ok()) << pong.status().ToString() << "\n" << redis.log();
+  ASSERT_TRUE(pong.ok()) << pong.status().ToString() << "\n" << redis.LogText();
   EXPECT_EQ(pong->hdr.type, MsgType::kPong);
   EXPECT_EQ(pong->hdr.sender, myid);
   EXPECT_EQ(pong->hdr.port, redis.port());
@@ -751,7 +557,7 @@ TEST(BusWireInterop, MeetPingPongWithRedisServer) {
   EXPECT_EQ(pong->hdr.state, 1);  // no slots assigned: the cluster is down
   EXPECT_TRUE(pong->hdr.myslots.none());
   EXPECT_TRUE(pong->gossip.empty());  // the only other node it knows is in handshake
-  EXPECT_EQ(pong->hostname, RedisClusterNode::kHostname);
+  EXPECT_EQ(pong->hostname, kRedisHostname);
   EXPECT_EQ(pong->hdr.mflags[0], kMsgFlag0ExtData);
   EXPECT_EQ(raw.size(), 2256u + 8 + 24);  // the hostname's 19 bytes and NUL padded to 24
   EXPECT_EQ(Encode(*pong), raw);
@@ -765,12 +571,12 @@ TEST(BusWireInterop, MeetPingPongWithRedisServer) {
   // not flagged MEET); a PONG with the node's name completes the handshake.
   for (FakeNode* node : {&a, &b}) {
     Fd from_redis = Accept(node->listener.get(), deadline);
-    ASSERT_GE(from_redis.get(), 0) << "redis-server did not connect\n" << redis.log();
+    ASSERT_GE(from_redis.get(), 0) << "redis-server did not connect\n" << redis.LogText();
     Result<BusMessage> ping = ReadBusMessage(from_redis.get(), &raw, deadline);
     ASSERT_TRUE(ping.ok()) << ping.status().ToString();
     EXPECT_EQ(ping->hdr.type, MsgType::kPing);
     EXPECT_EQ(ping->hdr.sender, myid);
-    EXPECT_EQ(ping->hostname, RedisClusterNode::kHostname);
+    EXPECT_EQ(ping->hostname, kRedisHostname);
     EXPECT_EQ(Encode(*ping), raw);
     ASSERT_TRUE(SendAll(from_redis.get(), Encode(node->Message(MsgType::kPong))));
     // Kept open: Redis leaves a node whose link dropped (and that has no slots) out of gossip.
@@ -783,7 +589,7 @@ TEST(BusWireInterop, MeetPingPongWithRedisServer) {
   for (int i = 0; i < 100 && !gossiped; i++) {
     ASSERT_TRUE(SendAll(to_redis_a.get(), Encode(a.Message(MsgType::kPing))));
     pong = ReadBusMessage(to_redis_a.get(), &raw, deadline);
-    ASSERT_TRUE(pong.ok()) << pong.status().ToString() << "\n" << redis.log();
+    ASSERT_TRUE(pong.ok()) << pong.status().ToString() << "\n" << redis.LogText();
     EXPECT_EQ(pong->hdr.type, MsgType::kPong);
     EXPECT_EQ(Encode(*pong), raw);
     for (const GossipEntry& g : pong->gossip) {
@@ -798,15 +604,17 @@ TEST(BusWireInterop, MeetPingPongWithRedisServer) {
       gossiped = true;
     }
   }
-  EXPECT_TRUE(gossiped) << redis.log();
+  EXPECT_TRUE(gossiped) << redis.LogText();
 
   // Redis took the hostname extension of the PINGs above (it reads extensions from known nodes).
-  std::string nodes = Command(redis.port(), {"CLUSTER", "NODES"}, deadline);
+  std::string nodes = redis.Command({"CLUSTER", "NODES"}).str;
   std::string addr = "127.0.0.1:" + std::to_string(a.port) + "@" + std::to_string(a.cport);
   EXPECT_NE(nodes.find(a.name + " " + addr + ",fake-a.example "), std::string::npos) << nodes;
 
   // A client's PUBLISH goes to every node Redis has a link to, as a PUBLISH message.
-  EXPECT_EQ(Command(redis.port(), {"PUBLISH", "news", "to the bus"}, deadline), ":0\r\n");
+  Reply receivers = redis.Command({"PUBLISH", "news", "to the bus"});
+  EXPECT_EQ(receivers.type, ':');
+  EXPECT_EQ(receivers.integer, 0);
   Result<BusMessage> pub = ReadBusMessage(a.from_redis.get(), &raw, deadline);
   // Skipping the cron's PINGs on the same link.
   while (pub.ok() && (pub->hdr.type == MsgType::kPing || pub->hdr.type == MsgType::kPong)) {
@@ -828,7 +636,7 @@ TEST(BusWireInterop, MeetPingPongWithRedisServer) {
   ASSERT_TRUE(SendAll(to_redis_a.get(), Encode(from_a)));
   EXPECT_TRUE(Expect(subscriber.get(),
                      "*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$12\r\nfrom the bus\r\n", deadline))
-      << redis.log();
+      << redis.LogText();
 }
 
 }  // namespace

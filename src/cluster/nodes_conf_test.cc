@@ -1,28 +1,30 @@
 #include "cluster/nodes_conf.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <functional>
-#include <random>
-#include <sstream>
-#include <thread>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cluster/redis_node_test_util.h"
 
 namespace kv::cluster {
 namespace {
 
 namespace fs = std::filesystem;
+using test_util::FreeClusterPort;
+using test_util::kRedisServer;
+using test_util::ReadFile;
+using test_util::RedisClusterNode;
+using test_util::Reply;
+using test_util::TempDir;
+using test_util::WaitUntil;
 
 std::string Name(char c) { return std::string(kNameLen, c); }
 
@@ -65,32 +67,6 @@ const NodeInfo* Find(const NodesFile& f, const std::string& name) {
     if (n.name == name) return &n;
   }
   return nullptr;
-}
-
-// A fresh directory under the system's temporary directory, removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "nodes_conf_test.XXXXXX").string();
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 void WriteAll(const std::string& path, const std::string& text) {
@@ -431,7 +407,7 @@ TEST(NodesConfTest, WritesTheWholeFileAndReplacesTheOldOne) {
   WriteAll(path, std::string(100000, '\n'));  // bigger than the new text
   NodesFile f = EveryKindOfNode();
   ASSERT_TRUE(WriteNodesFileAtomically(path, f).ok());
-  EXPECT_EQ(ReadAll(path), FormatNodesFile(f));
+  EXPECT_EQ(ReadFile(path), FormatNodesFile(f));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
 
   auto loaded = LoadNodesFile(path);
@@ -460,7 +436,7 @@ TEST(NodesConfTest, FailedWriteLeavesTheOldFile) {
   signal(SIGXFSZ, old_handler);
   EXPECT_EQ(st.code(), Code::kIoError);
   EXPECT_NE(st.message().find("write"), std::string::npos) << st.message();
-  EXPECT_EQ(ReadAll(path), kRedisFile);
+  EXPECT_EQ(ReadFile(path), kRedisFile);
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
 
   // The target cannot be replaced (a directory is in its place): the temporary file goes.
@@ -480,218 +456,22 @@ TEST(NodesConfTest, FailedWriteLeavesTheOldFile) {
     st = WriteNodesFileAtomically(path, big);
     fs::permissions(dir.path(), fs::perms::owner_all);
     EXPECT_EQ(st.code(), Code::kIoError);
-    EXPECT_EQ(ReadAll(path), kRedisFile);
+    EXPECT_EQ(ReadFile(path), kRedisFile);
   }
 }
 
 // --- Against Debian's redis-server 7.0 ---
 
-constexpr char kRedisServer[] = "/usr/bin/redis-server";
-
-// A reply, as far as these tests need one.
-struct Reply {
-  char type = 0;  // '+', '-', ':', '$', '*', or 0 when the connection failed
-  std::string str;
-  int64_t integer = 0;
-  std::vector<Reply> elems;
-};
-
-// A blocking RESP connection with a receive timeout, enough for CLUSTER commands.
-class RespConn {
- public:
-  ~RespConn() {
-    if (fd_ >= 0) close(fd_);
-  }
-  bool Connect(int port) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    struct timeval tv = {5, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-      close(fd_);
-      fd_ = -1;
-      return false;
-    }
-    return true;
-  }
-  Reply Command(const std::vector<std::string>& args) {
-    std::string out = "*" + std::to_string(args.size()) + "\r\n";
-    for (const auto& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
-    if (fd_ < 0 || send(fd_, out.data(), out.size(), MSG_NOSIGNAL) != ssize_t(out.size())) {
-      return {};
-    }
-    return Read();
-  }
-
- private:
-  bool Fill() {
-    char buf[16384];
-    ssize_t n = recv(fd_, buf, sizeof(buf), 0);
-    if (n <= 0) return false;
-    in_.append(buf, static_cast<size_t>(n));
-    return true;
-  }
-  bool Line(std::string* line) {
-    size_t end;
-    while ((end = in_.find("\r\n")) == std::string::npos) {
-      if (!Fill()) return false;
-    }
-    *line = in_.substr(0, end);
-    in_.erase(0, end + 2);
-    return true;
-  }
-  Reply Read() {
-    Reply r;
-    std::string line;
-    if (!Line(&line) || line.empty()) return {};
-    r.type = line[0];
-    std::string rest = line.substr(1);
-    if (r.type == '+' || r.type == '-') {
-      r.str = rest;
-    } else if (r.type == ':') {
-      r.integer = std::stoll(rest);
-    } else if (r.type == '$') {
-      long len = std::stol(rest);
-      if (len < 0) return r;
-      while (in_.size() < static_cast<size_t>(len) + 2) {
-        if (!Fill()) return {};
-      }
-      r.str = in_.substr(0, len);
-      in_.erase(0, len + 2);
-    } else if (r.type == '*') {
-      long count = std::stol(rest);
-      for (long i = 0; i < count; i++) r.elems.push_back(Read());
-    }
-    return r;
-  }
-
-  int fd_ = -1;
-  std::string in_;
-};
-
-bool WaitFor(const std::function<bool()>& cond, int timeout_ms = 15000) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return cond();
+// CLUSTER NODES, parsed (a reply without a vars line).
+NodesFile NodesOf(RedisClusterNode& node) {
+  Reply r = node.Command({"CLUSTER", "NODES"});
+  auto f = ParseNodesFile(r.str);
+  EXPECT_TRUE(f.ok()) << f.status().ToString() << "\n" << r.str;
+  return f.ok() ? *f : NodesFile();
 }
 
-bool PortFree(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
-  close(fd);
-  return ok;
-}
-
-// A client port that was free a moment ago, with its bus port (+10000) free too.
-int FreeClusterPort() {
-  static std::mt19937 rng(std::random_device{}());
-  std::uniform_int_distribution<int> pick(20000, 29999);
-  for (int i = 0; i < 1000; i++) {
-    int p = pick(rng);
-    if (PortFree(p) && PortFree(p + 10000)) return p;
-  }
-  return 0;
-}
-
-// One redis-server in cluster mode with its own directory and nodes.conf, killed at the end.
-class RedisNode {
- public:
-  RedisNode() : conf_(dir_.File("nodes.conf")) {}
-  ~RedisNode() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  // Starts the server (on `nodes_conf` as it is, when the caller wrote one) and waits for PING.
-  bool Start(int port = 0) {
-    for (int attempt = 0; attempt < 3; attempt++) {
-      port_ = port ? port : FreeClusterPort();
-      if (Launch()) return true;
-      if (port) break;  // the caller's file names this port
-    }
-    ADD_FAILURE() << "redis-server did not start; log:\n" << ReadAll(dir_.File("log"));
-    return false;
-  }
-  Reply Cmd(const std::vector<std::string>& args) { return conn_.Command(args); }
-  std::string Ok(const std::vector<std::string>& args) {
-    Reply r = Cmd(args);
-    EXPECT_TRUE(r.type == '+' || r.type == '$') << args[0] << " " << args[1] << ": " << r.str;
-    return r.str;
-  }
-  // CLUSTER NODES, parsed (a reply without a vars line).
-  NodesFile Nodes() {
-    Reply r = Cmd({"CLUSTER", "NODES"});
-    auto f = ParseNodesFile(r.str);
-    EXPECT_TRUE(f.ok()) << f.status().ToString() << "\n" << r.str;
-    return f.ok() ? *f : NodesFile();
-  }
-  int port() const { return port_; }
-  const std::string& conf() const { return conf_; }
-
- private:
-  bool Launch() {
-    std::vector<std::string> args = {kRedisServer,
-                                     "--port",
-                                     std::to_string(port_),
-                                     "--bind",
-                                     "127.0.0.1",
-                                     "--cluster-enabled",
-                                     "yes",
-                                     "--cluster-config-file",
-                                     conf_,
-                                     "--dir",
-                                     dir_.path(),
-                                     "--save",
-                                     "",
-                                     "--appendonly",
-                                     "no",
-                                     "--logfile",
-                                     dir_.File("log")};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_ = fork();
-    if (pid_ == 0) {
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    bool exited = false;
-    bool up = WaitFor(
-        [&] {
-          exited = exited || waitpid(pid_, nullptr, WNOHANG) == pid_;
-          if (exited) return true;  // stop waiting
-          RespConn probe;
-          return probe.Connect(port_) && probe.Command({"PING"}).str == "PONG";
-        },
-        10000);
-    if (up && !exited && conn_.Connect(port_)) return true;
-    if (!exited) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    pid_ = -1;
-    return false;
-  }
-
-  TempDir dir_;
-  std::string conf_;
-  pid_t pid_ = -1;
-  int port_ = 0;
-  RespConn conn_;
-};
+// Gossip between three nodes settles within a few cron runs; generous for a loaded machine.
+constexpr std::chrono::seconds kGossipWait(30);
 
 // Every line of a CLUSTER NODES reply is NodeLine of what it parses to.
 void ExpectNodeLinesMatch(const std::string& reply) {
@@ -710,7 +490,7 @@ std::string FileLineOf(const std::string& text, const std::string& name) {
 
 TEST(NodesConfTest, ReadsWhatRedisWrites) {
   if (access(kRedisServer, X_OK) != 0) GTEST_SKIP() << "no " << kRedisServer;
-  RedisNode a, b, c;
+  RedisClusterNode a, b, c;
   ASSERT_TRUE(a.Start() && b.Start() && c.Start());
   const std::string a_id = a.Ok({"CLUSTER", "MYID"});
   const std::string b_id = b.Ok({"CLUSTER", "MYID"});
@@ -724,7 +504,7 @@ TEST(NodesConfTest, ReadsWhatRedisWrites) {
   b.Ok({"CLUSTER", "ADDSLOTS", "300"});
   b.Ok({"CLUSTER", "ADDSLOTSRANGE", "16000", "16383"});
   a.Ok({"CLUSTER", "SAVECONFIG"});
-  std::string text = ReadAll(a.conf());
+  std::string text = ReadFile(a.conf_path());
   EXPECT_EQ(text, a_id + " :" + std::to_string(a.port()) + "@" + std::to_string(a.port() + 10000) +
                       " myself,master - 0 0 7 connected 0-100 200\n"
                       "vars currentEpoch 7 lastVoteEpoch 0\n");
@@ -736,24 +516,30 @@ TEST(NodesConfTest, ReadsWhatRedisWrites) {
   // a meets b, c meets a and becomes b's replica; a opens two slots towards b.
   a.Ok({"CLUSTER", "MEET", "127.0.0.1", std::to_string(b.port())});
   c.Ok({"CLUSTER", "MEET", "127.0.0.1", std::to_string(a.port())});
-  ASSERT_TRUE(WaitFor([&] {
-    NodesFile v = c.Nodes();
-    const NodeInfo* nb = Find(v, b_id);
-    return nb && !(nb->flags & kFlagHandshake) && nb->slots.test(300);
-  })) << c.Cmd({"CLUSTER", "NODES"}).str;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        NodesFile v = NodesOf(c);
+        const NodeInfo* nb = Find(v, b_id);
+        return nb && !(nb->flags & kFlagHandshake) && nb->slots.test(300);
+      },
+      kGossipWait))
+      << c.Command({"CLUSTER", "NODES"}).str;
   c.Ok({"CLUSTER", "REPLICATE", b_id});
   a.Ok({"CLUSTER", "SETSLOT", "50", "MIGRATING", b_id});
   a.Ok({"CLUSTER", "SETSLOT", "150", "IMPORTING", b_id});
-  ASSERT_TRUE(WaitFor([&] {
-    NodesFile v = a.Nodes();
-    const NodeInfo* nb = Find(v, b_id);
-    const NodeInfo* nc = Find(v, c_id);
-    return v.nodes.size() == 3 && nb && nb->slots.test(300) && nb->link_connected && nc &&
-           nc->primary == b_id && !(nc->flags & kFlagHandshake) && !Find(v, a_id)->ip.empty();
-  })) << a.Cmd({"CLUSTER", "NODES"}).str;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        NodesFile v = NodesOf(a);
+        const NodeInfo* nb = Find(v, b_id);
+        const NodeInfo* nc = Find(v, c_id);
+        return v.nodes.size() == 3 && nb && nb->slots.test(300) && nb->link_connected && nc &&
+               nc->primary == b_id && !(nc->flags & kFlagHandshake) && !Find(v, a_id)->ip.empty();
+      },
+      kGossipWait))
+      << a.Command({"CLUSTER", "NODES"}).str;
 
   a.Ok({"CLUSTER", "SAVECONFIG"});
-  text = ReadAll(a.conf());
+  text = ReadFile(a.conf_path());
   auto f = ParseNodesFile(text);
   ASSERT_TRUE(f.ok()) << f.status().ToString() << "\n" << text;
   EXPECT_EQ(FormatNodesFile(*f), text);  // timestamps and order included
@@ -790,7 +576,7 @@ TEST(NodesConfTest, ReadsWhatRedisWrites) {
 
   // The replica's own file: myself,slave.
   c.Ok({"CLUSTER", "SAVECONFIG"});
-  std::string c_text = ReadAll(c.conf());
+  std::string c_text = ReadFile(c.conf_path());
   auto cf = ParseNodesFile(c_text);
   ASSERT_TRUE(cf.ok()) << cf.status().ToString() << "\n" << c_text;
   EXPECT_EQ(FormatNodesFile(*cf), c_text);
@@ -801,7 +587,7 @@ TEST(NodesConfTest, ReadsWhatRedisWrites) {
 
   // CLUSTER NODES is the same text per node, and shows myself as the file does but for the
   // pong time, which gossip may have moved since.
-  std::string reply = a.Cmd({"CLUSTER", "NODES"}).str;
+  std::string reply = a.Command({"CLUSTER", "NODES"}).str;
   ExpectNodeLinesMatch(reply);
   auto shown = ParseNodesFile(reply);
   ASSERT_TRUE(shown.ok());
@@ -809,7 +595,7 @@ TEST(NodesConfTest, ReadsWhatRedisWrites) {
   NodeInfo shown_me = *Find(*shown, a_id);
   shown_me.pong_received_ms = me->pong_received_ms;
   ExpectSameNode(shown_me, *me);
-  ExpectNodeLinesMatch(c.Cmd({"CLUSTER", "NODES"}).str);
+  ExpectNodeLinesMatch(c.Command({"CLUSTER", "NODES"}).str);
 }
 
 TEST(NodesConfTest, RedisReadsWhatWeWrite) {
@@ -850,18 +636,18 @@ TEST(NodesConfTest, RedisReadsWhatWeWrite) {
   z.pong_received_ms = 1700000000000;
   f.nodes = {y, me, z};
 
-  RedisNode r;
-  ASSERT_TRUE(WriteNodesFileAtomically(r.conf(), f).ok());
+  RedisClusterNode r;
+  ASSERT_TRUE(WriteNodesFileAtomically(r.conf_path(), f).ok());
   ASSERT_TRUE(r.Start(port));
 
   EXPECT_EQ(r.Ok({"CLUSTER", "MYID"}), me.name);
-  std::string info = r.Cmd({"CLUSTER", "INFO"}).str;
+  std::string info = r.Command({"CLUSTER", "INFO"}).str;
   EXPECT_NE(info.find("cluster_current_epoch:9\r\n"), std::string::npos) << info;
   EXPECT_NE(info.find("cluster_my_epoch:5\r\n"), std::string::npos) << info;
   EXPECT_NE(info.find("cluster_known_nodes:3\r\n"), std::string::npos) << info;
   EXPECT_NE(info.find("cluster_slots_assigned:16384\r\n"), std::string::npos) << info;
 
-  std::string reply = r.Cmd({"CLUSTER", "NODES"}).str;
+  std::string reply = r.Command({"CLUSTER", "NODES"}).str;
   ExpectNodeLinesMatch(reply);
   EXPECT_EQ(FileLineOf(reply, me.name), NodeLine(me));  // myself comes back byte for byte
   auto seen = ParseNodesFile(reply);
@@ -884,7 +670,7 @@ TEST(NodesConfTest, RedisReadsWhatWeWrite) {
 
   // And what Redis writes back from it reads as the same cluster.
   r.Ok({"CLUSTER", "SAVECONFIG"});
-  auto back = ParseNodesFile(ReadAll(r.conf()));
+  auto back = ParseNodesFile(ReadFile(r.conf_path()));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->current_epoch, 9u);
   EXPECT_EQ(back->last_vote_epoch, 2u);

@@ -32,4 +32,8 @@ struct Entry {
   size_t MemoryUsage() const;
 };
 
+// One key costs this much besides its bytes and its value: the slot index's position lives in
+// what was padding.
+static_assert(sizeof(Entry) == 40);
+
 }  // namespace kv::store
