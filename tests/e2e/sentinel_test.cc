@@ -199,9 +199,16 @@ class SentinelFailover : public ::testing::TestWithParam<Kind> {
                         30000, 100))
         << Logs();
   }
-  // The replica at port `promoted`, and the other one.
-  Node& Promoted(int promoted) { return *nodes_[promoted == nodes_[1]->port() ? 1 : 2]; }
-  Node& Other(int promoted) { return *nodes_[promoted == nodes_[1]->port() ? 2 : 1]; }
+  // Kills the primary (nodes_[0]) and, once every Sentinel names the same new one, checks that
+  // it is a primary and that the other replica follows it.
+  void FailOver(Node** primary, Node** other) {
+    int promoted = -1;
+    ASSERT_NO_FATAL_FAILURE(KillAndAwaitPromotion(*nodes_[0], &promoted));
+    *primary = nodes_[promoted == nodes_[1]->port() ? 1 : 2].get();
+    *other = nodes_[promoted == nodes_[1]->port() ? 2 : 1].get();
+    ASSERT_EQ(InfoField(*(*primary)->Connect(), "replication", "role"), "master");
+    ASSERT_TRUE(WaitFor([&] { return Follows(**other, **primary); }, 30000, 100)) << Logs();
+  }
   // Three Sentinels watching `first` as "kv" (with `extra` configuration lines), once each sees
   // the two replicas and the other Sentinels.
   void StartSentinels(Node& first, const std::string& extra, bool tls = false) {
@@ -243,12 +250,10 @@ TEST_P(SentinelFailover, KilledPrimaryIsReplacedAndEveryNodeRestartsInTheNewLayo
   Node& first = *nodes_[0];
   ASSERT_EQ(first.Connect()->Call({"WAIT", "2", "5000"}).integer, 2);
   ASSERT_NO_FATAL_FAILURE(StartSentinels(first, ""));
-  int promoted = -1;
-  ASSERT_NO_FATAL_FAILURE(KillAndAwaitPromotion(first, &promoted));
-  Node& primary = Promoted(promoted);
-  Node& other = Other(promoted);
-  ASSERT_EQ(InfoField(*primary.Connect(), "replication", "role"), "master");
-  ASSERT_TRUE(WaitFor([&] { return Follows(other, primary); }, 30000, 100)) << Logs();
+  Node *p = nullptr, *o = nullptr;
+  ASSERT_NO_FATAL_FAILURE(FailOver(&p, &o));
+  Node& primary = *p;
+  Node& other = *o;
   ASSERT_EQ(primary.Connect()->Call({"SET", "written-after", "too"}).str, "OK");
 
   // CONFIG REWRITE left the promoted node's file without a replicaof line and the other's
@@ -297,12 +302,10 @@ TEST_P(SentinelFailover, UnderAclUsers) {
   Node& first = *nodes_[0];
   ASSERT_NO_FATAL_FAILURE(
       StartSentinels(first, "sentinel auth-user kv sentinel\nsentinel auth-pass kv sp\n"));
-  int promoted = -1;
-  ASSERT_NO_FATAL_FAILURE(KillAndAwaitPromotion(first, &promoted));
-  Node& primary = Promoted(promoted);
-  Node& other = Other(promoted);
-  EXPECT_EQ(InfoField(*primary.Connect(), "replication", "role"), "master");
-  EXPECT_TRUE(WaitFor([&] { return Follows(other, primary); }, 30000, 100)) << Logs();
+  Node *p = nullptr, *o = nullptr;
+  ASSERT_NO_FATAL_FAILURE(FailOver(&p, &o));
+  Node& primary = *p;
+  Node& other = *o;
   // Nothing the Sentinels or the replicas sent was refused.
   for (Node* n : {&primary, &other}) {
     Reply log = n->Connect()->Call({"ACL", "LOG"});
@@ -317,12 +320,10 @@ TEST_P(SentinelFailover, OverTls) {
   ASSERT_NO_FATAL_FAILURE(StartGroup("save \"\"\nrepl-diskless-sync-delay 0\n", "", /*tls=*/true));
   Node& first = *nodes_[0];
   ASSERT_NO_FATAL_FAILURE(StartSentinels(first, "", /*tls=*/true));
-  int promoted = -1;
-  ASSERT_NO_FATAL_FAILURE(KillAndAwaitPromotion(first, &promoted));
-  Node& primary = Promoted(promoted);
-  Node& other = Other(promoted);
-  EXPECT_EQ(InfoField(*primary.Connect(), "replication", "role"), "master");
-  EXPECT_TRUE(WaitFor([&] { return Follows(other, primary); }, 30000, 100)) << Logs();
+  Node *p = nullptr, *o = nullptr;
+  ASSERT_NO_FATAL_FAILURE(FailOver(&p, &o));
+  Node& primary = *p;
+  Node& other = *o;
   EXPECT_EQ(primary.Connect()->Call({"SET", "written-after", "too"}).str, "OK");
   EXPECT_TRUE(WaitFor([&] {
     return other.Connect()->Call({"GET", "written-after"}).str == "too";
