@@ -385,11 +385,12 @@ int AclCheckCmd(lua_State* L) {
   LuaEngine* e = RunningEngine(L, "redis.acl_check_cmd");
   std::vector<std::string>& argv = e->scratch().argv;  // no C++ object in a frame lua_error leaves
   if (!ArgsToArgv(L, &argv)) return lua_error(L);
-  if (!e->host()->KnownCommand(argv)) {
+  std::optional<bool> allowed = e->host()->AclCheckCmd(argv);
+  if (!allowed) {
     PushError(L, "Invalid command passed to redis.acl_check_cmd()");
     return lua_error(L);
   }
-  lua_pushboolean(L, 1);  // kvstore's one user may run every command
+  lua_pushboolean(L, *allowed ? 1 : 0);
   return 1;
 }
 

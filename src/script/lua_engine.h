@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,8 +60,9 @@ class ScriptHost {
   // or a message that gets "ERR ").
   virtual void Call(std::vector<std::string>& argv, const RunState& run, std::string* reply,
                     std::string* error) = 0;
-  // redis.acl_check_cmd: whether argv names a command (and subcommand) the server knows.
-  virtual bool KnownCommand(const std::vector<std::string>& argv) = 0;
+  // redis.acl_check_cmd: whether the script's user may run argv (a command and its
+  // arguments); nullopt when argv names no command (or subcommand) the server knows.
+  virtual std::optional<bool> AclCheckCmd(const std::vector<std::string>& argv) = 0;
   // busy-reply-threshold in milliseconds (0: scripts are never interrupted).
   virtual int64_t BusyThresholdMs() = 0;
   // Called every 100,000 Lua instructions when the threshold is set: serves the clients that

@@ -233,6 +233,23 @@ TEST_F(Acl, TransactionsAndScriptsAreCheckedAsRedis) {
   compare({"EVAL", "return redis.call('set', 'a', 'x')", "0"});
 }
 
+// redis.acl_check_cmd answers for the script's caller: commands, subcommands, keys and
+// channels, and an error for a command the server does not know.
+TEST_F(Acl, ScriptsAskTheCallersRightsAsRedis) {
+  Both({"ACL", "SETUSER", "bob", "on", ">123", "+@scripting", "+set", "+get", "+config|get",
+        "+publish", "~x*", "&ch"});
+  auto [k, r] = As("bob", "123");
+  for (const char* call :
+       {"'set','xx',1", "'set','yy',1", "'hset','xx','f',1", "'get','xx'",
+        "'mset','xx','1','yy','2'", "'config','get','x'", "'config','set','x','y'", "'config'",
+        "'config','nosuch'", "'publish','ch','m'", "'publish','other','m'", "'nosuch'",
+        "'eval','return 1','1','xx'", "'eval','return 1','1','yy'"}) {
+    Same(*k, *r, {"EVAL", std::string("return redis.acl_check_cmd(") + call + ")", "0"});
+  }
+  // The default user may run everything.
+  Same(*k_, *r_, {"EVAL", "return redis.acl_check_cmd('hset','yy','f',1)", "0"});
+}
+
 TEST_F(Acl, PubsubDefaultDecidesTheChannelsOfNewUsersAsInRedis) {
   Both({"CONFIG", "SET", "acl-pubsub-default", "allchannels"});
   Both({"ACL", "SETUSER", "a", "on", "nopass", "+@all", "~*"});

@@ -181,9 +181,17 @@ void ScriptRun::Call(std::vector<std::string>& argv, const script::RunState& run
   s_.stats_.dirty += ctx.dirty;
 }
 
-bool ScriptRun::KnownCommand(const std::vector<std::string>& argv) {
+std::optional<bool> ScriptRun::AclCheckCmd(const std::vector<std::string>& argv) {
   std::vector<std::string_view> args(argv.begin(), argv.end());
-  return Lookup(args) != nullptr;
+  const cmd::CommandSpec* spec = Lookup(args);
+  if (spec == nullptr) return std::nullopt;
+  // As redis.call checks it: the caller's user, and a script the primary or the AOF sends is
+  // obeyed. Redis looks the arguments' keys up whatever their count; here the key finders
+  // that read arguments (movable keys) need the command's arity, and a count it refuses is
+  // answered false.
+  if (session_.obey) return true;
+  if (spec->getkeys != nullptr && !cmd::ArityOk(spec->arity, args.size())) return false;
+  return acl::CheckCommand(*caller_.acl_user(), *spec, args).allowed();
 }
 
 bool ScriptRun::LogEnabled(int level) { return level >= static_cast<int>(GetLogLevel()); }

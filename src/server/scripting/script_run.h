@@ -52,7 +52,7 @@ class ScriptRun final : public script::ScriptHost {
   bool Interrupt() override;
   void Call(std::vector<std::string>& argv, const script::RunState& run, std::string* reply,
             std::string* error) override;
-  bool KnownCommand(const std::vector<std::string>& argv) override;
+  std::optional<bool> AclCheckCmd(const std::vector<std::string>& argv) override;
   bool LogEnabled(int level) override;
   void Log(int level, const std::string& msg) override;
 
