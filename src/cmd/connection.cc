@@ -32,6 +32,10 @@ void Select(Context& c) {
     c.Error(CountOutOfRange(INT32_MIN, INT32_MAX));
     return;
   }
+  if (c.hooks.ClusterMode() && id != 0) {
+    c.Error("SELECT is not allowed in cluster mode");
+    return;
+  }
   if (id < 0 || id >= c.ks.num_dbs()) {
     c.Error(OpStatus::kDbIndex);
     return;

@@ -64,6 +64,10 @@ struct Session {
   // A blocked command run again because a key it waits on changed (XREADGROUP words a missing
   // group differently then).
   bool woken = false;
+  // Cluster mode: ASKING was sent (for the next command, or until EXEC), and READONLY (reads of
+  // the primary's slots served on a replica).
+  bool asking = false;
+  bool cluster_readonly = false;
 };
 
 class Context;
@@ -94,6 +98,8 @@ class ServerHooks {
   // Whether Redis would share small integer values now (OBJECT REFCOUNT): not while maxmemory
   // is set with an LRU or LFU policy, whose per-object clock a shared object cannot keep.
   virtual bool SharesIntegers() const { return true; }
+  // cluster-enabled: one database only (SELECT, MOVE, SWAPDB and COPY's DB refuse others).
+  virtual bool ClusterMode() const { return false; }
 };
 
 // What a blocking command that found nothing to serve asks of the dispatcher: park the client

@@ -163,6 +163,10 @@ void Rename(Context& c) { RenameGeneric(c, false); }
 void RenameNx(Context& c) { RenameGeneric(c, true); }
 
 void Move(Context& c) {
+  if (c.hooks.ClusterMode()) {
+    c.Error("MOVE is not allowed in cluster mode");
+    return;
+  }
   std::string_view key = c.arg(1);
   int dst;
   if (!ParseDbIndex(c, c.arg(2), &dst)) return;
@@ -201,6 +205,10 @@ void Copy(Context& c) {
       c.Error(OpStatus::kSyntax);
       return;
     }
+  }
+  if (c.hooks.ClusterMode() && (c.session.db != 0 || dst != 0)) {
+    c.Error("Copying to another database is not allowed in cluster mode");
+    return;
   }
   if (dst == c.session.db && key == newkey) {
     c.Error("source and destination objects are the same");
@@ -339,6 +347,10 @@ void DbSize(Context& c) { c.out.Int(static_cast<int64_t>(c.db().size())); }
 // ---- SWAPDB FLUSHDB FLUSHALL -------------------------------------------------------------
 
 void SwapDb(Context& c) {
+  if (c.hooks.ClusterMode()) {
+    c.Error("SWAPDB is not allowed in cluster mode");
+    return;
+  }
   int a, b;
   if (!ParseInt32(c, c.arg(1), &a, "invalid first DB index")) return;
   if (!ParseInt32(c, c.arg(2), &b, "invalid second DB index")) return;

@@ -140,6 +140,29 @@ Status BindSource(int fd, int family, const std::string& source_addr) {
 }
 }  // namespace
 
+Result<Fd> ConnectTcpStart(const std::string& ip, int port, const std::string& source_addr) {
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+  std::string port_s = std::to_string(port);
+  int rc = getaddrinfo(ip.c_str(), port_s.c_str(), &hints, &res);
+  if (rc != 0) return Status::Invalid("bad address '" + ip + "': " + gai_strerror(rc));
+  Fd fd(socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, res->ai_protocol));
+  Status s = Status::Ok();
+  if (!fd.valid()) {
+    s = Status::FromErrno("socket", errno);
+  } else if (!source_addr.empty()) {
+    s = BindSource(fd.get(), res->ai_family, source_addr);
+  }
+  if (s.ok() && connect(fd.get(), res->ai_addr, res->ai_addrlen) != 0 && errno != EINPROGRESS) {
+    s = Status::FromErrno("connect", errno);
+  }
+  freeaddrinfo(res);
+  if (!s.ok()) return s;
+  return fd;
+}
+
 Result<Fd> ConnectTcp(const std::string& host, int port, int timeout_ms,
                       const std::string& source_addr) {
   addrinfo hints{}, *res = nullptr;

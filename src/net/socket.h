@@ -46,6 +46,9 @@ Result<Fd> ConnectUnix(const std::string& path, int timeout_ms);
 // local address the socket is bound to first, any port).
 Result<Fd> ConnectTcp(const std::string& host, int port, int timeout_ms,
                       const std::string& source_addr = "");
+// Starts a non-blocking connect to a numeric address ip:port (from source_addr when it is not
+// empty): the socket is writable once it is done, and then SO_ERROR tells how it went.
+Result<Fd> ConnectTcpStart(const std::string& ip, int port, const std::string& source_addr = "");
 // Accepts one connection, non-blocking. kAgain when none is pending; kClosed when the pending
 // connection failed on its own (others may follow); else a failure of the listener or of the
 // process (out of file descriptors or memory).

@@ -39,6 +39,10 @@ void Server::Execute(Client& c, std::span<const std::string_view> args) {
   c.set_in_execute(true);
   resp::ReplyWriter w(&c.out(), session.resp);
   auto block = Run(c, args, w);
+  // ASKING lasts for the next command (for a transaction, until its EXEC), as in Redis.
+  if (session.asking && !c.tx().active && !EqualsIgnoreCase(args[0], "asking")) {
+    session.asking = false;
+  }
   // Invalidations of the client's own keys follow its reply (EXEC's, a script's).
   if (!c.paused()) tracking_->AfterExecute(c, args);
   c.set_in_execute(false);
@@ -143,6 +147,13 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
       }
       return std::nullopt;
     }
+  }
+
+  // Cluster mode: the keys' slots decide which node runs it (Redis' getNodeByQuery), except
+  // for this node's primary and the AOF, which are obeyed.
+  if (cluster_ && !running_queued_ && !session.obey && !(c.flags() & Client::kMaster) &&
+      !RouteInCluster(c, *mspec, args, flags, w)) {
+    return std::nullopt;
   }
 
   // maxmemory (evict.h): evicts what the policy allows first; when memory is over the limit

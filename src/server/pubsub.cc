@@ -6,6 +6,7 @@
 // client-output-buffer-limit pubsub.
 #include <algorithm>
 
+#include "cluster/cluster.h"
 #include "cmd/context.h"
 #include "cmd/errors.h"
 #include "common/strutil.h"
@@ -214,13 +215,23 @@ void SSubscribe(Context& c) {
   SubscribeTo(c, Kind::kShard);
 }
 
+// In cluster mode the message reaches the other nodes over the bus (every node for PUBLISH,
+// the shard's for SPUBLISH) instead of the replication stream, as in Redis.
 void Publish(Context& c) {
   c.out.Int(ServerOf(c).Publish(c.arg(1), c.arg(2)));
-  c.replicate_only = true;
+  if (cluster::Cluster* cl = ServerOf(c).cluster()) {
+    cl->Publish(c.arg(1), c.arg(2), /*shard=*/false);
+  } else {
+    c.replicate_only = true;
+  }
 }
 void SPublish(Context& c) {
   c.out.Int(ServerOf(c).PublishShard(c.arg(1), c.arg(2)));
-  c.replicate_only = true;
+  if (cluster::Cluster* cl = ServerOf(c).cluster()) {
+    cl->Publish(c.arg(1), c.arg(2), /*shard=*/true);
+  } else {
+    c.replicate_only = true;
+  }
 }
 
 // PUBSUB CHANNELS / SHARDCHANNELS [pattern]: the names with subscribers, matching the pattern.

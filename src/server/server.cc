@@ -21,6 +21,7 @@
 #include "server/acl_users.h"
 #include "server/client.h"
 #include "server/client_eviction.h"
+#include "server/cluster_host.h"
 #include "server/cmds/migrate_sockets.h"
 #include "server/crash.h"
 #include "server/evict.h"
@@ -382,6 +383,10 @@ Status Server::Start() {
   // progress) until the data is in.
   s = StartListeners();
   if (!s.ok()) return s;
+  if (config_->GetBool("cluster-enabled")) {
+    s = StartCluster();
+    if (!s.ok()) return s;
+  }
   startup_loading_ = true;
   for (auto& g : groups_) {
     g->StartThread();
@@ -395,6 +400,7 @@ Status Server::Start() {
   load_lock_ = &lock;
   s = LoadAtStartup();
   load_lock_ = nullptr;
+  if (s.ok() && cluster_) s = cluster_->VerifyWithData();
   if (!s.ok()) {
     startup_loading_ = false;
     lock.unlock();
@@ -446,6 +452,23 @@ Status Server::Start() {
     LOG_NOTICE("The server is now ready to accept connections at %s", unix_socket_path_.c_str());
   }
   return Status::Ok();
+}
+
+Status Server::StartCluster() {
+  if (!config_->GetString("replicaof").empty()) {
+    return Status::Invalid("replicaof directive not allowed in cluster mode");
+  }
+  if (config_->GetBool("tls-cluster")) {
+    return Status::Invalid(
+        "tls-cluster yes: kvstore's cluster bus has no TLS yet; set tls-cluster no (the client "
+        "ports may still use TLS)");
+  }
+  keyspace_->EnableSlotIndex();
+  cluster_host_ = std::make_unique<ServerClusterHost>(*this);
+  auto c = cluster::Cluster::Create(*cluster_host_);
+  if (!c.ok()) return c.status();
+  cluster_ = std::move(*c);
+  return cluster_->Start();
 }
 
 Status Server::LoadAtStartup() {
@@ -695,6 +718,7 @@ Status Server::PrepareShutdown(bool save, bool nosave, bool force) {
 }
 
 void Server::Stop() {
+  if (cluster_) cluster_->Stop();  // its thread takes the keyspace lock: not held here
   if (replica_) replica_->Stop();  // its thread may wait for the keyspace lock: not held here
   for (auto& g : groups_) g->StopAndJoin();
   if (fabric_loader_.joinable()) fabric_loader_.join();

@@ -37,6 +37,10 @@
 #include "server/scripting/script_run.h"
 #include "store/keyspace.h"
 
+namespace kv::cluster {
+class Cluster;
+}  // namespace kv::cluster
+
 namespace kv::repl {
 class Primary;
 class Replica;
@@ -53,6 +57,7 @@ class Client;
 class Persistence;
 class Aof;
 class ServerReplHost;
+class ServerClusterHost;
 class AclUsers;
 class Evictor;
 class ClientEviction;
@@ -154,6 +159,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Config& config() { return *config_; }
   ServerStats& stats() { return stats_; }
   int port() const { return port_; }
+  int tls_port() const { return tls_port_; }
   // The process title from set-proc-title and proc-title-template (ps, top), and the titles of
   // the snapshot children, computed here so that a child only has to show its own.
   void UpdateProcTitle();
@@ -177,6 +183,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   Status PrepareShutdown(bool save, bool nosave, bool force);
   repl::Primary& primary() { return *primary_; }
   repl::Replica& replica() { return *replica_; }
+  // Cluster mode (cluster-enabled): the node, or null outside cluster mode.
+  cluster::Cluster* cluster() { return cluster_.get(); }
+  bool ClusterMode() const override { return cluster_ != nullptr; }
   Evictor& evictor() { return *evictor_; }
   // maxmemory-clients (client_eviction.h).
   ClientEviction& client_eviction() { return *client_eviction_; }
@@ -419,6 +428,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   int notify_flags() const { return notify_flags_; }
 
  private:
+  friend class ServerClusterHost;  // cluster_host.cc: the bus listens where clients do
   friend class ScriptRun;  // script_run.cc: redis.call runs commands as the dispatcher does
   friend class Tracking;   // tracking.cc: delivers as pub/sub does, to the running client first
   class Listener;
@@ -512,6 +522,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::unique_ptr<Persistence> persistence_;
   std::unique_ptr<Aof> aof_;
   std::unique_ptr<ServerReplHost> repl_host_;  // what replication reaches of this server
+  std::unique_ptr<ServerClusterHost> cluster_host_;
+  std::unique_ptr<cluster::Cluster> cluster_;
   std::unique_ptr<repl::Primary> primary_;
   std::unique_ptr<repl::Replica> replica_;
   std::unique_ptr<Evictor> evictor_;
@@ -548,6 +560,12 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   int64_t last_load_yield_ms_ = 0;
   // Start's loading, with the keyspace lock held and the poll groups serving.
   Status LoadAtStartup();
+  // cluster-enabled: the node's identity from its nodes file, and the bus.
+  Status StartCluster();
+  // Cluster mode (cluster_route.cc): whether the command's keys are served here; if not, answers
+  // the redirection (MOVED, ASK, CROSSSLOT, TRYAGAIN, CLUSTERDOWN) and returns false.
+  bool RouteInCluster(Client& c, cmd::CommandSpec& spec, std::span<const std::string_view> args,
+                      uint32_t flags, resp::ReplyWriter& w);
   int64_t start_time_ms_;
   std::string run_id_;
 

@@ -61,6 +61,11 @@ class Replica {
 
   bool is_replica() const { return state_ != State::kNone; }
   bool link_up() const { return state_ == State::kConnected; }
+  // How long (ms) since the primary last sent anything while the link is up, since the link
+  // went down when it is not (a cluster replica's data age). Lock held.
+  int64_t data_age_ms(int64_t now_ms) const {
+    return now_ms - (link_up() ? last_io_ms_ : link_down_since_ms_);
+  }
   // A full sync loading from the socket into a second dataset while clients run: with
   // repl-diskless-load swapdb and the same replication history, clients keep the old dataset
   // (Redis' async loading: only the no-async-loading commands are refused); otherwise (a new

@@ -1,25 +1,60 @@
-// CLUSTER, ASKING, READONLY and READWRITE as Redis 7.0 has them outside cluster mode: commands
-// that answer that cluster support is disabled (cluster clients and tools send them to find
-// out; COMMAND INFO and the ACL categories list them as Redis does). kvstore has no cluster
-// mode yet: `cluster-enabled yes` is refused (config_support.cc).
+// CLUSTER, ASKING, READONLY and READWRITE: in cluster mode the cluster answers CLUSTER
+// (cluster/cluster_cmds.cc) and the others set the client's flags; outside it they answer that
+// cluster support is disabled, as redis-server does (cluster clients and tools send them to
+// find out). COMMAND INFO and the ACL categories list them as Redis does.
+#include "cluster/cluster.h"
 #include "cmd/command.h"
 #include "cmd/context.h"
+#include "server/server.h"
 
 namespace kv::server {
 namespace {
 
-void ClusterDisabled(cmd::Context& c) { c.Error("This instance has cluster support disabled"); }
+void ClusterDisabled(cmd::Context& c) {
+  if (cluster::Cluster* cl = ServerOf(c).cluster()) {
+    cl->Command(c);
+    return;
+  }
+  c.Error("This instance has cluster support disabled");
+}
+
+void Asking(cmd::Context& c) {
+  if (!ServerOf(c).cluster()) {
+    c.Error("This instance has cluster support disabled");
+    return;
+  }
+  c.session.asking = true;
+  c.out.Ok();
+}
+
+void ReadOnly(cmd::Context& c) {
+  if (!ServerOf(c).cluster()) {
+    c.Error("This instance has cluster support disabled");
+    return;
+  }
+  c.session.cluster_readonly = true;
+  c.out.Ok();
+}
+
+void ReadWrite(cmd::Context& c) {
+  if (!ServerOf(c).cluster()) {
+    c.Error("This instance has cluster support disabled");
+    return;
+  }
+  c.session.cluster_readonly = false;
+  c.out.Ok();
+}
 
 }  // namespace
 
 void RegisterClusterConnectionCommands(cmd::CommandTable& t) {
   constexpr uint32_t kAnyTime = cmd::kFast | cmd::kLoading | cmd::kStale;
   static constexpr cmd::CommandRow kRows[] = {
-      {"asking", 1, cmd::kFast, 0, 0, 0, ClusterDisabled,
-       "Sent by cluster clients after an -ASK redirect", "3.0.0"},
-      {"readonly", 1, kAnyTime, 0, 0, 0, ClusterDisabled,
+      {"asking", 1, cmd::kFast, 0, 0, 0, Asking, "Sent by cluster clients after an -ASK redirect",
+       "3.0.0"},
+      {"readonly", 1, kAnyTime, 0, 0, 0, ReadOnly,
        "Enables read queries for a connection to a cluster replica node", "3.0.0"},
-      {"readwrite", 1, kAnyTime, 0, 0, 0, ClusterDisabled,
+      {"readwrite", 1, kAnyTime, 0, 0, 0, ReadWrite,
        "Disables read queries for a connection to a cluster replica node", "3.0.0"},
   };
   // Their ACL category is @connection, which the "cluster" group does not imply.

@@ -394,7 +394,9 @@ void LatencyStatsSection(Server& s, std::string* out) {
   }
 }
 
-void ClusterSection(Server&, std::string* out) { out->append("cluster_enabled:0\r\n"); }
+void ClusterSection(Server& s, std::string* out) {
+  out->append(s.cluster() ? "cluster_enabled:1\r\n" : "cluster_enabled:0\r\n");
+}
 
 void KeyspaceSection(Server& s, std::string* out) {
   int64_t now = WallMs();

@@ -11,31 +11,12 @@
 namespace kv::server {
 namespace {
 
-constexpr const char* kNoCluster = "kvstore has no cluster mode";
 constexpr const char* kNoDefrag =
     "Active defragmentation cannot be enabled: it requires a Redis server compiled with a "
     "modified Jemalloc like the one shipped by default with the Redis source distribution";
 
 const std::map<std::string, std::string>& Refused() {
   static const std::map<std::string, std::string> m = {
-      {"cluster-enabled", kNoCluster},
-      {"cluster-config-file", kNoCluster},
-      {"cluster-node-timeout", kNoCluster},
-      {"cluster-allow-pubsubshard-when-down", kNoCluster},
-      {"cluster-allow-reads-when-down", kNoCluster},
-      {"cluster-allow-replica-migration", kNoCluster},
-      {"cluster-announce-bus-port", kNoCluster},
-      {"cluster-announce-hostname", kNoCluster},
-      {"cluster-announce-ip", kNoCluster},
-      {"cluster-announce-port", kNoCluster},
-      {"cluster-announce-tls-port", kNoCluster},
-      {"cluster-link-sendbuf-limit", kNoCluster},
-      {"cluster-migration-barrier", kNoCluster},
-      {"cluster-port", kNoCluster},
-      {"cluster-preferred-endpoint-type", kNoCluster},
-      {"cluster-replica-no-failover", kNoCluster},
-      {"cluster-replica-validity-factor", kNoCluster},
-      {"cluster-require-full-coverage", kNoCluster},
       {"activedefrag", kNoDefrag},
       {"active-defrag-ignore-bytes", kNoDefrag},
       {"active-defrag-threshold-lower", kNoDefrag},

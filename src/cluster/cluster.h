@@ -1,0 +1,260 @@
+// Cluster mode: this server as a member of a Redis 7.0 cluster. The node table, the slot map and
+// the epochs (cluster.cc), the bus connections and their messages (cluster_bus.cc), the cron's
+// pings, failure detection and state (cluster_cron.cc), and the CLUSTER command
+// (cluster_cmds.cc), each as Redis 7.0's cluster.c has them, so that a mixed cluster of kvstore
+// and redis-server nodes converges and heals as an all-Redis one does.
+//
+// Threads: the bus runs on a thread of its own with its own event loop (the listener, one link
+// to each node and the links nodes open to us, and the cron every 100 ms). Everything here is
+// guarded by the host's keyspace lock (Host::mu()): the bus thread takes it for each event and
+// each cron tick; commands and the dispatcher's redirection run with it held already.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "cluster/bus_wire.h"
+#include "cluster/node_info.h"
+#include "cluster/nodes_conf.h"
+#include "cmd/context.h"
+#include "common/status.h"
+#include "net/event_loop.h"
+#include "net/socket.h"
+#include "store/keyspace.h"
+
+namespace kv::cluster {
+
+// What the cluster needs from the server it runs in. Every call is made with mu() held.
+class Host {
+ public:
+  virtual ~Host() = default;
+  virtual std::timed_mutex& mu() = 0;
+  virtual store::Keyspace& keyspace() = 0;
+  // Settings, by their Redis names.
+  virtual int64_t ConfigInt(const char* name) = 0;
+  virtual std::string ConfigString(const char* name) = 0;
+  virtual bool ConfigBool(const char* name) = 0;
+  // The client ports this server listens on (0 when none).
+  virtual int port() = 0;
+  virtual int tls_port() = 0;
+  // The replication offset this node announces: its own stream's as a primary, what it has
+  // processed of its primary's as a replica.
+  virtual int64_t ReplOffset() = 0;
+  // Listening sockets on `port` at the addresses `bind` names (the bus listens where clients
+  // do).
+  virtual Result<std::vector<net::Fd>> ListenTcp(int port) = 0;
+  // Replicates ip:port from now on (a full or partial sync, as REPLICAOF starts), or stops
+  // replicating and becomes a primary with the data it has (as REPLICAOF NO ONE).
+  virtual void Follow(const std::string& ip, int port) = 0;
+  virtual void StopFollowing() = 0;
+  // Whether a primary is set (REPLICAOF's host), and for how long (ms) the replica has had no
+  // data from it: since its last byte while the link is up, since the link went down when not.
+  virtual bool Following() = 0;
+  virtual int64_t PrimaryDataAgeMs() = 0;
+  // A manual failover's pause of writes on this primary, until `end_ms` (wall clock) or until
+  // ended.
+  virtual void PauseWritesForFailover(int64_t end_ms) = 0;
+  virtual void EndFailoverPause() = 0;
+  // A PUBLISH or SPUBLISH that came over the bus, delivered to this server's subscribers.
+  virtual void PublishLocal(std::string_view channel, std::string_view message, bool shard) = 0;
+  // Deletes every key of `slot`, propagated to replicas and the AOF as DELs.
+  virtual void DeleteKeysInSlot(int slot) = 0;
+};
+
+// Where a command goes, decided before it runs (Redis' getNodeByQuery).
+struct Route {
+  enum Kind {
+    kHere,       // run it
+    kMoved,      // -MOVED slot endpoint
+    kAsk,        // -ASK slot endpoint
+    kCrossSlot,  // -CROSSSLOT Keys in request don't hash to the same slot
+    kTryAgain,   // -TRYAGAIN Multiple keys request during rehashing of slot
+    kDown,       // -CLUSTERDOWN The cluster is down
+    kDownRo,     // -CLUSTERDOWN The cluster is down and only accepts read commands
+    kUnbound,    // -CLUSTERDOWN Hash slot not served
+  } kind = kHere;
+  int slot = -1;         // the slot of the keys (-1 when the command has none)
+  std::string endpoint;  // "host:port" for kMoved and kAsk
+  // The reply to send for anything but kHere ("-MOVED 3999 127.0.0.1:7001", ...).
+  std::string ErrorLine() const;
+};
+
+// What the dispatcher knows of a command when it asks for its route.
+struct Query {
+  std::span<const std::string_view> keys;        // every key (and shard channel) it names
+  bool write = false;                            // it may write
+  bool pubsub_shard = false;                     // SSUBSCRIBE, SPUBLISH, ...: `keys` are channels
+  bool migrate = false;                          // MIGRATE: served while the slot moves
+  bool asking = false;                           // the client sent ASKING, or RESTORE-ASKING
+  bool readonly = false;                         // the client sent READONLY
+  bool tls = false;                              // the client's connection is TLS
+  std::function<bool(std::string_view)> exists;  // whether a key is here (db 0)
+};
+
+class Cluster {
+ public:
+  struct Node;
+  struct Link;
+
+  // Reads the nodes file (cluster-config-file) or, when there is none, creates this node with a
+  // new name and writes the file, as Redis' clusterInit does. Checks the ports first.
+  static Result<std::unique_ptr<Cluster>> Create(Host& host);
+  ~Cluster();
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  // Listens on the bus port and starts the bus thread (no lock held).
+  Status Start();
+  // Stops the bus thread and closes every link (no lock held).
+  void Stop();
+
+  // After the data is loaded at startup: keys of slots this node does not serve are taken
+  // (unassigned slots) or marked importing, as Redis' verifyClusterConfigWithData. An error
+  // when another database than 0 has keys.
+  Status VerifyWithData();
+
+  Route RouteQuery(const Query& q);
+  // The CLUSTER command (every subcommand), ASKING's and READONLY's checks are the caller's.
+  void Command(cmd::Context& c);
+  // INFO's cluster section lines after cluster_enabled.
+  bool state_ok() const { return state_ok_; }
+  const std::string& myid() const;
+  bool myself_is_replica() const;
+  // Plain PUBLISH reaches every node; SPUBLISH the nodes of this shard (its primary and
+  // replicas).
+  void Publish(std::string_view channel, std::string_view message, bool shard);
+  // The slot a shard channel hashes to is served here (SSUBSCRIBE's check after RouteQuery).
+  size_t links_memory() const;
+  uint64_t messages_sent() const;
+  uint64_t messages_received() const;
+
+ private:
+  explicit Cluster(Host& host);
+
+  // cluster.cc: the node table and the slot map.
+  Node* Lookup(std::string_view name) const;
+  Node* CreateNode(std::string name, uint16_t flags);  // a random name when `name` is empty
+  void AddNode(std::unique_ptr<Node> n);
+  void DelNode(Node* n);
+  void RenameNode(Node* n, const std::string& name);
+  void AddReplica(Node* primary, Node* replica);
+  void RemoveReplica(Node* primary, Node* replica);
+  bool AddSlot(Node* n, int slot);
+  bool DelSlot(int slot);
+  int DelNodeSlots(Node* n);
+  void CloseAllSlots();
+  void SetNodeAsPrimary(Node* n);
+  void SetMyPrimary(Node* n);
+  void UpdateSlotsConfigWith(Node* sender, uint64_t config_epoch, const SlotBitmap& slots);
+  void HandleConfigEpochCollision(Node* sender);
+  bool BumpEpochWithoutConsensus();
+  void UpdateState();
+  Status LoadConfig(const NodesFile& f);
+  NodesFile ToNodesFile() const;
+  NodeInfo ToInfo(const Node& n) const;
+  void SaveConfigOrDie();
+  void Todo(int flags) { todo_ |= flags; }
+  void AfterEvent();  // what Todo asked for: the state, the file
+  void AddFailureReport(Node* failing, Node* sender, bool* added);
+  bool DelFailureReport(Node* failing, Node* sender);
+  int FailureReportsCount(Node* n);
+  void MarkFailingIfNeeded(Node* n);
+  void ClearFailureIfNeeded(Node* n);
+  bool StartHandshake(const std::string& ip, int port, int cport);
+  void BlacklistAdd(const std::string& name);
+  bool Blacklisted(const std::string& name);
+  void AnnouncedPorts(int* port, int* pport, int* cport);
+  int ClientPort(const Node& n, bool tls) const;
+  std::string Endpoint(const Node& n, bool tls) const;
+  void ResetNode(bool hard);
+
+  // cluster_bus.cc: links and messages.
+  struct ListenHandler;
+  struct LinkHandler;
+  void OnAccept(int listen_fd);
+  void PostToLoop(std::function<void()> fn);
+  void ConnectLink(Node* n);
+  void FreeLink(Link* l);
+  void OnLinkEvents(Link* l, uint32_t events);
+  void ReadFromLink(Link* l);
+  bool ProcessMessage(Link* l, std::string_view bytes);  // false when the link was freed
+  void ProcessGossip(const BusMessage& m, Link* l, Node* sender);
+  bool UpdateAddressIfNeeded(Node* n, Link* l, const BusHeader& h);
+  void Send(Link* l, const std::string& bytes, MsgType type);
+  void FlushLink(Link* l);
+  void Broadcast(const std::string& bytes, MsgType type);
+  BusMessage BuildHeader(MsgType type);
+  void SendPing(Link* l, MsgType type);
+  void SendFail(const std::string& name);
+  void SendUpdate(Link* l, Node* n);
+  void SendPublish(Link* l, std::string_view channel, std::string_view message, bool shard);
+  void SendFailoverAuthIfNeeded(Node* n, const BusHeader& request);
+  void BroadcastPong(bool local_replicas_only);
+  void FreeDeadLinks();
+
+  // cluster_cron.cc: the 100 ms tick.
+  int64_t CronTick();
+  void Cron();
+  void HandleReplicaFailover();
+  void HandleManualFailover();
+  void ResetManualFailover();
+  void HandleReplicaMigration(int max_replicas);
+  void FailoverReplacePrimary();
+  int ReplicaRank();
+
+  Host& host_;
+  std::map<std::string, std::unique_ptr<Node>, std::less<>> nodes_;
+  Node* myself_ = nullptr;
+  std::array<Node*, kClusterSlots> slots_{};
+  std::array<Node*, kClusterSlots> migrating_to_{};
+  std::array<Node*, kClusterSlots> importing_from_{};
+  uint64_t current_epoch_ = 0;
+  uint64_t last_vote_epoch_ = 0;
+  bool state_ok_ = false;
+  int size_ = 0;  // primaries serving at least one slot
+  int todo_ = 0;
+  int64_t first_update_ms_ = 0, among_minority_ms_ = 0;
+  std::map<std::string, int64_t> blacklist_;  // FORGET's names, until when (s)
+  uint64_t sent_[kMsgTypeCount] = {}, received_[kMsgTypeCount] = {};
+  uint64_t links_buffer_limit_exceeded_ = 0;
+  int pfail_nodes_ = 0;
+  uint64_t iteration_ = 0;
+  std::string config_file_;
+
+  // Failover (as a replica) and manual failover.
+  int64_t failover_auth_time_ = 0;
+  int failover_auth_count_ = 0;
+  bool failover_auth_sent_ = false;
+  int failover_auth_rank_ = 0;
+  uint64_t failover_auth_epoch_ = 0;
+  int cant_failover_reason_ = 0;
+  int64_t cant_failover_log_s_ = 0;
+  int64_t mf_end_ = 0;  // a manual failover's deadline, 0 when none
+  Node* mf_replica_ = nullptr;
+  int64_t mf_primary_offset_ = -1;
+  bool mf_can_start_ = false;
+
+  // The bus.
+  net::EventLoop loop_;
+  std::thread thread_;
+  std::vector<std::unique_ptr<net::FdHandler>> listeners_;
+  std::vector<net::Fd> listen_fds_;
+  std::map<Link*, std::unique_ptr<Link>> links_;
+  // Links freed (FreeLink) wait here for a task of the bus loop's own, outside every event
+  // handler, to unregister and delete them.
+  std::vector<std::unique_ptr<Link>> dead_links_;
+  std::vector<Link*> unflushed_;  // output queued from another thread than the bus's
+  bool flush_posted_ = false, reap_posted_ = false;
+  int bus_port_ = 0;
+};
+
+}  // namespace kv::cluster

@@ -1,0 +1,74 @@
+#include "server/cluster_host.h"
+
+#include "common/clock.h"
+#include "common/logging.h"
+#include "repl/primary/primary.h"
+#include "repl/replica/replica.h"
+#include "server/server.h"
+
+namespace kv::server {
+
+std::timed_mutex& ServerClusterHost::mu() { return server_.mu(); }
+store::Keyspace& ServerClusterHost::keyspace() { return server_.keyspace(); }
+int64_t ServerClusterHost::ConfigInt(const char* name) { return server_.config().GetInt(name); }
+std::string ServerClusterHost::ConfigString(const char* name) {
+  return server_.config().GetString(name);
+}
+bool ServerClusterHost::ConfigBool(const char* name) { return server_.config().GetBool(name); }
+int ServerClusterHost::port() { return server_.port(); }
+int ServerClusterHost::tls_port() { return server_.tls_port(); }
+
+Result<std::vector<net::Fd>> ServerClusterHost::ListenTcp(int port) {
+  return server_.ListenTcpOn(port, server_.config().GetString("bind"));
+}
+
+// A replica's stream offset is its primary's, so the feed's offset is right on both sides.
+int64_t ServerClusterHost::ReplOffset() { return server_.primary().feed().offset(); }
+
+void ServerClusterHost::Follow(const std::string& ip, int port) {
+  repl::Replica& r = server_.replica();
+  r.Follow(ip, port);
+}
+
+void ServerClusterHost::StopFollowing() {
+  if (!server_.replica().is_replica()) return;
+  LOG_NOTICE("MASTER MODE enabled (cluster failover)");
+  server_.replica().Unfollow();
+  server_.config().SetInternal("replicaof", "");
+}
+
+bool ServerClusterHost::Following() { return server_.replica().is_replica(); }
+
+int64_t ServerClusterHost::PrimaryDataAgeMs() { return server_.replica().data_age_ms(WallMs()); }
+
+void ServerClusterHost::PauseWritesForFailover(int64_t) {
+  // The cluster ends the manual failover, and with it the pause, within its timeout.
+  server_.PauseWritesFor(Server::PausePurpose::kFailover);
+}
+
+void ServerClusterHost::EndFailoverPause() { server_.UnpauseFor(Server::PausePurpose::kFailover); }
+
+void ServerClusterHost::PublishLocal(std::string_view channel, std::string_view message,
+                                     bool shard) {
+  if (shard) {
+    server_.PublishShard(channel, message);
+  } else {
+    server_.Publish(channel, message);
+  }
+}
+
+void ServerClusterHost::DeleteKeysInSlot(int slot) {
+  store::Db& db = server_.keyspace().db(0);
+  std::vector<std::string> keys;
+  for (store::Entry* e : db.SlotKeys(slot)) keys.emplace_back(e->key());
+  for (const std::string& k : keys) {
+    server_.keyspace().ServerDelete(0, k);
+    server_.KeyModified(0, k);
+    server_.PropagateDeletion(0, k);
+  }
+  if (!keys.empty()) {
+    LOG_NOTICE("Deleted %zu keys of slot %d, which this node no longer serves", keys.size(), slot);
+  }
+}
+
+}  // namespace kv::server
