@@ -589,6 +589,7 @@ Route Cluster::RouteQuery(const Query& q) {
   Route r;
   Node* n = nullptr;
   bool migrating = false, importing = false, multiple_keys = false, missing = false;
+  bool existing = false;
   for (std::string_view key : q.keys) {
     int slot = KeyHashSlot(key);
     if (r.slot < 0) {
@@ -606,7 +607,13 @@ Route Cluster::RouteQuery(const Query& q) {
     } else {
       multiple_keys = true;
     }
-    if ((migrating || importing) && !q.pubsub_shard && q.exists && !q.exists(key)) missing = true;
+    if ((migrating || importing) && !q.pubsub_shard && q.exists) {
+      if (q.exists(key)) {
+        existing = true;
+      } else {
+        missing = true;
+      }
+    }
   }
   if (!n) return r;  // no keys: runs here
   if (!state_ok_) {
@@ -624,6 +631,11 @@ Route Cluster::RouteQuery(const Query& q) {
     }
   }
   if ((migrating || importing) && q.migrate) return r;
+  // Some keys moved already and some not: the client tries again once they all have.
+  if (migrating && missing && existing) {
+    r.kind = Route::kTryAgain;
+    return r;
+  }
   if (migrating && missing) {
     r.kind = Route::kAsk;
     r.endpoint = Endpoint(*migrating_to_[r.slot], q.tls);

@@ -195,7 +195,7 @@ void Cluster::Command(cmd::Context& c) {
       int plain = tls_cluster ? n.pport : n.port;
       int tls_port = tls_cluster ? n.port : 0;
       int64_t off = &n == myself_ ? host_.ReplOffset() : n.repl_offset;
-      w.Map(7 + (plain ? 1 : 0) + (tls_port ? 1 : 0));
+      w.Map(6 + (plain ? 1 : 0) + (tls_port ? 1 : 0) + (n.hostname.empty() ? 0 : 1));
       w.Bulk("id");
       w.Bulk(n.name);
       if (plain) {
@@ -211,8 +211,10 @@ void Cluster::Command(cmd::Context& c) {
       w.Bulk("endpoint");
       std::string ep = Endpoint(n, true);
       w.Bulk(ep.substr(0, ep.rfind(':')));
-      w.Bulk("hostname");
-      w.Bulk(n.hostname);
+      if (!n.hostname.empty()) {
+        w.Bulk("hostname");
+        w.Bulk(n.hostname);
+      }
       w.Bulk("role");
       w.Bulk(n.is_replica() ? "replica" : "master");
       w.Bulk("replication-offset");
@@ -450,7 +452,8 @@ void Cluster::Command(cmd::Context& c) {
     auto keys = db0.SlotKeys(static_cast<int>(*slot));
     size_t n = std::min(keys.size(), static_cast<size_t>(*max));
     w.Array(n);
-    for (size_t i = 0; i < n; i++) w.Bulk(keys[i]->key());
+    // Newest first, as Redis lists a slot's keys.
+    for (size_t i = 0; i < n; i++) w.Bulk(keys[keys.size() - 1 - i]->key());
   } else if (Is(sub, "forget") && argc == 3) {
     Node* n = Lookup(c.arg(2));
     if (!n) {

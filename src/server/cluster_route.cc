@@ -19,6 +19,20 @@ bool IsShardPubSub(const cmd::CommandSpec& s) {
 
 }  // namespace
 
+void Server::ClusterKeys(const cmd::CommandSpec& s, std::span<const std::string_view> args,
+                         std::vector<std::string_view>* out, bool* shard) {
+  thread_local std::vector<cmd::KeyRef> refs;
+  if (IsShardPubSub(s)) {
+    *shard = true;
+    size_t end = s.name == "spublish" ? 2 : args.size();
+    for (size_t i = 1; i < end && i < args.size(); i++) out->push_back(args[i]);
+    return;
+  }
+  if (s.key_specs.empty() && !s.getkeys) return;
+  cmd::KeysAndFlagsInto(s, args, &refs);
+  for (const cmd::KeyRef& r : refs) out->push_back(args[static_cast<size_t>(r.index)]);
+}
+
 bool Server::RouteInCluster(Client& c, cmd::CommandSpec& spec,
                             std::span<const std::string_view> args, uint32_t flags,
                             resp::ReplyWriter& w) {
@@ -26,19 +40,8 @@ bool Server::RouteInCluster(Client& c, cmd::CommandSpec& spec,
   // A command without keys runs anywhere.
   if (!exec && spec.key_specs.empty() && !spec.getkeys && !IsShardPubSub(spec)) return true;
   thread_local std::vector<std::string_view> keys;
-  thread_local std::vector<cmd::KeyRef> refs;
   keys.clear();
   bool shard = false;
-  auto collect = [&](const cmd::CommandSpec& s, std::span<const std::string_view> a) {
-    if (IsShardPubSub(s)) {
-      shard = true;
-      size_t end = s.name == "spublish" ? 2 : a.size();
-      for (size_t i = 1; i < end && i < a.size(); i++) keys.push_back(a[i]);
-      return;
-    }
-    cmd::KeysAndFlagsInto(s, a, &refs);
-    for (const cmd::KeyRef& r : refs) keys.push_back(a[static_cast<size_t>(r.index)]);
-  };
   std::vector<std::vector<std::string_view>> queued;
   if (exec) {
     queued.reserve(c.tx().queued.size());
@@ -46,10 +49,10 @@ bool Server::RouteInCluster(Client& c, cmd::CommandSpec& spec,
       queued.emplace_back(q.begin(), q.end());
       std::string error;
       const cmd::CommandSpec* qs = cmd::ResolveCommand(commands_, queued.back(), &error);
-      if (qs) collect(*qs, queued.back());
+      if (qs) ClusterKeys(*qs, queued.back(), &keys, &shard);
     }
   } else {
-    collect(spec, args);
+    ClusterKeys(spec, args, &keys, &shard);
   }
   cluster::Query q;
   q.keys = keys;
@@ -72,6 +75,52 @@ bool Server::RouteInCluster(Client& c, cmd::CommandSpec& spec,
   spec.stats.rejected_calls++;
   CountErrors(w);
   return false;
+}
+
+std::string Server::RouteScriptCall(Client& caller, const cmd::CommandSpec& spec,
+                                    std::span<const std::string_view> args, uint32_t flags,
+                                    std::span<const std::string_view> caller_args,
+                                    bool allow_cross_slot, int* slot) {
+  std::vector<std::string_view> keys;
+  bool shard = false;
+  ClusterKeys(spec, args, &keys, &shard);
+  cluster::Query q;
+  q.keys = keys;
+  q.write = (flags & cmd::kWrite) != 0;
+  q.pubsub_shard = shard;
+  q.migrate = spec.name == "migrate";
+  q.asking = caller.session().asking;
+  q.readonly = caller.session().cluster_readonly;
+  q.tls = caller.tls();
+  int64_t now = WallMs();
+  q.exists = [&](std::string_view key) { return keyspace_->Lookup(0, key, now) != nullptr; };
+  cluster::Route r = cluster_->RouteQuery(q);
+  if (r.kind == cluster::Route::kDownRo) {
+    return "Script attempted to execute a write command while the cluster is down and readonly";
+  }
+  if (r.kind == cluster::Route::kDown) {
+    return "Script attempted to execute a command while the cluster is down";
+  }
+  if (r.kind != cluster::Route::kHere)
+    return "Script attempted to access a non local key in a cluster node";
+  if (r.slot == -1 || allow_cross_slot) return "";
+  if (*slot == -2) {
+    // The keys the EVAL or FCALL declared (routed before it ran) set the script's slot.
+    *slot = -1;
+    std::string error;
+    if (const cmd::CommandSpec* cs = cmd::ResolveCommand(commands_, caller_args, &error)) {
+      std::vector<std::string_view> declared;
+      bool unused = false;
+      ClusterKeys(*cs, caller_args, &declared, &unused);
+      if (!declared.empty()) *slot = KeyHashSlot(declared[0]);
+    }
+  }
+  if (*slot == -1) {
+    *slot = r.slot;
+  } else if (*slot != r.slot) {
+    return "Script attempted to access keys that do not hash to the same slot";
+  }
+  return "";
 }
 
 }  // namespace kv::server

@@ -566,6 +566,16 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // the redirection (MOVED, ASK, CROSSSLOT, TRYAGAIN, CLUSTERDOWN) and returns false.
   bool RouteInCluster(Client& c, cmd::CommandSpec& spec, std::span<const std::string_view> args,
                       uint32_t flags, resp::ReplyWriter& w);
+  // The keys (or shard channels) the cluster routes a command by, into `out` (cleared first).
+  void ClusterKeys(const cmd::CommandSpec& spec, std::span<const std::string_view> args,
+                   std::vector<std::string_view>* out, bool* shard);
+  // A script's command in cluster mode (Redis' scriptVerifyClusterState): "" when it may run,
+  // else the error. `slot` (-2 at first) keeps the slot the script's keys are in; `caller_args`
+  // is the EVAL or FCALL, whose declared keys set it first.
+  std::string RouteScriptCall(Client& caller, const cmd::CommandSpec& spec,
+                              std::span<const std::string_view> args, uint32_t flags,
+                              std::span<const std::string_view> caller_args, bool allow_cross_slot,
+                              int* slot);
   int64_t start_time_ms_;
   std::string run_id_;
 

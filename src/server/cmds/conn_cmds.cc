@@ -146,6 +146,8 @@ void Reset(Context& c) {
   c.session.name.clear();
   c.session.reply_mode = cmd::ReplyMode::kOn;
   c.session.no_evict = false;
+  c.session.asking = false;
+  c.session.cluster_readonly = false;
   c.session.authenticated = !s.auth_required();
   c.session.user = "default";
   Client& me = s.current_client();

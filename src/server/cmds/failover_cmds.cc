@@ -44,7 +44,15 @@ void RegisterFailoverCommand(cmd::CommandTable& t) {
   t.Add({.name = "failover",
          .arity = -1,
          .flags = kAdmin | kNoScript | kStale,
-         .handler = [](Context& c) { ServerOf(c).failover().Command(c); },
+         .handler =
+             [](Context& c) {
+               if (ServerOf(c).cluster()) {
+                 c.Error(
+                     "FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.");
+                 return;
+               }
+               ServerOf(c).failover().Command(c);
+             },
          .group = "server",
          .summary = "Start a coordinated failover between this server and one of its replicas.",
          .since = "6.2.0"});

@@ -112,10 +112,12 @@ std::string BuildRequest(Context& c, const MigrateArgs& a, bool select,
     kept.push_back(key);
     std::string payload = persist::DumpValue(e->value, c.ks.limits(), compress);
     std::string ttl_s = std::to_string(ttl);
+    // A cluster node sends RESTORE-ASKING, which a node importing the slot serves (Redis).
+    std::string_view restore = ServerOf(c).cluster() ? "RESTORE-ASKING" : "RESTORE";
     if (a.replace) {
-      AppendCommand(&req, {"RESTORE", key, ttl_s, payload, "REPLACE"});
+      AppendCommand(&req, {restore, key, ttl_s, payload, "REPLACE"});
     } else {
-      AppendCommand(&req, {"RESTORE", key, ttl_s, payload});
+      AppendCommand(&req, {restore, key, ttl_s, payload});
     }
   }
   *keys = std::move(kept);

@@ -31,6 +31,10 @@ void Psync(Context& c) {
 }
 
 void ReplicaOf(Context& c) {
+  if (ServerOf(c).cluster()) {
+    c.Error("REPLICAOF not allowed in cluster mode.");
+    return;
+  }
   if (ServerOf(c).failover().state() != Failover::State::kNone) {
     c.Error("REPLICAOF not allowed while failing over.");
     return;

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/cluster.h"
 #include "cmd/context.h"
 #include "common/clock.h"
 #include "common/logging.h"
@@ -49,6 +50,7 @@ ScriptRun::ScriptRun(Server& s, Client& caller, const cmd::Context& c, uint32_t 
   bool compat = flags & script::kFlagCompat;
   read_only_ = read_only || (!compat && (flags & script::kFlagNoWrites));
   allow_oom_ = !compat && (flags & script::kFlagAllowOom);
+  allow_cross_slot_ = compat || (flags & script::kFlagAllowCrossSlot);
   threshold_ms_ = s.busy_reply_threshold_ms_;
   start_ms_ = MonoMs();
   s_.script_obey_.store(session_.obey, std::memory_order_relaxed);
@@ -151,6 +153,15 @@ void ScriptRun::Call(std::vector<std::string>& argv, const script::RunState& run
   if (!Allowed(flags, s_.MayReplicate(caller_, *spec, args, flags), error)) {
     mspec->stats.rejected_calls++;
     return;
+  }
+  // Cluster mode: keys served here, and of one slot unless the script allows cross-slot keys.
+  if (s_.cluster() && !session_.obey) {
+    *error = s_.RouteScriptCall(caller_, *spec, args, flags, caller_args_, allow_cross_slot_,
+                                &cluster_slot_);
+    if (!error->empty()) {
+      mspec->stats.rejected_calls++;
+      return;
+    }
   }
   if (flags & cmd::kWrite) {
     write_dirty_ = true;
@@ -346,6 +357,10 @@ bool PrepareScript(cmd::Context& c, Server& s, uint32_t flags, bool ro) {
       return false;
     }
     return true;
+  }
+  if ((flags & script::kFlagNoCluster) && s.cluster()) {
+    c.Error("Can not run script on cluster, 'no-cluster' flag is set.");
+    return false;
   }
   if (stale && !(flags & script::kFlagAllowStale)) {
     c.Error(

@@ -81,6 +81,8 @@ class ScriptRun final : public script::ScriptHost {
   bool oom_at_start_;
   bool read_only_ = false;
   bool allow_oom_ = false;
+  bool allow_cross_slot_ = false;
+  int cluster_slot_ = -2;  // the slot the script's keys are in: -2 not known yet, -1 none yet
   bool write_dirty_ = false;
   bool eval_;
   int64_t threshold_ms_ = 0;
