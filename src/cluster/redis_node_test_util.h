@@ -35,6 +35,12 @@ namespace kv::cluster::test_util {
 
 inline constexpr char kRedisServer[] = "/usr/bin/redis-server";
 
+// kvstore-server of the build tree (ctest sets KVSTORE_BUILD_DIR), for the same tests.
+inline std::string KvstoreServer() {
+  const char* dir = getenv("KVSTORE_BUILD_DIR");
+  return std::string(dir ? dir : ".") + "/kvstore-server";
+}
+
 using Clock = std::chrono::steady_clock;
 using net::Fd;
 
@@ -228,9 +234,11 @@ class RespClient {
 // node has nothing worth saving. Call from the test's thread only.
 class RedisClusterNode {
  public:
-  // `extra_args`: further "--name value" arguments, after those every node gets.
-  explicit RedisClusterNode(std::vector<std::string> extra_args = {})
-      : extra_args_(std::move(extra_args)) {}
+  // `extra_args`: further "--name value" arguments, after those every node gets; `binary`:
+  // redis-server, or KvstoreServer() (which takes the same arguments).
+  explicit RedisClusterNode(std::vector<std::string> extra_args = {},
+                            std::string binary = kRedisServer)
+      : extra_args_(std::move(extra_args)), binary_(std::move(binary)) {}
   ~RedisClusterNode() { Kill(); }
   RedisClusterNode(const RedisClusterNode&) = delete;
   RedisClusterNode& operator=(const RedisClusterNode&) = delete;
@@ -245,7 +253,7 @@ class RedisClusterNode {
       if (port_ != 0 && Launch()) return true;
       if (port) break;
     }
-    ADD_FAILURE() << "redis-server did not start on port " << port_ << "; log:\n" << LogText();
+    ADD_FAILURE() << binary_ << " did not start on port " << port_ << "; log:\n" << LogText();
     return false;
   }
 
@@ -262,6 +270,8 @@ class RedisClusterNode {
 
   int port() const { return port_; }
   int bus_port() const { return port_ + 10000; }
+  // The process is still running.
+  bool Alive() { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
   std::string conf_path() const { return dir_.File("nodes.conf"); }
   std::string LogText() const { return ReadFile(dir_.File("redis.log")); }
 
@@ -275,7 +285,7 @@ class RedisClusterNode {
   // Forks the server and waits for PING; false (and no process left) when it exited meanwhile,
   // as it does when the port was taken, or did not answer in time.
   bool Launch() {
-    std::vector<std::string> args = {kRedisServer,
+    std::vector<std::string> args = {binary_,
                                      "--port",
                                      std::to_string(port_),
                                      "--bind",
@@ -332,6 +342,7 @@ class RedisClusterNode {
   }
 
   std::vector<std::string> extra_args_;
+  std::string binary_;
   TempDir dir_{"kv_redis_cluster_node"};
   int port_ = 0;
   pid_t pid_ = -1;
