@@ -654,6 +654,28 @@ Route Cluster::RouteQuery(const Query& q) {
   return r;
 }
 
+Route Cluster::RouteBlocked(std::string_view key, bool readonly, bool write, bool tls) {
+  Route r;
+  // Down: even reads allowed when down would wait for a write that may never come.
+  if (!state_ok_) {
+    r.kind = Route::kDown;
+    return r;
+  }
+  int slot = KeyHashSlot(key);
+  Node* n = slots_[slot];
+  if (readonly && !write && myself_->is_replica() && myself_->primary == n) n = myself_;
+  if (n != myself_ && !importing_from_[slot]) {
+    r.slot = slot;
+    if (!n) {
+      r.kind = Route::kUnbound;
+    } else {
+      r.kind = Route::kMoved;
+      r.endpoint = Endpoint(*n, tls);
+    }
+  }
+  return r;
+}
+
 void Cluster::ResetNode(bool hard) {
   if (myself_->is_replica()) {
     SetNodeAsPrimary(myself_);

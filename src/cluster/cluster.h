@@ -123,6 +123,9 @@ class Cluster {
   Status VerifyWithData();
 
   Route RouteQuery(const Query& q);
+  // A client blocked on keys of `slot` (BLPOP...): kHere while they are served here (or being
+  // imported), else the error that unblocks it (Redis' clusterRedirectBlockedClientIfNeeded).
+  Route RouteBlocked(std::string_view key, bool readonly, bool write, bool tls);
   // The CLUSTER command (every subcommand), ASKING's and READONLY's checks are the caller's.
   void Command(cmd::Context& c);
   // INFO's cluster section lines after cluster_enabled.

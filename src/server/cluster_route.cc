@@ -1,6 +1,7 @@
 // Cluster mode's redirection, decided before a command runs: the slots of its keys (of every
 // command an EXEC runs; of the channels of SPUBLISH, SSUBSCRIBE and SUNSUBSCRIBE) against the
 // slot map, as Redis' processCommand asks getNodeByQuery.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,30 @@ std::string Server::RouteScriptCall(Client& caller, const cmd::CommandSpec& spec
     return "Script attempted to access keys that do not hash to the same slot";
   }
   return "";
+}
+
+void Server::RedirectBlockedClients() {
+  std::vector<Client*> clients;
+  for (const auto& [key, waiting] : blocked_) {
+    for (Client* c : waiting) {
+      if (std::find(clients.begin(), clients.end(), c) == clients.end()) clients.push_back(c);
+    }
+  }
+  for (Client* c : clients) {
+    Client::Blocked& b = c->block_state();
+    if (b.keys.empty() || b.argv.empty()) continue;
+    const cmd::CommandSpec* spec = commands_.Find(b.argv[0]);
+    bool write = spec && (spec->flags & cmd::kWrite);
+    cluster::Route r =
+        cluster_->RouteBlocked(b.keys[0], c->session().cluster_readonly, write, c->tls());
+    if (r.kind == cluster::Route::kHere) continue;
+    std::string reply;
+    resp::ReplyWriter w(&reply, c->session().resp);
+    w.Error(r.ErrorLine());
+    CountErrors(w);
+    CountUnblocked(*c, true);
+    CompleteBlocked(*c, reply);
+  }
 }
 
 }  // namespace kv::server

@@ -562,6 +562,7 @@ int64_t Server::Cron() {
     TrackLocalWrites();
     keyspace_->ExpireLocalKeys(now, kLocalExpireVisits);
   }
+  if (cluster_ && !blocked_.empty()) RedirectBlockedClients();
   // Expired streams end their XREADGROUP waiters' waits (-UNBLOCKED), as after a command.
   if (!ready_keys_.empty()) ServeReadyKeys();
   if (config_->GetBool("activerehashing")) keyspace_->Cron(1000);

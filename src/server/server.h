@@ -566,6 +566,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // the redirection (MOVED, ASK, CROSSSLOT, TRYAGAIN, CLUSTERDOWN) and returns false.
   bool RouteInCluster(Client& c, cmd::CommandSpec& spec, std::span<const std::string_view> args,
                       uint32_t flags, resp::ReplyWriter& w);
+  // Clients blocked on keys of slots no longer served here (or while the cluster is down) get
+  // the redirection and are unblocked (the cron, as Redis' clientsCron).
+  void RedirectBlockedClients();
   // The keys (or shard channels) the cluster routes a command by, into `out` (cleared first).
   void ClusterKeys(const cmd::CommandSpec& spec, std::span<const std::string_view> args,
                    std::vector<std::string_view>* out, bool* shard);
