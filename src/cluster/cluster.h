@@ -135,10 +135,9 @@ class Cluster {
   // Plain PUBLISH reaches every node; SPUBLISH the nodes of this shard (its primary and
   // replicas).
   void Publish(std::string_view channel, std::string_view message, bool shard);
-  // The slot a shard channel hashes to is served here (SSUBSCRIBE's check after RouteQuery).
+  // INFO: the bus connections (both directions) and the memory their buffers hold.
+  size_t link_count() const { return links_.size(); }
   size_t links_memory() const;
-  uint64_t messages_sent() const;
-  uint64_t messages_received() const;
 
  private:
   explicit Cluster(Host& host);

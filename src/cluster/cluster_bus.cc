@@ -67,6 +67,14 @@ void Cluster::Stop() {
   listen_fds_.clear();
 }
 
+size_t Cluster::links_memory() const {
+  size_t total = 0;
+  for (const auto& [l, owned] : links_) {
+    total += sizeof(Link) + l->rbuf.capacity() + l->wbuf.capacity();
+  }
+  return total;
+}
+
 void Cluster::PostToLoop(std::function<void()> fn) {
   loop_.Post([this, fn = std::move(fn)] {
     std::lock_guard lock(host_.mu());

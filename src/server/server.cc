@@ -318,6 +318,17 @@ void Server::WireConfig() {
     evictor_->set_tenacity(std::stoi(v));
     return Status::Ok();
   });
+  // As Redis checks an announced hostname (it travels in PING extensions and CLUSTER SLOTS).
+  c.OnApply("cluster-announce-hostname", [](const std::string& v) {
+    if (v.size() >= 256) return Status::Invalid("Hostnames must be less than 256 characters");
+    for (char ch : v) {
+      if (!isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.') {
+        return Status::Invalid(
+            "Hostnames may only contain alphanumeric characters, hyphens or dots");
+      }
+    }
+    return Status::Ok();
+  });
   c.OnApply("lfu-log-factor", lfu);
   c.OnApply("lfu-decay-time", lfu);
   c.OnApply("notify-keyspace-events", [this](const std::string& v) {

@@ -22,6 +22,7 @@
 #include <fstream>
 #include <set>
 
+#include "cluster/cluster.h"
 #include "cmd/context.h"
 #include "common/alloc_count.h"
 #include "common/clock.h"
@@ -157,7 +158,8 @@ void ClientsSection(Server& s, std::string* out) {
     max_in = std::max(max_in, ClientField(cl->Describe(now), "qbuf"));
     max_out = std::max(max_out, cl->output_pending());
   }
-  Appendf(out, "connected_clients:%zu\r\ncluster_connections:0\r\nmaxclients:%lld\r\n", connected,
+  Appendf(out, "connected_clients:%zu\r\ncluster_connections:%zu\r\nmaxclients:%lld\r\n", connected,
+          s.cluster() ? s.cluster()->link_count() : size_t{0},
           static_cast<long long>(s.config().GetInt("maxclients")));
   Appendf(out, "client_recent_max_input_buffer:%zu\r\nclient_recent_max_output_buffer:%zu\r\n",
           max_in, max_out);
@@ -232,11 +234,11 @@ void MemorySection(Server& s, std::string* out) {
           "mem_not_counted_for_evict:%zu\r\nmem_replication_backlog:%zu\r\n"
           "mem_total_replication_buffers:%zu\r\nmem_clients_slaves:%zu\r\n"
           "mem_clients_normal:%zu\r\n"
-          "mem_cluster_links:0\r\nmem_aof_buffer:%zu\r\nmem_allocator:libc\r\n"
+          "mem_cluster_links:%zu\r\nmem_aof_buffer:%zu\r\nmem_allocator:libc\r\n"
           "active_defrag_running:0\r\nlazyfree_pending_objects:%zu\r\nlazyfreed_objects:%llu\r\n",
           not_counted, repl_mem.backlog, repl_mem.total_buffers, repl_mem.replicas, ClientMemory(s),
-          s.aof().buffer_length(), s.keyspace().lazy_pending(),
-          static_cast<unsigned long long>(s.keyspace().lazy_freed()));
+          s.cluster() ? s.cluster()->links_memory() : size_t{0}, s.aof().buffer_length(),
+          s.keyspace().lazy_pending(), static_cast<unsigned long long>(s.keyspace().lazy_freed()));
 }
 
 void PersistenceSection(Server& s, std::string* out) {
