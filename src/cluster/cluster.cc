@@ -79,7 +79,7 @@ Result<std::unique_ptr<Cluster>> Cluster::Create(Host& host) {
   } else {
     c->myself_ = c->CreateNode("", kFlagMyself | kFlagMaster);
     LOG_NOTICE("No cluster configuration found, I'm %.40s", c->myself_->name.c_str());
-    c->SaveConfigOrDie();
+    c->SaveConfigOrDie(true);
   }
   // What the file says of myself's address is what this process announces now.
   c->myself_->hostname = host.ConfigString("cluster-announce-hostname");
@@ -290,7 +290,7 @@ void Cluster::UpdateSlotsConfigWith(Node* sender, uint64_t sender_epoch, const S
       }
       DelSlot(s);
       AddSlot(sender, s);
-      Todo(kTodoSaveConfig | kTodoUpdateState);
+      Todo(kTodoSaveConfig | kTodoFsyncConfig | kTodoUpdateState);
     }
   }
   if (newprimary && curprimary->numslots == 0 &&
@@ -298,12 +298,12 @@ void Cluster::UpdateSlotsConfigWith(Node* sender, uint64_t sender_epoch, const S
     LOG_WARNING("Configuration change detected. Reconfiguring myself as a replica of %.40s",
                 sender->name.c_str());
     SetMyPrimary(sender);
-    Todo(kTodoSaveConfig | kTodoUpdateState);
+    Todo(kTodoSaveConfig | kTodoFsyncConfig | kTodoUpdateState);
   } else if (myself_->primary && myself_->primary->primary) {
     LOG_WARNING("I'm a sub-replica! Reconfiguring myself as a replica of grandmaster %.40s",
                 myself_->primary->primary->name.c_str());
     SetMyPrimary(myself_->primary->primary);
-    Todo(kTodoSaveConfig | kTodoUpdateState);
+    Todo(kTodoSaveConfig | kTodoFsyncConfig | kTodoUpdateState);
   } else {
     for (int s : dirty) host_.DeleteKeysInSlot(s);
   }
@@ -318,7 +318,7 @@ void Cluster::HandleConfigEpochCollision(Node* sender) {
   if (sender->name <= myself_->name) return;
   current_epoch_++;
   myself_->config_epoch = current_epoch_;
-  SaveConfigOrDie();
+  SaveConfigOrDie(true);
   LOG_VERBOSE("WARNING: configEpoch collision with node %.40s. configEpoch set to %llu",
               sender->name.c_str(), static_cast<unsigned long long>(myself_->config_epoch));
 }
@@ -329,7 +329,7 @@ bool Cluster::BumpEpochWithoutConsensus() {
   if (myself_->config_epoch == 0 || myself_->config_epoch != max_epoch) {
     current_epoch_++;
     myself_->config_epoch = current_epoch_;
-    Todo(kTodoSaveConfig);
+    Todo(kTodoSaveConfig | kTodoFsyncConfig);
     LOG_WARNING("New configEpoch set to %llu",
                 static_cast<unsigned long long>(myself_->config_epoch));
     return true;
@@ -531,9 +531,9 @@ NodesFile Cluster::ToNodesFile() const {
   return f;
 }
 
-void Cluster::SaveConfigOrDie() {
-  todo_ &= ~kTodoSaveConfig;
-  Status s = WriteNodesFileAtomically(config_file_, ToNodesFile());
+void Cluster::SaveConfigOrDie(bool fsync) {
+  todo_ &= ~(kTodoSaveConfig | kTodoFsyncConfig);
+  Status s = WriteNodesFileAtomically(config_file_, ToNodesFile(), fsync);
   if (!s.ok()) {
     LOG_WARNING("Fatal: can't update cluster config file: %s", s.ToString().c_str());
     _exit(1);
@@ -552,8 +552,22 @@ void Cluster::AfterEvent() {
     }
   }
   if (todo & kTodoUpdateState) UpdateState();
-  if ((todo | todo_) & kTodoSaveConfig) SaveConfigOrDie();
-  todo_ &= ~(kTodoUpdateState | kTodoSaveConfig);
+  int save = (todo | todo_) & (kTodoSaveConfig | kTodoFsyncConfig);
+  todo_ &= ~(kTodoUpdateState | kTodoSaveConfig | kTodoFsyncConfig);
+  if (!(save & kTodoSaveConfig)) return;
+  // A command's save that need not reach the disk is left to the bus thread, which makes one
+  // of many (a reshard's SETSLOTs): replacing the file costs more than the command.
+  if (!(save & kTodoFsyncConfig) && !loop_.InLoopThread() && thread_.joinable()) {
+    if (!save_posted_) {
+      save_posted_ = true;
+      PostToLoop([this] {
+        save_posted_ = false;
+        SaveConfigOrDie(false);
+      });
+    }
+    return;
+  }
+  SaveConfigOrDie(save & kTodoFsyncConfig);
 }
 
 Status Cluster::VerifyWithData() {
@@ -581,7 +595,7 @@ Status Cluster::VerifyWithData() {
       importing_from_[s] = slots_[s];
     }
   }
-  if (changed) SaveConfigOrDie();
+  if (changed) SaveConfigOrDie(true);
   return Status::Ok();
 }
 
@@ -698,7 +712,7 @@ void Cluster::ResetNode(bool hard) {
     RenameNode(myself_, RandomName());
     LOG_NOTICE("Node hard reset, now I'm %.40s", myself_->name.c_str());
   }
-  Todo(kTodoSaveConfig | kTodoUpdateState);
+  Todo(kTodoSaveConfig | kTodoFsyncConfig | kTodoUpdateState);
 }
 
 }  // namespace kv::cluster

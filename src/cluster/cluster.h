@@ -163,7 +163,9 @@ class Cluster {
   Status LoadConfig(const NodesFile& f);
   NodesFile ToNodesFile() const;
   NodeInfo ToInfo(const Node& n) const;
-  void SaveConfigOrDie();
+  // Writes the nodes file; `fsync` makes it durable before it returns (Redis fsyncs only
+  // after changes of epochs and of slots learnt from the bus, and failovers).
+  void SaveConfigOrDie(bool fsync);
   void Todo(int flags) { todo_ |= flags; }
   void AfterEvent();  // what Todo asked for: the state, the file
   void AddFailureReport(Node* failing, Node* sender, bool* added);
@@ -255,7 +257,7 @@ class Cluster {
   // handler, to unregister and delete them.
   std::vector<std::unique_ptr<Link>> dead_links_;
   std::vector<Link*> unflushed_;  // output queued from another thread than the bus's
-  bool flush_posted_ = false, reap_posted_ = false;
+  bool flush_posted_ = false, reap_posted_ = false, save_posted_ = false;
   int bus_port_ = 0;
 };
 

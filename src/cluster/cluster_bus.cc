@@ -62,6 +62,11 @@ void Cluster::Stop() {
   if (!thread_.joinable()) return;
   loop_.Stop();
   thread_.join();
+  {
+    // A save a command left to the bus thread, which will not run it now.
+    std::lock_guard lock(host_.mu());
+    if (save_posted_) SaveConfigOrDie(false);
+  }
   links_.clear();
   dead_links_.clear();
   listen_fds_.clear();
@@ -538,7 +543,7 @@ bool Cluster::ProcessMessage(Link* l, std::string_view bytes) {
     sender_config_epoch = h.config_epoch;
     if (sender_config_epoch > sender->config_epoch) {
       sender->config_epoch = sender_config_epoch;
-      Todo(kTodoSaveConfig);
+      Todo(kTodoSaveConfig | kTodoFsyncConfig);
     }
     sender->repl_offset = static_cast<int64_t>(h.offset);
     sender->repl_offset_time = now;
@@ -725,7 +730,7 @@ bool Cluster::ProcessMessage(Link* l, std::string_view bytes) {
     if (n->config_epoch >= m.update.config_epoch) return true;
     if (n->is_replica()) SetNodeAsPrimary(n);
     n->config_epoch = m.update.config_epoch;
-    Todo(kTodoSaveConfig);
+    Todo(kTodoSaveConfig | kTodoFsyncConfig);
     UpdateSlotsConfigWith(n, m.update.config_epoch, m.update.slots);
   }
   // MODULE messages go to modules; kvstore has none.

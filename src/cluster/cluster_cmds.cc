@@ -355,7 +355,7 @@ void Cluster::Command(cmd::Context& c) {
         LOG_WARNING("Configuration change detected. Reconfiguring myself as a replica of %.40s",
                     n->name.c_str());
         SetMyPrimary(n);
-        Todo(kTodoSaveConfig | kTodoUpdateState);
+        Todo(kTodoSaveConfig | kTodoFsyncConfig | kTodoUpdateState);
       }
       if (n == myself_ && importing_from_[slot]) {
         // Imported by hand: a new epoch makes this node's claim win everywhere.

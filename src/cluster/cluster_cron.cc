@@ -248,7 +248,7 @@ void Cluster::HandleReplicaFailover() {
     if (mf_end_) m.hdr.mflags[0] |= kMsgFlag0ForceAck;
     Broadcast(Encode(m), MsgType::kFailoverAuthRequest);
     failover_auth_sent_ = true;
-    Todo(kTodoSaveConfig | kTodoUpdateState);
+    Todo(kTodoSaveConfig | kTodoFsyncConfig | kTodoUpdateState);
     return;
   }
   if (failover_auth_count_ >= needed_quorum) {
@@ -276,7 +276,7 @@ void Cluster::FailoverReplacePrimary() {
     }
   }
   UpdateState();
-  SaveConfigOrDie();
+  SaveConfigOrDie(true);
   // Every node learns the new owner of the slots at once.
   BroadcastPong(false);
   ResetManualFailover();

@@ -15,6 +15,7 @@ enum : int {
   kTodoSaveConfig = 1 << 1,
   kTodoHandleFailover = 1 << 2,
   kTodoHandleManualFailover = 1 << 3,
+  kTodoFsyncConfig = 1 << 4,  // the save is fsynced (epochs, slots from the bus, failovers)
 };
 
 // Multipliers and delays from Redis 7.0's cluster.h and cluster.c.

@@ -313,7 +313,7 @@ Result<std::optional<NodesFile>> LoadNodesFile(const std::string& path) {
   return std::optional<NodesFile>(std::move(f));
 }
 
-Status WriteNodesFileAtomically(const std::string& path, const NodesFile& f) {
+Status WriteNodesFileAtomically(const std::string& path, const NodesFile& f, bool fsync) {
   const std::string text = FormatNodesFile(f);
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -331,13 +331,14 @@ Status WriteNodesFileAtomically(const std::string& path, const NodesFile& f) {
     if (n < 0) return fail("write " + tmp, errno);
     done += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0) return fail("fsync " + tmp, errno);
+  if (fsync && ::fsync(fd) != 0) return fail("fsync " + tmp, errno);
   int closed = ::close(fd);
   fd = -1;
   if (closed != 0) return fail("close " + tmp, errno);
   if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename " + tmp, errno);
 
   // The rename is durable only once the directory entry is.
+  if (!fsync) return Status::Ok();
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

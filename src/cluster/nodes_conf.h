@@ -85,9 +85,10 @@ Result<std::optional<NodesFile>> LoadNodesFile(const std::string& path);
 
 // Writes FormatNodesFile(f) to `path` so that a crash at any moment leaves the old file or the
 // new one whole: the text goes to "<path>.tmp-<pid>" in the same directory, is fsynced, is
-// renamed over `path`, and the directory is fsynced. On failure the old file is untouched and
-// the temporary file removed. (Redis 7.0 writes in place, padding with newlines, and
-// truncates; a crash in between can leave a mix of old and new lines.)
-Status WriteNodesFileAtomically(const std::string& path, const NodesFile& f);
+// renamed over `path`, and the directory is fsynced. Without `fsync` the two fsyncs are left
+// out: a crash of the process still leaves one whole file, a crash of the machine may not. On
+// failure the old file is untouched and the temporary file removed. (Redis 7.0 writes in place,
+// padding with newlines, and truncates; a crash in between can leave a mix of old and new lines.)
+Status WriteNodesFileAtomically(const std::string& path, const NodesFile& f, bool fsync = true);
 
 }  // namespace kv::cluster
