@@ -219,6 +219,10 @@ bool Cluster::AddSlot(Node* n, int slot) {
 bool Cluster::DelSlot(int slot) {
   Node* n = slots_[slot];
   if (!n) return false;
+  // This shard stops serving it: its shard channels' subscribers here are let go.
+  if (n == myself_ || (myself_->is_replica() && myself_->primary == n)) {
+    host_.UnsubscribeShardSlot(slot);
+  }
   n->slots.reset(slot);
   n->numslots--;
   slots_[slot] = nullptr;

@@ -66,6 +66,8 @@ class Host {
   virtual void EndFailoverPause() = 0;
   // A PUBLISH or SPUBLISH that came over the bus, delivered to this server's subscribers.
   virtual void PublishLocal(std::string_view channel, std::string_view message, bool shard) = 0;
+  // The shard channels of `slot` lose their subscribers here (told with sunsubscribe).
+  virtual void UnsubscribeShardSlot(int slot) = 0;
   // Deletes every key of `slot`, propagated to replicas and the AOF as DELs.
   virtual void DeleteKeysInSlot(int slot) = 0;
 };

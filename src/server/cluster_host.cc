@@ -57,6 +57,8 @@ void ServerClusterHost::PublishLocal(std::string_view channel, std::string_view 
   }
 }
 
+void ServerClusterHost::UnsubscribeShardSlot(int slot) { server_.UnsubscribeShardSlot(slot); }
+
 void ServerClusterHost::DeleteKeysInSlot(int slot) {
   store::Db& db = server_.keyspace().db(0);
   std::vector<std::string> keys;

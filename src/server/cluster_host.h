@@ -29,6 +29,7 @@ class ServerClusterHost final : public cluster::Host {
   void EndFailoverPause() override;
   void PublishLocal(std::string_view channel, std::string_view message, bool shard) override;
   void DeleteKeysInSlot(int slot) override;
+  void UnsubscribeShardSlot(int slot) override;
 
  private:
   Server& server_;

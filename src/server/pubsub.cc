@@ -9,6 +9,7 @@
 #include "cluster/cluster.h"
 #include "cmd/context.h"
 #include "cmd/errors.h"
+#include "common/key_slot.h"
 #include "common/strutil.h"
 #include "server/client.h"
 #include "server/server.h"
@@ -87,6 +88,24 @@ int64_t Server::PublishShard(std::string_view channel, std::string_view message)
     Deliver(c, frames[p]);
   }
   return static_cast<int64_t>(it->second.size());
+}
+
+void Server::UnsubscribeShardSlot(int slot) {
+  std::vector<std::string> names;
+  for (const auto& [name, clients] : shard_channels_) {
+    if (KeyHashSlot(name) == slot) names.push_back(name);
+  }
+  for (const std::string& name : names) {
+    std::vector<Client*> clients = shard_channels_[name];
+    shard_channels_.erase(name);
+    for (Client* c : clients) {
+      c->shard_channels().erase(name);
+      int64_t count = static_cast<int64_t>(c->shard_channels().size());
+      Deliver(c, Frame(c->session().resp, {"sunsubscribe", name}, &count));
+      c->set_flag(Client::kPubSub, c->subscriptions() > 0);
+      c->session().subscriptions = c->subscriptions();
+    }
+  }
 }
 
 void Server::UnsubscribeAll(Client& c) {

@@ -353,6 +353,9 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // SPUBLISH: to the subscribers of the shard channel alone (no patterns); the receiver count.
   int64_t PublishShard(std::string_view channel, std::string_view message);
   void UnsubscribeAll(Client& c);  // channels, patterns and shard channels, without replies
+  // Cluster mode: the shard channels of a slot this shard no longer serves lose their
+  // subscribers, each told with a sunsubscribe message (Redis' removeChannelsInSlot).
+  void UnsubscribeShardSlot(int slot);
   using Subscribers = std::map<std::string, std::vector<Client*>>;
   Subscribers& channel_subscribers() { return channels_; }
   Subscribers& pattern_subscribers() { return patterns_; }

@@ -203,6 +203,29 @@ TEST_F(ClusterNode, BlockedClientsLeaveWhenTheirSlotGoes) {
   }
 }
 
+// Subscribers of a shard channel whose slot the node stops serving are let go with a
+// sunsubscribe message, as Redis tells them; their other shard channels stay.
+TEST_F(ClusterNode, ShardSubscribersLeaveWithTheirSlot) {
+  std::vector<std::string> got;
+  for (ServerProcess* p : {kv_.get(), redis_.get()}) {
+    RespClient admin(p->port()), sub(p->port());
+    ASSERT_EQ(admin.Call({"CONFIG", "SET", "cluster-require-full-coverage", "no"}).raw, "+OK\r\n");
+    admin.Call({"CLUSTER", "ADDSLOTSRANGE", "0", "16383"});
+    ASSERT_TRUE(WaitFor([&] { return StateOk(admin); }, 30000));
+    got.push_back(sub.Call({"SSUBSCRIBE", "news"}).raw);
+    got.push_back(sub.Call({"SSUBSCRIBE", "sports"}).raw);
+    std::string slot = std::to_string(admin.Call({"CLUSTER", "KEYSLOT", "news"}).integer);
+    got.push_back(admin.Call({"CLUSTER", "DELSLOTS", slot}).raw);
+    got.push_back(sub.Read().raw);
+    got.push_back(admin.Call({"SPUBLISH", "sports", "goal"}).raw);
+    got.push_back(sub.Read().raw);
+    got.push_back(admin.Call({"SPUBLISH", "news", "x"}).raw);
+  }
+  ASSERT_EQ(got.size(), 14u);
+  for (size_t i = 0; i < 7; i++) EXPECT_EQ(got[i], got[i + 7]) << i;
+  EXPECT_EQ(got[3], "*3\r\n$12\r\nsunsubscribe\r\n$4\r\nnews\r\n:1\r\n");
+}
+
 // A slot moved by hand from one node to the other (what redis-cli --cluster reshard does),
 // once from kvstore to redis-server and once the other way: ASK for keys already gone, the
 // source's answers and the target's ASKING and TRYAGAIN replies, then MOVED once it is done.
