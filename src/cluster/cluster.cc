@@ -537,11 +537,18 @@ NodesFile Cluster::ToNodesFile() const {
 
 void Cluster::SaveConfigOrDie(bool fsync) {
   todo_ &= ~(kTodoSaveConfig | kTodoFsyncConfig);
-  Status s = WriteNodesFileAtomically(config_file_, ToNodesFile(), fsync);
+  WriteConfigOrDie(FormatNodesFile(ToNodesFile()), ++config_gen_, fsync);
+}
+
+void Cluster::WriteConfigOrDie(const std::string& text, uint64_t gen, bool fsync) {
+  std::lock_guard lock(file_mu_);
+  if (gen <= written_gen_) return;  // a newer state is in the file already
+  Status s = WriteNodesTextAtomically(config_file_, text, fsync);
   if (!s.ok()) {
     LOG_WARNING("Fatal: can't update cluster config file: %s", s.ToString().c_str());
     _exit(1);
   }
+  written_gen_ = gen;
 }
 
 void Cluster::AfterEvent() {
@@ -564,9 +571,17 @@ void Cluster::AfterEvent() {
   if (!(save & kTodoFsyncConfig) && !loop_.InLoopThread() && thread_.joinable()) {
     if (!save_posted_) {
       save_posted_ = true;
-      PostToLoop([this] {
-        save_posted_ = false;
-        SaveConfigOrDie(false);
+      // The text is made under the keyspace lock, the file written without it.
+      loop_.Post([this] {
+        std::string text;
+        uint64_t gen;
+        {
+          std::lock_guard lock(host_.mu());
+          save_posted_ = false;
+          text = FormatNodesFile(ToNodesFile());
+          gen = ++config_gen_;
+        }
+        WriteConfigOrDie(text, gen, false);
       });
     }
     return;

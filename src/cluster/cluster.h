@@ -168,6 +168,9 @@ class Cluster {
   // Writes the nodes file; `fsync` makes it durable before it returns (Redis fsyncs only
   // after changes of epochs and of slots learnt from the bus, and failovers).
   void SaveConfigOrDie(bool fsync);
+  // Writes one state's text unless a later state (a greater `gen`) is in the file already; file
+  // writes of the bus thread and of commands are ordered by file_mu_ (no keyspace lock needed).
+  void WriteConfigOrDie(const std::string& text, uint64_t gen, bool fsync);
   void Todo(int flags) { todo_ |= flags; }
   void AfterEvent();  // what Todo asked for: the state, the file
   void AddFailureReport(Node* failing, Node* sender, bool* added);
@@ -235,6 +238,9 @@ class Cluster {
   int pfail_nodes_ = 0;
   uint64_t iteration_ = 0;
   std::string config_file_;
+  uint64_t config_gen_ = 0;  // states of the nodes file made so far
+  std::mutex file_mu_;       // guards written_gen_ and the file's writes
+  uint64_t written_gen_ = 0;
 
   // Failover (as a replica) and manual failover.
   int64_t failover_auth_time_ = 0;

@@ -314,7 +314,10 @@ Result<std::optional<NodesFile>> LoadNodesFile(const std::string& path) {
 }
 
 Status WriteNodesFileAtomically(const std::string& path, const NodesFile& f, bool fsync) {
-  const std::string text = FormatNodesFile(f);
+  return WriteNodesTextAtomically(path, FormatNodesFile(f), fsync);
+}
+
+Status WriteNodesTextAtomically(const std::string& path, const std::string& text, bool fsync) {
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::FromErrno("open " + tmp, errno);

@@ -90,5 +90,7 @@ Result<std::optional<NodesFile>> LoadNodesFile(const std::string& path);
 // failure the old file is untouched and the temporary file removed. (Redis 7.0 writes in place,
 // padding with newlines, and truncates; a crash in between can leave a mix of old and new lines.)
 Status WriteNodesFileAtomically(const std::string& path, const NodesFile& f, bool fsync = true);
+// The same with the text already formatted (FormatNodesFile's).
+Status WriteNodesTextAtomically(const std::string& path, const std::string& text, bool fsync);
 
 }  // namespace kv::cluster
