@@ -30,6 +30,7 @@ DEFAULT_UNITS=(
   integration/block-repl integration/psync2 integration/aof integration/aof-multi-part
   integration/rdb integration/failover integration/shutdown integration/logging
   integration/redis-cli integration/corrupt-dump
+  unit/cluster/announced-endpoints unit/cluster/links unit/cluster/misc
 )
 
 [[ -x $KVSTORE ]] || { echo "no kvstore-server at $KVSTORE: build first" >&2; exit 1; }

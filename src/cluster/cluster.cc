@@ -3,6 +3,7 @@
 #include "cluster/cluster.h"
 
 #include <arpa/inet.h>
+#include <strings.h>
 
 #include <algorithm>
 #include <cstring>
@@ -678,8 +679,12 @@ Route Cluster::RouteQuery(const Query& q) {
     if (multiple_keys && missing) r.kind = Route::kTryAgain;
     return r;
   }
-  // A replica serves reads of its primary's slots to a READONLY client.
-  if (q.readonly && !q.write && myself_->is_replica() && myself_->primary == n) return r;
+  // A replica serves reads of its primary's slots to a READONLY client, and the shard channels
+  // of its shard to anyone.
+  if ((q.readonly || q.pubsub_shard) && !q.write && myself_->is_replica() &&
+      myself_->primary == n) {
+    return r;
+  }
   if (n != myself_) {
     r.kind = Route::kMoved;
     r.endpoint = Endpoint(*n, q.tls);
@@ -707,6 +712,25 @@ Route Cluster::RouteBlocked(std::string_view key, bool readonly, bool write, boo
     }
   }
   return r;
+}
+
+std::string Cluster::DebugKillLinks(std::string_view direction, std::string_view name) {
+  Node* n = Lookup(name);
+  if (!n) return "Unknown node " + std::string(name);
+  bool to = strcasecmp(std::string(direction).c_str(), "to") == 0;
+  bool from = strcasecmp(std::string(direction).c_str(), "from") == 0;
+  bool all = strcasecmp(std::string(direction).c_str(), "all") == 0;
+  if (!to && !from && !all) return "Unknown direction " + std::string(direction);
+  if ((to || all) && n->link) FreeLink(n->link);
+  if ((from || all) && n->inbound_link) FreeLink(n->inbound_link);
+  return "";
+}
+
+void Cluster::AnnouncedChanged() {
+  std::string ip = host_.ConfigString("cluster-announce-ip");
+  if (!ip.empty()) myself_->ip = ip;
+  AnnouncedPorts(&myself_->port, &myself_->pport, &myself_->cport);
+  Todo(kTodoSaveConfig);
 }
 
 void Cluster::ResetNode(bool hard) {

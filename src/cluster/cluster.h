@@ -137,6 +137,12 @@ class Cluster {
   // Plain PUBLISH reaches every node; SPUBLISH the nodes of this shard (its primary and
   // replicas).
   void Publish(std::string_view channel, std::string_view message, bool shard);
+  // DEBUG CLUSTERLINK KILL <to|from|all> <node>: closes the links; "" or Redis' error.
+  std::string DebugKillLinks(std::string_view direction, std::string_view node);
+  // DEBUG DROP-CLUSTER-PACKET-FILTER: messages of this type are dropped on arrival (-1: none).
+  void set_drop_filter(int type) { drop_filter_ = type; }
+  // CONFIG SET of cluster-announce-*: this node's own entry follows at once.
+  void AnnouncedChanged();
   // INFO: the bus connections (both directions) and the memory their buffers hold.
   size_t link_count() const { return links_.size(); }
   size_t links_memory() const;
@@ -236,6 +242,7 @@ class Cluster {
   uint64_t sent_[kMsgTypeCount] = {}, received_[kMsgTypeCount] = {};
   uint64_t links_buffer_limit_exceeded_ = 0;
   int pfail_nodes_ = 0;
+  int drop_filter_ = -1;
   uint64_t iteration_ = 0;
   std::string config_file_;
   uint64_t config_gen_ = 0;  // states of the nodes file made so far

@@ -521,6 +521,10 @@ bool Cluster::ProcessMessage(Link* l, std::string_view bytes) {
   const BusMessage& m = *decoded;
   const BusHeader& h = m.hdr;
   MsgType type = h.type;
+  if (static_cast<int>(type) == drop_filter_) {
+    LOG_WARNING("Dropping packet that matches debug drop filter");
+    return true;
+  }
   int64_t now = WallMs();
 
   Node* sender = nullptr;

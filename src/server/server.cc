@@ -329,6 +329,13 @@ void Server::WireConfig() {
     }
     return Status::Ok();
   });
+  for (const char* name : {"cluster-announce-ip", "cluster-announce-port",
+                           "cluster-announce-tls-port", "cluster-announce-bus-port"}) {
+    c.OnApply(name, [this](const std::string&) {
+      if (cluster_) cluster_->AnnouncedChanged();
+      return Status::Ok();
+    });
+  }
   c.OnApply("lfu-log-factor", lfu);
   c.OnApply("lfu-decay-time", lfu);
   c.OnApply("notify-keyspace-events", [this](const std::string& v) {

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cluster/cluster.h"
 #include "cmd/errors.h"
 #include "common/glob.h"
 #include "common/logging.h"
@@ -220,6 +221,8 @@ void ClientEviction(cmd::Context& c) {
 void DropClusterPacketFilter(cmd::Context& c) {
   int64_t type = 0;
   if (!c.ParseInt(c.arg(2), &type)) return;
+  // Outside cluster mode there is no bus: the filter has nothing to drop (Redis sets it anyway).
+  if (cluster::Cluster* cl = ServerOf(c).cluster()) cl->set_drop_filter(static_cast<int>(type));
   c.out.Ok();
 }
 
@@ -228,7 +231,17 @@ void ClusterLink(cmd::Context& c) {
     c.Error(cmd::SubcommandSyntax(c.arg(1), c.arg(0)));
     return;
   }
-  c.Error("Debug option only available for cluster mode enabled setup!");
+  cluster::Cluster* cl = ServerOf(c).cluster();
+  if (!cl) {
+    c.Error("Debug option only available for cluster mode enabled setup!");
+    return;
+  }
+  std::string error = cl->DebugKillLinks(c.arg(3), c.arg(4));
+  if (!error.empty()) {
+    c.Error(error);
+    return;
+  }
+  c.out.Ok();
 }
 
 void ConfigRewriteForceAll(cmd::Context& c) {
