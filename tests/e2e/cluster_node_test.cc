@@ -5,6 +5,8 @@
 // Node IDs and ports differ between the two servers; they are replaced by placeholders first.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <regex>
 #include <string>
@@ -224,6 +226,54 @@ TEST_F(ClusterNode, ShardSubscribersLeaveWithTheirSlot) {
   ASSERT_EQ(got.size(), 14u);
   for (size_t i = 0; i < 7; i++) EXPECT_EQ(got[i], got[i + 7]) << i;
   EXPECT_EQ(got[3], "*3\r\n$12\r\nsunsubscribe\r\n$4\r\nnews\r\n:1\r\n");
+}
+
+// A cluster replica's CONFIG REWRITE writes no replicaof line (nodes.conf says whom it follows),
+// and it restarts from its files as the same replica, as a redis-server replica does.
+TEST_F(ClusterNode, AReplicaRestartsAsAReplica) {
+  for (ServerProcess* primary : {kv_.get(), redis_.get()}) {
+    Kind kind = primary == kv_.get() ? Kind::kKvstore : Kind::kRedis;
+    SCOPED_TRACE(kind == Kind::kKvstore ? "kvstore" : "redis");
+    char tmpl[] = "/tmp/kv_cluster_conf_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    std::string conf = std::string(tmpl) + "/replica.conf";
+    {
+      std::ofstream f(conf);
+      f << "cluster-enabled yes\ncluster-config-file nodes.conf\ncluster-node-timeout 3000\n";
+    }
+    ServerProcess replica(kind, {conf, "--save", ""});
+    RespClient p(primary->port()), r(replica.port());
+    std::string pid = p.Call({"CLUSTER", "MYID"}).str;
+    ASSERT_EQ(p.Call({"CLUSTER", "ADDSLOTSRANGE", "0", "16383"}).raw, "+OK\r\n");
+    ASSERT_EQ(r.Call({"CLUSTER", "MEET", "127.0.0.1", std::to_string(primary->port())}).raw,
+              "+OK\r\n");
+    ASSERT_TRUE(WaitFor([&] {
+      std::string n = r.Call({"CLUSTER", "NODES"}).str;
+      return n.find(pid) != std::string::npos && n.find("handshake") == std::string::npos;
+    }));
+    ASSERT_EQ(r.Call({"CLUSTER", "REPLICATE", pid}).raw, "+OK\r\n");
+    ASSERT_TRUE(WaitFor([&] { return StateOk(p); }, 30000));
+    ASSERT_EQ(p.Call({"SET", "k", "v"}).raw, "+OK\r\n");
+    auto synced = [&](RespClient& x) {
+      x.Call({"READONLY"});
+      return InfoField(x, "replication", "master_link_status") == "up" &&
+             x.Call({"GET", "k"}).str == "v";
+    };
+    ASSERT_TRUE(WaitFor([&] { return synced(r); }, 30000)) << replica.LogText();
+    ASSERT_EQ(r.Call({"CONFIG", "REWRITE"}).raw, "+OK\r\n");
+    std::ifstream in(conf);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text.find("replicaof"), std::string::npos) << text;
+    EXPECT_EQ(text.find("slaveof"), std::string::npos) << text;
+    ASSERT_TRUE(replica.Restart()) << replica.LogText();
+    RespClient r2(replica.port());
+    EXPECT_TRUE(WaitFor([&] { return synced(r2); }, 30000)) << replica.LogText();
+    EXPECT_NE(r2.Call({"CLUSTER", "NODES"}).str.find("myself,slave " + pid), std::string::npos);
+    p.Call({"CLUSTER", "RESET", "SOFT"});
+    p.Call({"FLUSHALL"});
+    p.Call({"CLUSTER", "RESET", "SOFT"});
+    [[maybe_unused]] int rc = system(("rm -rf '" + std::string(tmpl) + "'").c_str());
+  }
 }
 
 // A slot moved by hand from one node to the other (what redis-cli --cluster reshard does),
