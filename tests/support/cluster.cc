@@ -92,6 +92,22 @@ std::string Canonical(const ClusterNodeEntry& e) {
          std::to_string(e.config_epoch) + " " + e.link + " " + Joined(e.slots, " ");
 }
 
+// The entry of the node at `port` in `view`; nullptr when it lists none.
+const ClusterNodeEntry* ByPort(const std::vector<ClusterNodeEntry>& view, int port) {
+  for (const ClusterNodeEntry& e : view) {
+    if (e.port == port) return &e;
+  }
+  return nullptr;
+}
+
+// "" when `e` is neither failing nor in doubt, else why.
+std::string Unsure(const ClusterNodeEntry& e) {
+  for (const char* bad : {"fail", "fail?", "handshake", "noaddr"}) {
+    if (e.HasFlag(bad)) return e.addr + " is " + bad;
+  }
+  return "";
+}
+
 }  // namespace
 
 CliResult RunRedisCli(const std::vector<std::string>& args, int timeout_ms) {
@@ -280,6 +296,79 @@ std::string TestCluster::Describe() {
     out += "log, last lines:\n" + Tail(node(i).LogText(), 25) + "\n";
   }
   return out;
+}
+
+void TestCluster::Kill(size_t i) {
+  pid_t pid = node(i).pid();
+  if (pid <= 0) return;
+  kill(pid, SIGKILL);
+  WaitFor([&] { return !node(i).Alive(); }, 10000, 10);
+}
+
+::testing::AssertionResult TestCluster::WaitEveryView(
+    const std::string& what,
+    const std::function<std::string(size_t, const std::vector<ClusterNodeEntry>&)>& want,
+    int timeout_ms) {
+  std::string why;
+  auto content = [&] {
+    for (size_t j = 0; j < size(); j++) {
+      if (!node(j).Alive()) continue;
+      auto c = Connect(j);
+      if (!c) return (why = Addr(j) + " refuses connections"), false;
+      why = want(j, ParseClusterNodes(c->Call({"CLUSTER", "NODES"}).str));
+      if (!why.empty()) return (why = Addr(j) + ": " + why), false;
+    }
+    return true;
+  };
+  if (WaitFor(content, timeout_ms, 100)) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "not every node sees " << what << ": " << why << "\n"
+                                       << Describe();
+}
+
+::testing::AssertionResult TestCluster::WaitFailed(size_t i, int timeout_ms) {
+  return WaitEveryView(
+      Addr(i) + " failed",
+      [&](size_t, const std::vector<ClusterNodeEntry>& view) -> std::string {
+        const ClusterNodeEntry* e = ByPort(view, port(i));
+        if (!e) return "it does not list " + Addr(i);
+        return e->HasFlag("fail") ? "" : "flags " + Joined(e->flags, ",");
+      },
+      timeout_ms);
+}
+
+::testing::AssertionResult TestCluster::WaitPrimary(size_t i, const std::vector<std::string>& slots,
+                                                    int timeout_ms) {
+  return WaitEveryView(
+      Addr(i) + " as the primary of " + Joined(slots, " "),
+      [&](size_t j, const std::vector<ClusterNodeEntry>& view) -> std::string {
+        const ClusterNodeEntry* e = ByPort(view, port(i));
+        if (!e) return "it does not list " + Addr(i);
+        if (!e->is_primary()) return "flags " + Joined(e->flags, ",");
+        if (std::string unsure = Unsure(*e); !unsure.empty()) return unsure;
+        if (e->slots != slots) return "slots " + Joined(e->slots, " ");
+        auto c = Connect(j);
+        std::string info = c ? c->Call({"CLUSTER", "INFO"}).str : "";
+        return info.find("cluster_state:ok") != std::string::npos
+                   ? ""
+                   : "CLUSTER INFO: " + info.substr(0, info.find('\n'));
+      },
+      timeout_ms);
+}
+
+::testing::AssertionResult TestCluster::WaitReplicaOf(size_t replica, size_t primary,
+                                                      int timeout_ms) {
+  return WaitEveryView(
+      Addr(replica) + " as a replica of " + Addr(primary),
+      [&](size_t, const std::vector<ClusterNodeEntry>& view) -> std::string {
+        const ClusterNodeEntry* r = ByPort(view, port(replica));
+        const ClusterNodeEntry* p = ByPort(view, port(primary));
+        if (!r || !p) return "it does not list both";
+        if (!r->HasFlag("slave") || r->primary_id != p->id) {
+          return "flags " + Joined(r->flags, ",") + ", primary " + r->primary_id;
+        }
+        return Unsure(*r);
+      },
+      timeout_ms);
 }
 
 }  // namespace kv::test

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -90,6 +91,21 @@ class TestCluster {
   // Each node's kind, port, CLUSTER NODES and the end of its log, for failure messages.
   std::string Describe();
 
+  // ---- failover: nodes that die and come back ----
+
+  // Kills node i with SIGKILL (it saves nothing and tells no one) and reaps it. Restart it with
+  // node(i).Restart(): it starts again from its nodes.conf, on the same port and directory.
+  void Kill(size_t i);
+  // Waits until every running node lists node `i` with the flag "fail".
+  ::testing::AssertionResult WaitFailed(size_t i, int timeout_ms = 60000);
+  // Waits until every running node says cluster_state:ok and lists node `i` as a primary owning
+  // exactly `slots` (CLUSTER NODES' ranges, in its order), neither failing nor in doubt.
+  ::testing::AssertionResult WaitPrimary(size_t i, const std::vector<std::string>& slots,
+                                         int timeout_ms = 60000);
+  // Waits until every running node lists node `replica` as a replica of node `primary` (by
+  // port), neither failing nor in doubt.
+  ::testing::AssertionResult WaitReplicaOf(size_t replica, size_t primary, int timeout_ms = 60000);
+
  private:
   struct Node {
     Kind kind;
@@ -99,6 +115,12 @@ class TestCluster {
   // A connection to node i; nullptr when it is not running or does not accept one.
   std::unique_ptr<RespClient> Connect(size_t i);
   std::string Addr(size_t i) const { return "127.0.0.1:" + std::to_string(port(i)); }
+  // Waits until `want` (given a node's index and CLUSTER NODES entries, "" when content, else
+  // what is amiss) is content with every running node's view; a failure says `what` and why.
+  ::testing::AssertionResult WaitEveryView(
+      const std::string& what,
+      const std::function<std::string(size_t, const std::vector<ClusterNodeEntry>&)>& want,
+      int timeout_ms);
 
   std::vector<Node> nodes_;
 };
