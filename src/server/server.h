@@ -97,6 +97,9 @@ struct ServerStats {
   uint64_t total_commands = 0;
   uint64_t total_error_replies = 0;
   uint64_t unexpected_error_replies = 0;
+  // RESTOREs whose payload Redis would check in depth by sanitize-dump-payload (kvstore checks
+  // every one; this counts those the setting asks for, as Redis' INFO does).
+  uint64_t dump_payload_sanitizations = 0;
   uint64_t dirty = 0;                           // changes since the last save
   std::map<std::string, uint64_t> error_codes;  // INFO errorstats, by error code
   cmd::ExecStats exec;

@@ -276,6 +276,31 @@ TEST_F(ClusterNode, AReplicaRestartsAsAReplica) {
   }
 }
 
+// INFO's dump_payload_sanitizations counts the RESTOREs of packed values (listpacks, intsets,
+// quicklists, streams) that sanitize-dump-payload asks to check, as Redis counts them (Redis'
+// cluster tests check that migrations skip them with the default, "no").
+TEST_F(ClusterNode, DumpSanitizationsCountAsRedis) {
+  std::vector<std::string> got;
+  for (ServerProcess* p : {kv_.get(), redis_.get()}) {
+    RespClient c(p->port());
+    c.Call({"CLUSTER", "ADDSLOTSRANGE", "0", "16383"});
+    ASSERT_TRUE(WaitFor([&] { return StateOk(c); }, 30000));
+    c.Call({"HSET", "{t}h", "a", "1"});
+    c.Call({"SET", "{t}x", "1"});
+    c.Call({"SADD", "{t}s", "1", "2"});
+    c.Call({"XADD", "{t}st", "*", "a", "1"});
+    for (const char* mode : {"no", "yes", "clients"}) {
+      c.Call({"CONFIG", "SET", "sanitize-dump-payload", mode});
+      for (const char* k : {"{t}h", "{t}x", "{t}s", "{t}st"}) {
+        std::string payload = c.Call({"DUMP", k}).str;
+        c.Call({"RESTORE", std::string(k) + mode, "0", payload});
+      }
+      got.push_back(InfoField(c, "stats", "dump_payload_sanitizations"));
+    }
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"0", "3", "6", "0", "3", "6"}));
+}
+
 // A slot moved by hand from one node to the other (what redis-cli --cluster reshard does),
 // once from kvstore to redis-server and once the other way: ASK for keys already gone, the
 // source's answers and the target's ASKING and TRYAGAIN replies, then MOVED once it is done.

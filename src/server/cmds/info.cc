@@ -311,8 +311,11 @@ void StatsSection(Server& s, std::string* out) {
   Appendf(out, "tracking_total_keys:%zu\r\ntracking_total_items:%llu\r\n",
           s.tracking().total_keys(), u(s.tracking().total_items()));
   Appendf(out, "tracking_total_prefixes:%zu\r\n", s.tracking().total_prefixes());
-  Appendf(out, "unexpected_error_replies:%llu\r\ntotal_error_replies:%llu\r\n",
-          u(st.unexpected_error_replies), u(st.total_error_replies));
+  Appendf(out,
+          "unexpected_error_replies:%llu\r\ntotal_error_replies:%llu\r\n"
+          "dump_payload_sanitizations:%llu\r\n",
+          u(st.unexpected_error_replies), u(st.total_error_replies),
+          u(st.dump_payload_sanitizations));
   Appendf(out, "reply_buffer_shrinks:%llu\r\nreply_buffer_expands:%llu\r\n",
           u(st.reply_buffer_shrinks.load()), u(st.reply_buffer_expands.load()));
   // kvstore: poll groups' busy polls (io-busy-poll-us) that found events, and that ran out.

@@ -1,9 +1,11 @@
 // SAVE, BGSAVE, LASTSAVE, DUMP and RESTORE.
+#include "acl/user.h"
 #include "cmd/command.h"
 #include "cmd/context.h"
 #include "common/logging.h"
 #include "common/strutil.h"
 #include "persist/dump.h"
+#include "server/client.h"
 #include "server/persistence/aof.h"
 #include "server/persistence/persistence.h"
 #include "server/server.h"
@@ -135,6 +137,23 @@ void Restore(Context& c) {
            .ok()) {
     c.Error("DUMP payload version or checksum are wrong");
     return;
+  }
+  // What Redis' sanitize-dump-payload would check in depth (its INFO counts those): every
+  // packed payload with "yes", those of clients but the primary and skip-sanitize-payload users
+  // with "clients". kvstore checks every payload in depth whatever it says.
+  {
+    Server& s = ServerOf(c);
+    std::string mode = s.config().GetString("sanitize-dump-payload");
+    const Client& me = s.current_client();
+    bool skip = (me.flags() & Client::kMaster) ||
+                (me.acl_user() && (me.acl_user()->flags & acl::kUserSkipSanitizePayload));
+    // Redis' deep checks are of packed encodings (ziplist, intset, listpack, quicklist and
+    // stream blobs: RDB types 9 to 21), once per payload here.
+    uint8_t type = payload.empty() ? 0 : static_cast<uint8_t>(payload[0]);
+    bool packed = type >= 9 && type <= 21;
+    if (packed && (mode == "yes" || (mode == "clients" && !skip))) {
+      s.stats().dump_payload_sanitizations++;
+    }
   }
   auto value = persist::RestoreValue(payload, c.ks.limits());
   // An empty collection is refused, an empty stream is not (Redis 7.0's rdbLoadObject).
