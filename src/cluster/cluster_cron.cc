@@ -38,6 +38,12 @@ void Cluster::Cron() {
   int64_t now = WallMs();
   int64_t timeout = host_.ConfigInt("cluster-node-timeout");
   int64_t handshake_timeout = std::max<int64_t>(timeout, 1000);
+  // cluster-replica-no-failover shows in this node's flags, which its messages carry.
+  uint16_t nofailover = host_.ConfigBool("cluster-replica-no-failover") ? kFlagNoFailover : 0;
+  if ((myself_->flags & kFlagNoFailover) != nofailover) {
+    myself_->flags = static_cast<uint16_t>((myself_->flags & ~kFlagNoFailover) | nofailover);
+    Todo(kTodoSaveConfig);
+  }
   std::string hostname = host_.ConfigString("cluster-announce-hostname");
   if (hostname != myself_->hostname) {
     myself_->hostname = hostname;
