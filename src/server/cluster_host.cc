@@ -23,7 +23,13 @@ Result<std::vector<net::Fd>> ServerClusterHost::ListenTcp(int port) {
 }
 
 // A replica's stream offset is its primary's, so the feed's offset is right on both sides.
-int64_t ServerClusterHost::ReplOffset() { return server_.primary().feed().offset(); }
+// A replica loading a full sync has none yet: 0, as Redis announces then (CLUSTER SHARDS
+// shows it "loading").
+int64_t ServerClusterHost::ReplOffset() {
+  repl::Replica& r = server_.replica();
+  if (r.is_replica() && (r.loading() || r.async_loading())) return 0;
+  return server_.primary().feed().offset();
+}
 
 void ServerClusterHost::Follow(const std::string& ip, int port) {
   repl::Replica& r = server_.replica();
