@@ -456,7 +456,7 @@ std::string Cluster::Endpoint(const Node& n, bool tls) const {
   if (type == "hostname") {
     host = n.hostname.empty() ? "?" : n.hostname;
   } else if (type == "unknown-endpoint") {
-    host = "?";
+    host = "";  // "MOVED 3999 :7001": the client uses the address it knows
   } else {
     host = n.ip;
   }
@@ -619,6 +619,13 @@ Status Cluster::VerifyWithData() {
   return Status::Ok();
 }
 
+void Cluster::StartReplication() {
+  if (myself_->is_replica() && myself_->primary && myself_->primary->has_addr() &&
+      !myself_->primary->ip.empty()) {
+    host_.Follow(myself_->primary->ip, myself_->primary->port);
+  }
+}
+
 Route Cluster::RouteQuery(const Query& q) {
   Route r;
   Node* n = nullptr;
@@ -727,6 +734,7 @@ std::string Cluster::DebugKillLinks(std::string_view direction, std::string_view
 }
 
 void Cluster::AnnouncedChanged() {
+  myself_->hostname = host_.ConfigString("cluster-announce-hostname");
   std::string ip = host_.ConfigString("cluster-announce-ip");
   if (!ip.empty()) myself_->ip = ip;
   AnnouncedPorts(&myself_->port, &myself_->pport, &myself_->cport);

@@ -124,6 +124,10 @@ class Cluster {
   // when another database than 0 has keys.
   Status VerifyWithData();
 
+  // After the data is loaded at startup: a replica (by its nodes file) starts replicating its
+  // primary at once, as a `replicaof` setting would, so that it neither expires keys nor takes
+  // writes meanwhile (the cron would only start it on its next tick).
+  void StartReplication();
   Route RouteQuery(const Query& q);
   // A client blocked on keys of `slot` (BLPOP...): kHere while they are served here (or being
   // imported), else the error that unblocks it (Redis' clusterRedirectBlockedClientIfNeeded).

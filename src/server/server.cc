@@ -319,7 +319,7 @@ void Server::WireConfig() {
     return Status::Ok();
   });
   // As Redis checks an announced hostname (it travels in PING extensions and CLUSTER SLOTS).
-  c.OnApply("cluster-announce-hostname", [](const std::string& v) {
+  c.OnApply("cluster-announce-hostname", [this](const std::string& v) {
     if (v.size() >= 256) return Status::Invalid("Hostnames must be less than 256 characters");
     for (char ch : v) {
       if (!isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.') {
@@ -327,6 +327,7 @@ void Server::WireConfig() {
             "Hostnames may only contain alphanumeric characters, hyphens or dots");
       }
     }
+    if (cluster_) cluster_->AnnouncedChanged();
     return Status::Ok();
   });
   for (const char* name : {"cluster-announce-ip", "cluster-announce-port",
@@ -433,8 +434,10 @@ Status Server::Start() {
   UpdateProcTitle();
   // A primary restarted from a snapshot that recorded its history keeps it as the secondary ID,
   // so its replicas resync partially (Redis does the same).
+  // A cluster replica (by its nodes file) follows its primary as a `replicaof` would.
+  bool cluster_replica = cluster_ && cluster_->myself_is_replica();
   if (const auto& h = persistence_->startup_history();
-      h && h->offset >= 0 && config_->GetString("replicaof").empty()) {
+      h && h->offset >= 0 && config_->GetString("replicaof").empty() && !cluster_replica) {
     primary_->SetHistory(h->replid, h->offset);
     primary_->Promote();
     FeedExpiredAtLoad();
@@ -450,6 +453,12 @@ Status Server::Start() {
       replica_->set_stream_db(h->stream_db);
     }
     replica_->Follow((*words)[0], static_cast<int>(*port));
+  } else if (cluster_replica) {
+    if (const auto& h = persistence_->startup_history(); h && h->offset >= 0) {
+      primary_->SetHistory(h->replid, h->offset);
+      replica_->set_stream_db(h->stream_db);
+    }
+    cluster_->StartReplication();
   }
   startup_loading_ = false;
   lock.unlock();

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "cluster/cluster.h"
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/strutil.h"
@@ -147,7 +148,9 @@ Status Persistence::LoadAtStartup() {
   persist::RdbLoadResult res;
   // As Redis: a replica keeps the keys whose TTL passed (its primary will send their DELs); a
   // primary drops them and remembers them for its replicas.
-  bool replica = !server_.config().GetString("replicaof").empty();
+  // In cluster mode the nodes file says whether this node is a replica.
+  bool replica = !server_.config().GetString("replicaof").empty() ||
+                 (server_.cluster() && server_.cluster()->myself_is_replica());
   struct stat file {};
   BeginLoading(stat(path.c_str(), &file) == 0 ? static_cast<uint64_t>(file.st_size) : 0);
   Status st = Load(path, false, &res, Server::FunctionsLoad::kReplaceAll,
