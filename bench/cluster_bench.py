@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from redis_bench import ROOT, Server, free_port  # noqa: E402
-from tls_acl_bench import cpu_ns  # noqa: E402
+from tls_acl_bench import benchmark, cpu_ns  # noqa: E402
 
 
 class Cluster:
@@ -49,21 +49,6 @@ class Cluster:
             n.close()
 
 
-def benchmark(port, pipeline, requests, clients):
-    args = ["redis-benchmark", "--cluster", "-p", str(port), "-c", str(clients), "-n",
-            str(requests), "-r", "1000000", "-d", "16", "-P", str(pipeline), "-t", "set,get",
-            "--csv"]
-    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
-    result = {}
-    for line in out.splitlines():
-        cols = [c.strip('"') for c in line.split(",")]
-        if cols and cols[0] in ("SET", "GET"):
-            result[cols[0]] = float(cols[1])
-    if len(result) != 2:
-        raise RuntimeError(f"no result in redis-benchmark output: {out!r}")
-    return result
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--runs", type=int, default=5)
@@ -81,7 +66,8 @@ def main():
             for pipeline in (1, 16):
                 for kind, c in clusters.items():
                     before = c.cpu_ns()
-                    r = benchmark(c.nodes[0].port, pipeline, a.requests, a.clients)
+                    r = benchmark(c.nodes[0].port, pipeline, a.requests, a.clients,
+                                  ["--cluster"])
                     spent = c.cpu_ns() - before
                     for test, v in r.items():
                         qps.setdefault((kind, pipeline, test), []).append(v)

@@ -36,11 +36,6 @@ constexpr Kind R = Kind::kRedis;
 
 const std::string kClients = std::string(KV_SOURCE_DIR) + "/tests/clients/";
 
-struct Layout {
-  const char* name;
-  std::vector<Kind> kinds;  // in --cluster create's order: the first three become primaries
-};
-
 bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }

@@ -27,11 +27,6 @@ using Kind = ServerProcess::Kind;
 constexpr Kind K = Kind::kKvstore;
 constexpr Kind R = Kind::kRedis;
 
-struct Layout {
-  const char* name;
-  std::vector<Kind> kinds;  // in --cluster create's order: the first three become primaries
-};
-
 // A primary and its replica, by node index.
 struct Shard {
   size_t primary, replica;

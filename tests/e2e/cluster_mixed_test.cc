@@ -31,11 +31,6 @@ using Kind = ServerProcess::Kind;
 constexpr Kind K = Kind::kKvstore;
 constexpr Kind R = Kind::kRedis;
 
-struct Layout {
-  const char* name;
-  std::vector<Kind> kinds;  // in --cluster create's order: the first three become primaries
-};
-
 const std::string kCrossSlot = "-CROSSSLOT Keys in request don't hash to the same slot\r\n";
 
 std::string Key(int i) { return "key:" + std::to_string(i); }

@@ -19,6 +19,13 @@
 namespace kv::test {
 
 // What a redis-cli run printed (stdout and stderr together, colours removed) and how it ended.
+// Node kinds in redis-cli --cluster create's order (the first half become primaries), named
+// for the parameterized cluster tests ("AllRedis", "Mixed", "AllKvstore").
+struct Layout {
+  const char* name;
+  std::vector<ServerProcess::Kind> kinds;
+};
+
 struct CliResult {
   int status = -1;  // its exit status; -1 when it was killed (timeout) or could not run
   std::string output;
