@@ -445,7 +445,8 @@ void Cluster::ProcessGossip(const BusMessage& m, Link* l, Node* sender) {
     } else if (sender && !(g.flags & kFlagNoAddr) && !Blacklisted(g.name)) {
       // Only a known node may introduce new ones (so as not to join another cluster), and
       // with the name it gossips: the handshake with the address alone could reach another.
-      Node* nn = CreateNode(g.name, g.flags);
+      // Never a second "myself" (a gossip entry carries another node's view of a third).
+      Node* nn = CreateNode(g.name, static_cast<uint16_t>(g.flags & ~kFlagMyself));
       nn->ip = g.ip;
       nn->port = g.port;
       nn->pport = g.pport;
