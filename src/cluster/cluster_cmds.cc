@@ -98,6 +98,12 @@ void Cluster::Command(cmd::Context& c) {
   size_t argc = c.argc();
   bool tls = false;  // TODO(cluster): the client's connection type when tls-cluster comes
   store::Db& db0 = host_.keyspace().db(0);
+  // The node argument 2 names, or null with Redis' error replied.
+  auto named_node = [&]() -> Node* {
+    Node* n = Lookup(c.arg(2));
+    if (!n) c.Error("Unknown node " + std::string(c.arg(2)));
+    return n;
+  };
 
   if (Is(sub, "help") && argc == 2) {
     c.ReplyHelp(kHelp);
@@ -455,11 +461,8 @@ void Cluster::Command(cmd::Context& c) {
     // Newest first, as Redis lists a slot's keys.
     for (size_t i = 0; i < n; i++) w.Bulk(keys[keys.size() - 1 - i]->key());
   } else if (Is(sub, "forget") && argc == 3) {
-    Node* n = Lookup(c.arg(2));
-    if (!n) {
-      c.Error("Unknown node " + std::string(c.arg(2)));
-      return;
-    }
+    Node* n = named_node();
+    if (!n) return;
     if (n == myself_) {
       c.Error("I tried hard but I can't forget myself...");
       return;
@@ -473,11 +476,8 @@ void Cluster::Command(cmd::Context& c) {
     Todo(kTodoUpdateState | kTodoSaveConfig);
     w.Ok();
   } else if (Is(sub, "replicate") && argc == 3) {
-    Node* n = Lookup(c.arg(2));
-    if (!n) {
-      c.Error("Unknown node " + std::string(c.arg(2)));
-      return;
-    }
+    Node* n = named_node();
+    if (!n) return;
     if (n == myself_) {
       c.Error("Can't replicate myself");
       return;
@@ -494,11 +494,8 @@ void Cluster::Command(cmd::Context& c) {
     Todo(kTodoUpdateState | kTodoSaveConfig);
     w.Ok();
   } else if ((Is(sub, "slaves") || Is(sub, "replicas")) && argc == 3) {
-    Node* n = Lookup(c.arg(2));
-    if (!n) {
-      c.Error("Unknown node " + std::string(c.arg(2)));
-      return;
-    }
+    Node* n = named_node();
+    if (!n) return;
     if (n->is_replica()) {
       c.Error("The specified node is not a master");
       return;
@@ -508,11 +505,8 @@ void Cluster::Command(cmd::Context& c) {
       w.Bulk(NodeLine(ToInfo(*r), host_.ConfigBool("tls-cluster") && !tls));
     }
   } else if (Is(sub, "count-failure-reports") && argc == 3) {
-    Node* n = Lookup(c.arg(2));
-    if (!n) {
-      c.Error("Unknown node " + std::string(c.arg(2)));
-      return;
-    }
+    Node* n = named_node();
+    if (!n) return;
     w.Int(FailureReportsCount(n));
   } else if (Is(sub, "failover") && (argc == 2 || argc == 3)) {
     bool force = false, takeover = false;

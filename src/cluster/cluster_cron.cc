@@ -44,11 +44,6 @@ void Cluster::Cron() {
     myself_->flags = static_cast<uint16_t>((myself_->flags & ~kFlagNoFailover) | nofailover);
     Todo(kTodoSaveConfig);
   }
-  std::string hostname = host_.ConfigString("cluster-announce-hostname");
-  if (hostname != myself_->hostname) {
-    myself_->hostname = hostname;
-    Todo(kTodoSaveConfig);
-  }
   int64_t sendbuf_limit = host_.ConfigInt("cluster-link-sendbuf-limit");
 
   std::vector<Node*> all;

@@ -18,32 +18,20 @@ void ClusterDisabled(cmd::Context& c) {
   c.Error("This instance has cluster support disabled");
 }
 
-void Asking(cmd::Context& c) {
+// ASKING, READONLY and READWRITE set a flag of the client's in cluster mode.
+template <bool cmd::Session::*kFlag, bool kValue>
+void SetClusterFlag(cmd::Context& c) {
   if (!ServerOf(c).cluster()) {
     c.Error("This instance has cluster support disabled");
     return;
   }
-  c.session.asking = true;
+  c.session.*kFlag = kValue;
   c.out.Ok();
 }
 
-void ReadOnly(cmd::Context& c) {
-  if (!ServerOf(c).cluster()) {
-    c.Error("This instance has cluster support disabled");
-    return;
-  }
-  c.session.cluster_readonly = true;
-  c.out.Ok();
-}
-
-void ReadWrite(cmd::Context& c) {
-  if (!ServerOf(c).cluster()) {
-    c.Error("This instance has cluster support disabled");
-    return;
-  }
-  c.session.cluster_readonly = false;
-  c.out.Ok();
-}
+constexpr auto Asking = SetClusterFlag<&cmd::Session::asking, true>;
+constexpr auto ReadOnly = SetClusterFlag<&cmd::Session::cluster_readonly, true>;
+constexpr auto ReadWrite = SetClusterFlag<&cmd::Session::cluster_readonly, false>;
 
 }  // namespace
 
