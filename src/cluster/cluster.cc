@@ -15,8 +15,6 @@
 
 namespace kv::cluster {
 
-namespace {
-
 std::string RandomName() {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string s(kNameLen, '0');
@@ -26,8 +24,6 @@ std::string RandomName() {
   }
   return s;
 }
-
-}  // namespace
 
 std::string Route::ErrorLine() const {
   switch (kind) {

@@ -70,7 +70,19 @@ class Host {
   virtual void UnsubscribeShardSlot(int slot) = 0;
   // Deletes every key of `slot`, propagated to replicas and the AOF as DELs.
   virtual void DeleteKeysInSlot(int slot) = 0;
+  // Whole-slot migration's commands (CLUSTER MIGRATESLOTS, GETSLOTMIGRATIONS,
+  // CANCELSLOTMIGRATIONS and the internal SYNCSLOTS), which the server runs.
+  virtual void SlotMigrationCommand(cmd::Context& c) = 0;
 };
+
+// Slots `first` to `last`, both included.
+struct SlotRange {
+  int first = 0, last = 0;
+};
+// A new random name of 40 hex characters (a node's, a slot migration's).
+std::string RandomName();
+// "0-99 200-200", as CLUSTER GETSLOTMIGRATIONS shows ranges.
+std::string FormatSlotRanges(std::span<const SlotRange> ranges);
 
 // Where a command goes, decided before it runs (Redis' getNodeByQuery).
 struct Route {
@@ -147,6 +159,23 @@ class Cluster {
   void set_drop_filter(int type) { drop_filter_ = type; }
   // CONFIG SET of cluster-announce-*: this node's own entry follows at once.
   void AnnouncedChanged();
+  // Whole-slot migration (server/slot_migration.*): the checks and the slot map's changes.
+  // The source: this primary serves every slot of `ranges`, none is migrating or importing,
+  // and `target` is another primary, known and not failing, whose client endpoint is returned.
+  Status CheckExport(std::span<const SlotRange> ranges, std::string_view target, std::string* ip,
+                     int* port);
+  // The target: this primary serves none of `ranges`, `source` serves all of them in this
+  // node's view, and none is migrating or importing by hand.
+  Status CheckImport(std::span<const SlotRange> ranges, std::string_view source);
+  // The target, once every key and write is in: the slots are this node's under a new epoch
+  // (as SETSLOT NODE on an importing node), saved to disk and told to every node at once.
+  void ClaimSlots(std::span<const SlotRange> ranges);
+  // The source, once the target has claimed them: the slots are the target's in this node's
+  // view too (the target's epoch makes the claim win everywhere), saved to disk.
+  void HandOverSlots(std::span<const SlotRange> ranges, std::string_view target);
+  // Whether this node serves `slot`.
+  bool ServesSlot(int slot) const;
+
   // INFO: the bus connections (both directions) and the memory their buffers hold.
   size_t link_count() const { return links_.size(); }
   size_t links_memory() const;

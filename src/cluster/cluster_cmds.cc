@@ -107,6 +107,9 @@ void Cluster::Command(cmd::Context& c) {
 
   if (Is(sub, "help") && argc == 2) {
     c.ReplyHelp(kHelp);
+  } else if (Is(sub, "migrateslots") || Is(sub, "getslotmigrations") ||
+             Is(sub, "cancelslotmigrations") || Is(sub, "syncslots")) {
+    host_.SlotMigrationCommand(c);
   } else if (Is(sub, "meet") && (argc == 4 || argc == 5)) {
     auto port = Int(c.arg(3));
     if (!port) {

@@ -16,16 +16,21 @@ void Feed::FreeBacklog() {
 
 template <typename Str>
 void Feed::Record(int db, std::span<const Str> argv, bool to_replicas, bool to_aof) {
+  bool to_tap = false;
+  if (to_replicas && tap_sink_) {
+    tap_argv_.assign(argv.begin(), argv.end());
+    to_tap = tap_wants_(db, tap_argv_);
+  }
   to_replicas = to_replicas && active();
   to_aof = to_aof && aof_on();
-  if (!to_replicas && !to_aof) return;
+  if (!to_replicas && !to_aof && !to_tap) return;
   size_t off = unit_.size();
   unit_.append("*").append(std::to_string(argv.size())).append("\r\n");
   for (const auto& a : argv) {
     unit_.append("$").append(std::to_string(a.size())).append("\r\n");
     unit_.append(a).append("\r\n");
   }
-  ops_.push_back({db, off, unit_.size() - off, to_replicas, to_aof});
+  ops_.push_back({db, off, unit_.size() - off, to_replicas, to_aof, to_tap});
 }
 
 void Feed::Add(int db, std::span<const std::string> argv, bool to_replicas, bool to_aof) {
@@ -49,11 +54,11 @@ void Feed::Emit(std::string_view bytes) {
   if (sink_) sink_(bytes);
 }
 
-void Feed::EncodeUnit(bool replicas, bool wrap, int* selected_db, std::string* out) const {
+void Feed::EncodeUnit(Target target, bool wrap, int* selected_db, std::string* out) const {
   size_t n = 0;
   const Op* first = nullptr;
   for (const Op& op : ops_) {
-    if (!(replicas ? op.to_replicas : op.to_aof)) continue;
+    if (!op.to(target)) continue;
     if (!first) first = &op;
     n++;
   }
@@ -71,7 +76,7 @@ void Feed::EncodeUnit(bool replicas, bool wrap, int* selected_db, std::string* o
     out->append("*1\r\n$5\r\nMULTI\r\n");
   }
   for (const Op& op : ops_) {
-    if (!(replicas ? op.to_replicas : op.to_aof)) continue;
+    if (!op.to(target)) continue;
     select(op.db);
     out->append(unit_, op.off, op.len);
   }
@@ -84,8 +89,15 @@ bool Feed::EndUnit(bool wrap) {
   for (const Op& op : ops_) to_replicas |= op.to_replicas;
   if (to_replicas) {
     scratch_.clear();
-    EncodeUnit(true, wrap, &selected_db_, &scratch_);
+    EncodeUnit(Target::kReplicas, wrap, &selected_db_, &scratch_);
     Emit(scratch_);
+  }
+  bool to_tap = false;
+  for (const Op& op : ops_) to_tap |= op.to_tap;
+  if (to_tap && tap_sink_) {
+    scratch_.clear();
+    EncodeUnit(Target::kTap, wrap, &tap_selected_db_, &scratch_);
+    tap_sink_(scratch_);
   }
   bool to_aof = false;
   for (const Op& op : ops_) to_aof |= op.to_aof;
@@ -98,7 +110,7 @@ bool Feed::EndUnit(bool wrap) {
         scratch_.append("#TS:").append(std::to_string(now_s)).append("\r\n");
       }
     }
-    EncodeUnit(false, wrap, &aof_selected_db_, &scratch_);
+    EncodeUnit(Target::kAof, wrap, &aof_selected_db_, &scratch_);
     aof_sink_(scratch_);
   }
   ops_.clear();

@@ -41,6 +41,18 @@ class Feed {
   void ForgetAofSelectedDb() { aof_selected_db_ = -1; }
   // Propagation is on once a backlog exists (the first replica creates it), as in Redis.
   bool active() const { return backlog_ != nullptr; }
+  // A third target beside the replicas and the AOF: a slot migration's stream. `wants` says
+  // which writes it takes (those of the slots already sent); each unit's writes it took are
+  // handed to `sink`, encoded as for the replicas (MULTI/EXEC around several, a SELECT first).
+  // Writes that do not reach the replicas (a replica's own) do not reach the tap either.
+  using TapFilter = std::function<bool(int db, std::span<const std::string_view> argv)>;
+  void SetTap(TapFilter wants, Sink sink) {
+    tap_wants_ = std::move(wants);
+    tap_sink_ = std::move(sink);
+    tap_selected_db_ = -1;
+  }
+  void ClearTap() { SetTap(nullptr, nullptr); }
+  bool tapped() const { return tap_sink_ != nullptr; }
   void CreateBacklog(size_t capacity, int64_t start_offset);
   void FreeBacklog();
   Backlog* backlog() { return backlog_.get(); }
@@ -75,17 +87,21 @@ class Feed {
   static void EncodeCommand(std::span<const std::string_view> argv, std::string* out);
 
  private:
+  enum class Target { kReplicas, kAof, kTap };
   void Emit(std::string_view bytes);
   template <typename Str>
   void Record(int db, std::span<const Str> argv, bool to_replicas, bool to_aof);
   // The unit's writes for one target (the replicas, or the AOF), with its SELECTs, wrapped
   // when more than one and `wrap`.
-  void EncodeUnit(bool replicas, bool wrap, int* selected_db, std::string* out) const;
+  void EncodeUnit(Target target, bool wrap, int* selected_db, std::string* out) const;
 
   struct Op {
     int db;
     size_t off, len;  // its encoding in unit_
-    bool to_replicas, to_aof;
+    bool to_replicas, to_aof, to_tap;
+    bool to(Target t) const {
+      return t == Target::kReplicas ? to_replicas : t == Target::kAof ? to_aof : to_tap;
+    }
   };
   std::vector<Op> ops_;
   std::string unit_;
@@ -98,6 +114,10 @@ class Feed {
   bool aof_timestamps_ = false;
   int aof_selected_db_ = -1;
   int64_t aof_timestamp_s_ = 0;
+  TapFilter tap_wants_;
+  Sink tap_sink_;
+  int tap_selected_db_ = -1;
+  std::vector<std::string_view> tap_argv_;
 };
 
 }  // namespace kv::repl

@@ -1,4 +1,5 @@
 #include "server/cluster_host.h"
+#include "server/slot_migration.h"
 
 #include "common/clock.h"
 #include "common/logging.h"
@@ -65,18 +66,26 @@ void ServerClusterHost::PublishLocal(std::string_view channel, std::string_view 
 
 void ServerClusterHost::UnsubscribeShardSlot(int slot) { server_.UnsubscribeShardSlot(slot); }
 
-void ServerClusterHost::DeleteKeysInSlot(int slot) {
-  store::Db& db = server_.keyspace().db(0);
+size_t Server::DeleteSlotKeys(int slot) {
+  store::Db& db = keyspace_->db(0);
   std::vector<std::string> keys;
   for (store::Entry* e : db.SlotKeys(slot)) keys.emplace_back(e->key());
   for (const std::string& k : keys) {
-    server_.keyspace().ServerDelete(0, k);
-    server_.KeyModified(0, k);
-    server_.PropagateDeletion(0, k);
+    keyspace_->ServerDelete(0, k);
+    KeyModified(0, k);
+    PropagateDeletion(0, k);
   }
-  if (!keys.empty()) {
-    LOG_NOTICE("Deleted %zu keys of slot %d, which this node no longer serves", keys.size(), slot);
+  return keys.size();
+}
+
+void ServerClusterHost::DeleteKeysInSlot(int slot) {
+  if (size_t n = server_.DeleteSlotKeys(slot); n > 0) {
+    LOG_NOTICE("Deleted %zu keys of slot %d, which this node no longer serves", n, slot);
   }
+}
+
+void ServerClusterHost::SlotMigrationCommand(cmd::Context& c) {
+  server_.slot_migrations().Command(c);
 }
 
 }  // namespace kv::server

@@ -30,6 +30,7 @@ class ServerClusterHost final : public cluster::Host {
   void PublishLocal(std::string_view channel, std::string_view message, bool shard) override;
   void DeleteKeysInSlot(int slot) override;
   void UnsubscribeShardSlot(int slot) override;
+  void SlotMigrationCommand(cmd::Context& c) override;
 
  private:
   Server& server_;

@@ -299,7 +299,7 @@ std::optional<cmd::BlockRequest> Server::Run(Client& c, std::span<const std::str
   if (ctx.replicate_only && ctx.dirty == 0 && feed.active() && to_replicas) {
     feed.Add(db, args, /*to_replicas=*/true, /*to_aof=*/false);
   } else if (ctx.dirty > 0 && !(flags & cmd::kNoPropagate) &&
-             ((feed.active() && to_replicas) || feed.aof_on())) {
+             (((feed.active() || feed.tapped()) && to_replicas) || feed.aof_on())) {
     if (!ctx.propagate.empty()) {
       for (const auto& argv : ctx.propagate) {
         feed.Add(db, std::span<const std::string>(argv), to_replicas);

@@ -31,6 +31,7 @@
 #include "server/persistence/persistence.h"
 #include "server/process_params.h"
 #include "server/repl_host.h"
+#include "server/slot_migration.h"
 #include "server/shutdown.h"
 #include "server/tracking.h"
 #include "server/watchdog.h"
@@ -495,6 +496,7 @@ Status Server::StartCluster() {
   auto c = cluster::Cluster::Create(*cluster_host_);
   if (!c.ok()) return c.status();
   cluster_ = std::move(*c);
+  slot_migrations_ = std::make_unique<SlotMigrations>(*this);
   return cluster_->Start();
 }
 
@@ -544,6 +546,7 @@ void Server::RegisterClient(Client* c) { clients_[c->id()] = c; }
 
 void Server::UnregisterClient(Client* c) {
   if (clients_.erase(c->id())) stats_.connected_clients--;
+  if (slot_migrations_) slot_migrations_->OnClientClosed(c->id());
   UnsubscribeAll(*c);
   EndTransaction(*c);
   UnblockClient(*c);
@@ -746,6 +749,7 @@ Status Server::PrepareShutdown(bool save, bool nosave, bool force) {
 }
 
 void Server::Stop() {
+  if (slot_migrations_) slot_migrations_->Stop();  // their threads take the keyspace lock
   if (cluster_) cluster_->Stop();  // its thread takes the keyspace lock: not held here
   if (replica_) replica_->Stop();  // its thread may wait for the keyspace lock: not held here
   for (auto& g : groups_) g->StopAndJoin();

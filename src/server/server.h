@@ -65,6 +65,7 @@ class MigrateSockets;
 class Tracking;
 class Failover;
 class ShutdownWait;
+class SlotMigrations;
 
 struct SlowlogEntry {
   uint64_t id;
@@ -189,6 +190,11 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   // Cluster mode (cluster-enabled): the node, or null outside cluster mode.
   cluster::Cluster* cluster() { return cluster_.get(); }
   bool ClusterMode() const override { return cluster_ != nullptr; }
+  // Whole-slot migrations (slot_migration.h); cluster mode only.
+  SlotMigrations& slot_migrations() { return *slot_migrations_; }
+  bool has_slot_migrations() const { return slot_migrations_ != nullptr; }
+  // Deletes every key of `slot` (db 0), each propagated as a DEL; returns how many.
+  size_t DeleteSlotKeys(int slot);
   Evictor& evictor() { return *evictor_; }
   // maxmemory-clients (client_eviction.h).
   ClientEviction& client_eviction() { return *client_eviction_; }
@@ -335,7 +341,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   void UnpauseClients();
   // Writes paused until unpaused for the same purpose, whatever CLIENT PAUSE and UNPAUSE do
   // (Redis' PAUSE_DURING_SHUTDOWN and PAUSE_DURING_FAILOVER).
-  enum class PausePurpose { kShutdown, kFailover };
+  enum class PausePurpose { kShutdown, kFailover, kSlotMigration };
   void PauseWritesFor(PausePurpose purpose);
   void UnpauseFor(PausePurpose purpose);
   // Whether clients are paused now (a pause past its end is ended first).
@@ -530,6 +536,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   std::unique_ptr<ServerReplHost> repl_host_;  // what replication reaches of this server
   std::unique_ptr<ServerClusterHost> cluster_host_;
   std::unique_ptr<cluster::Cluster> cluster_;
+  std::unique_ptr<SlotMigrations> slot_migrations_;
   std::unique_ptr<repl::Primary> primary_;
   std::unique_ptr<repl::Replica> replica_;
   std::unique_ptr<Evictor> evictor_;
@@ -648,7 +655,7 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   };
   PauseType pause_type_ = PauseType::kOff;         // in force: the strictest of the two below
   PauseType client_pause_type_ = PauseType::kOff;  // CLIENT PAUSE's, until pause_end_ms_
-  bool purpose_paused_[2] = {false, false};        // writes, by PausePurpose
+  bool purpose_paused_[3] = {false, false, false};  // writes, by PausePurpose
   int64_t pause_end_ms_ = 0;
   std::deque<Held> held_;             // in the order they were held
   size_t held_kinds_[3] = {0, 0, 0};  // held_ by HoldKind

@@ -20,6 +20,10 @@ namespace {
 // Commands kvstore has that Redis 7.0 lacks, with the reason.
 const std::map<std::string, std::string> kNotInRedis70 = {
     {"client|setinfo", "Redis 7.2's; clients send it on connect, so kvstore accepts it"},
+    {"cluster|migrateslots", "Valkey 9's whole-slot migration, kvstore's over the data link"},
+    {"cluster|getslotmigrations", "Valkey 9's whole-slot migration's status"},
+    {"cluster|cancelslotmigrations", "Valkey 9's whole-slot migration's cancel"},
+    {"cluster|syncslots", "the whole-slot migration's control connection"},
 };
 
 // COMMAND DOCS fields kvstore does not match yet, with the reason.

@@ -39,6 +39,7 @@
 #include "server/persistence/persistence.h"
 #include "server/poll_group.h"
 #include "server/server.h"
+#include "server/slot_migration.h"
 #include "server/shutdown.h"
 #include "server/tracking.h"
 
@@ -403,6 +404,11 @@ void ClusterSection(Server& s, std::string* out) {
   out->append(s.cluster() ? "cluster_enabled:1\r\n" : "cluster_enabled:0\r\n");
 }
 
+// kvstore's own: the whole-slot migrations of this node (cluster mode only).
+void SlotMigrationSection(Server& s, std::string* out) {
+  if (s.has_slot_migrations()) s.slot_migrations().Info(out);
+}
+
 void KeyspaceSection(Server& s, std::string* out) {
   int64_t now = WallMs();
   for (int i = 0; i < s.keyspace().num_dbs(); i++) {
@@ -434,6 +440,7 @@ constexpr Section kSections[] = {
     {"errorstats", "Errorstats", true, ErrorStatsSection},
     {"latencystats", "Latencystats", false, LatencyStatsSection},
     {"cluster", "Cluster", true, ClusterSection},
+    {"slot_migration", "Slot_migration", false, SlotMigrationSection},
     {"keyspace", "Keyspace", true, KeyspaceSection},
 };
 

@@ -1,0 +1,296 @@
+// Whole-slot migration, the source's side: an export job's thread (see slot_migration.h).
+#include <chrono>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/key_slot.h"
+#include "common/logging.h"
+#include "common/strutil.h"
+#include "net/socket.h"
+#include "persist/dump.h"
+#include "repl/datalink/data_link.h"
+#include "repl/datalink/link_io.h"
+#include "repl/feed.h"
+#include "repl/primary/primary.h"
+#include "server/slot_migration.h"
+#include "server/server.h"
+
+namespace kv::server {
+
+namespace {
+
+constexpr int kControlTimeoutMs = 10000;
+// Stream bytes queued for the link and not written yet, at most: the snapshot waits beyond it.
+constexpr uint64_t kMaxUnsent = 64ull << 20;
+// How long the source waits, writes paused, for the target's claim.
+constexpr int64_t kHandOverTimeoutMs = 10000;
+constexpr int64_t kProgressLogMs = 2000;
+// How often the source asks the target how its import goes while it sends (a target that died
+// or gave up is found by its control connection, not by a stalled link).
+constexpr int64_t kStatusEveryMs = 250;
+
+void SleepUs(int us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); }
+
+// The data link's provider for this node's settings: repl-transport tcp moves the migration
+// over the socket channel (same code, no libfabric), `auto` with no provider named tries verbs.
+std::string ProviderFor(const std::string& transport, const std::string& provider) {
+  if (transport == "tcp") return "sockets";
+  if (provider == "auto") return "verbs";
+  return provider;
+}
+
+}  // namespace
+
+void SlotMigrations::InstallTap(Job* j, repl::DataLinkSender* link) {
+  tap_slots_.assign(kClusterSlots, false);
+  tap_sent_.assign(kClusterSlots, false);
+  tap_flushed_ = false;
+  for (const auto& r : j->ranges) {
+    for (int s = r.first; s <= r.last; s++) tap_slots_[s] = true;
+  }
+  server_.primary().feed().SetTap(
+      [this](int, std::span<const std::string_view> argv) {
+        std::string_view key = server_.FirstKey(argv);
+        if (key.empty()) {
+          // A flush empties the slots here and not on the target: the export fails.
+          if (EqualsIgnoreCase(argv[0], "flushall") || EqualsIgnoreCase(argv[0], "flushdb")) {
+            tap_flushed_ = true;
+          }
+          return false;
+        }
+        int slot = KeyHashSlot(key);
+        return tap_slots_[slot] && tap_sent_[slot];
+      },
+      [link](std::string_view bytes) { link->Enqueue(bytes); });
+}
+
+void SlotMigrations::RemoveTap() {
+  server_.primary().feed().ClearTap();
+  tap_slots_.clear();
+  tap_sent_.clear();
+}
+
+uint64_t SlotMigrations::DumpSlot(int slot, std::string* out) {
+  store::Db& db = server_.keyspace().db(0);
+  const store::EncodingLimits& limits = server_.keyspace().limits();
+  int64_t now_ms = WallMs();
+  uint64_t n = 0;
+  for (store::Entry* e : db.SlotKeys(slot)) {
+    if (db.IsExpired(e, now_ms)) continue;  // its DEL is on its way
+    int64_t at = db.GetExpire(e);
+    std::string payload = persist::DumpValue(e->value, limits, /*compression=*/false);
+    std::string ttl = at < 0 ? "0" : std::to_string(at);
+    std::string_view argv[] = {"RESTORE", e->key(), ttl, payload, "REPLACE", "ABSTTL"};
+    repl::Feed::EncodeCommand(argv, out);
+    n++;
+  }
+  return n;
+}
+
+void SlotMigrations::RunExport(Job* j) {
+  std::string error = Export(j);
+  std::lock_guard lock(server_.mu());
+  if (error.empty()) {
+    SetState(*j, "success");
+  } else {
+    SetState(*j, j->cancel ? "cancelled" : "failed", error);
+  }
+  exporting_ = nullptr;
+  StartNextExport();
+  TrimLog();
+}
+
+// The export, start to end; "" once the target serves the slots, else why it failed (the
+// source serves them still, with every key).
+std::string SlotMigrations::Export(Job* j) {
+  std::string ip, myid, provider, poll_mode, user, pass;
+  int port = 0;
+  bool doorbell = true;
+  int64_t key_delay_us = 0;
+  {
+    std::lock_guard lock(server_.mu());
+    if (j->cancel) return "cancelled";
+    cluster::Cluster* cl = server_.cluster();
+    if (Status st = cl->CheckExport(j->ranges, j->target, &ip, &port); !st.ok()) {
+      return st.message();
+    }
+    myid = cl->myid();
+    Config& cfg = server_.config();
+    provider = ProviderFor(cfg.GetString("repl-transport"), cfg.GetString("repl-rdma-provider"));
+    poll_mode = cfg.GetString("repl-rdma-poll-mode");
+    doorbell = cfg.GetBool("repl-rdma-doorbell");
+    user = cfg.GetString("masteruser");
+    pass = cfg.GetString("masterauth");
+    // As a snapshot child sleeps per key saved (tests use it to slow a migration down).
+    key_delay_us = std::max<int64_t>(0, cfg.GetInt("rdb-key-save-delay"));
+    SetState(*j, "connecting");
+  }
+
+  // The control connection, authenticated as a replica would be (masteruser, masterauth).
+  auto fd = net::ConnectTcp(ip, port, kControlTimeoutMs);
+  if (!fd.ok()) return "connecting to the target: " + fd.status().message();
+  repl::LinkIo io(fd->get(), kControlTimeoutMs);
+  auto call = [&](std::initializer_list<std::string_view> argv) -> Result<std::string> {
+    KV_TRY(io.WriteAll(repl::ReplCommand(argv)));
+    return io.ReadLine();
+  };
+  if (!pass.empty()) {
+    auto r = user.empty() ? call({"AUTH", pass}) : call({"AUTH", user, pass});
+    if (!r.ok()) return "control connection: " + r.status().message();
+    if (*r != "+OK") return "the target refused AUTH: " + *r;
+  }
+
+  // The data link: this end's setup goes with ESTABLISH, the target's comes back.
+  std::string blob;
+  auto created = repl::DataLinkSender::Create(
+      repl::DataLinkOptions(provider, poll_mode, doorbell), &blob);
+  if (!created.ok() && provider == "verbs") {  // `auto` and no RDMA device here
+    provider = "sockets";
+    created = repl::DataLinkSender::Create(repl::DataLinkOptions(provider, poll_mode, doorbell),
+                                           &blob);
+  }
+  if (!created.ok()) return "data link: " + created.status().message();
+  std::unique_ptr<repl::DataLinkSender> link = std::move(*created);
+  std::string ranges;
+  for (const auto& r : j->ranges) {
+    if (!ranges.empty()) ranges += ',';
+    ranges += std::to_string(r.first) + "-" + std::to_string(r.last);
+  }
+  auto reply = call({"CLUSTER", "SYNCSLOTS", "ESTABLISH", j->name, myid, ranges, provider,
+                     HexEncode(blob)});
+  if (!reply.ok()) return "control connection: " + reply.status().message();
+  std::string peer;
+  if (reply->rfind("+RDMA ", 0) != 0 || !HexDecode(std::string_view(*reply).substr(6), &peer)) {
+    return "the target refused the migration: " + reply->substr(0, 200);
+  }
+  link->Start(std::move(peer));
+
+  bool tapped = false, paused = false;
+  // Whatever ends the export early: the tap and the pause go, the target drops what it got.
+  auto fail = [&](std::string why) {
+    {
+      std::lock_guard lock(server_.mu());
+      if (tapped) RemoveTap();
+      if (paused) server_.UnpauseFor(Server::PausePurpose::kSlotMigration);
+    }
+    link->Break();
+    (void)call({"CLUSTER", "SYNCSLOTS", "ABORT", j->name});
+    return why;
+  };
+  {
+    std::lock_guard lock(server_.mu());
+    j->link = link->Describe();
+    InstallTap(j, link.get());
+    tapped = true;
+    SetState(*j, "snapshot");
+  }
+  LOG_NOTICE("Slot migration %.8s: sending %d slots to %s:%d over the data link (%s)",
+             j->name.c_str(), j->slots_total, ip.c_str(), port, provider.c_str());
+
+  // The target's word on its import: "" while it goes on, else why it stopped.
+  int64_t last_status = MonoMs();
+  auto target_trouble = [&]() -> std::string {
+    if (MonoMs() - last_status < kStatusEveryMs) return "";
+    last_status = MonoMs();
+    auto st = call({"CLUSTER", "SYNCSLOTS", "STATUS", j->name});
+    if (!st.ok()) return "control connection: " + st.status().message();
+    if (st->empty() || (*st)[0] != '+') return "the target: " + st->substr(1, 200);
+    return "";
+  };
+  // 1. The snapshot, a slot at a time; from then on the slot's writes follow through the tap.
+  std::string batch;
+  int64_t last_log = MonoMs();
+  for (const auto& r : j->ranges) {
+    for (int s = r.first; s <= r.last; s++) {
+      batch.clear();
+      uint64_t dumped;
+      {
+        std::lock_guard lock(server_.mu());
+        if (j->cancel) return fail("cancelled");
+        if (tap_flushed_) return fail("the dataset was flushed during the migration");
+        dumped = DumpSlot(s, &batch);
+        j->keys += dumped;
+        j->bytes += batch.size();
+        j->slots_sent++;
+        tap_sent_[s] = true;
+        // Enqueued under the lock: the slot's writes from now on come after its keys.
+        if (!batch.empty()) link->Enqueue(batch);
+      }
+      link->Kick();
+      if (key_delay_us > 0 && dumped > 0) SleepUs(static_cast<int>(key_delay_us * dumped));
+      while (link->Unsent() > kMaxUnsent && !link->failed() && !j->cancel) SleepUs(200);
+      if (link->failed()) return fail("data link: " + link->error());
+      if (std::string why = target_trouble(); !why.empty()) return fail(why);
+      if (MonoMs() - last_log >= kProgressLogMs) {
+        last_log = MonoMs();
+        std::lock_guard lock(server_.mu());
+        LOG_NOTICE("Slot migration %.8s: %d/%d slots, %llu keys, %s sent", j->name.c_str(),
+                   j->slots_sent, j->slots_total, static_cast<unsigned long long>(j->keys),
+                   repl::HumanMB(static_cast<int64_t>(j->bytes)).c_str());
+      }
+    }
+  }
+  {
+    std::lock_guard lock(server_.mu());
+    SetState(*j, "streaming");
+  }
+  // 2. The stream catches up: little is left to send once writes stop.
+  while (link->Unsent() > 0 && !link->failed() && !j->cancel) {
+    if (std::string why = target_trouble(); !why.empty()) return fail(why);
+    SleepUs(200);
+  }
+  if (link->failed()) return fail("data link: " + link->error());
+
+  // 3. The hand-over: writes paused, the end mark after the last write, then the target's claim.
+  int64_t pause_start_us;
+  {
+    std::lock_guard lock(server_.mu());
+    if (j->cancel) return fail("cancelled");
+    if (tap_flushed_) return fail("the dataset was flushed during the migration");
+    server_.PauseWritesFor(Server::PausePurpose::kSlotMigration);
+    paused = true;
+    pause_start_us = MonoUs();
+    std::string_view end[] = {"CLUSTER", "SYNCSLOTS", "END"};
+    std::string mark;
+    repl::Feed::EncodeCommand(end, &mark);
+    link->Enqueue(mark);
+    RemoveTap();
+    tapped = false;
+    SetState(*j, "handover");
+  }
+  link->Kick();
+  int64_t deadline = MonoMs() + kHandOverTimeoutMs;
+  for (;;) {
+    auto st = call({"CLUSTER", "SYNCSLOTS", "STATUS", j->name});
+    if (!st.ok()) return fail("control connection: " + st.status().message());
+    if (*st == "+success") break;
+    if (st->empty() || (*st)[0] != '+') return fail("the target: " + st->substr(1, 200));
+    if (link->failed()) return fail("data link: " + link->error());
+    if (MonoMs() > deadline) return fail("the target did not claim the slots in time");
+    SleepUs(100);
+  }
+  {
+    std::lock_guard lock(server_.mu());
+    server_.cluster()->HandOverSlots(j->ranges, j->target);
+    server_.UnpauseFor(Server::PausePurpose::kSlotMigration);
+    j->pause_us = MonoUs() - pause_start_us;
+    j->link = link->Describe();
+  }
+  LOG_NOTICE("Slot migration %.8s: %s now served by %.40s (writes paused %lld us)",
+             j->name.c_str(), cluster::FormatSlotRanges(j->ranges).c_str(), j->target.c_str(),
+             static_cast<long long>(j->pause_us));
+  link.reset();
+  // The keys left here belong to slots this node no longer serves: deleted a slot at a time.
+  uint64_t deleted = 0;
+  for (const auto& r : j->ranges) {
+    for (int s = r.first; s <= r.last; s++) {
+      std::lock_guard lock(server_.mu());
+      if (!server_.cluster()->ServesSlot(s)) deleted += server_.DeleteSlotKeys(s);
+    }
+  }
+  LOG_NOTICE("Slot migration %.8s: deleted the %llu keys migrated", j->name.c_str(),
+             static_cast<unsigned long long>(deleted));
+  return "";
+}
+
+}  // namespace kv::server

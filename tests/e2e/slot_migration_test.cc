@@ -1,0 +1,350 @@
+// Whole-slot migration (CLUSTER MIGRATESLOTS) between kvstore primaries, end to end: real
+// clusters of kvstore-server processes made with redis-cli --cluster create, the slots' keys
+// and writes moved through the data link over each provider the tests have (libfabric's shm
+// and tcp, and the socket channel). Under a write load no acknowledged write is lost or applied
+// twice, the target's replica gets every key, and every node ends up agreeing on the new owner.
+// A migration cut off midway (the source or the target killed, the control connection killed,
+// a cancel) leaves every key with exactly one owner.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/cluster.h"
+#include "tests/support/cluster_client.h"
+#include "tests/support/resp_client.h"
+#include "tests/support/wait.h"
+
+namespace kv::test {
+namespace {
+
+using Kind = ServerProcess::Kind;
+constexpr Kind K = Kind::kKvstore;
+
+// redis-cli --cluster create gives node 0 slots 0-5460; these move to node 1.
+constexpr int kFirst = 0, kLast = 2999;
+constexpr int kKeys = 6000;
+
+std::string Key(int i) { return "sm:" + std::to_string(i); }
+std::string Value(int i) { return "value-" + std::to_string(i); }
+bool Moving(const std::string& key) {
+  int s = KeySlot(key);
+  return s >= kFirst && s <= kLast;
+}
+
+// A field of the first entry of CLUSTER GETSLOTMIGRATIONS ("" when there is none).
+std::string JobField(RespClient& c, const std::string& field) {
+  Reply r = c.Call({"CLUSTER", "GETSLOTMIGRATIONS"});
+  if (r.elems.empty()) return "";
+  const Reply& job = r.elems.back();  // the newest
+  for (size_t i = 0; i + 1 < job.elems.size(); i += 2) {
+    if (job.elems[i].str == field) {
+      return job.elems[i + 1].type == ':' ? std::to_string(job.elems[i + 1].integer)
+                                          : job.elems[i + 1].str;
+    }
+  }
+  return "";
+}
+
+class SlotMigration : public ::testing::TestWithParam<const char*> {
+ protected:
+  // `replicas`: one per primary (six nodes) or none (three).
+  void Start(int replicas) {
+    if (!HaveRedisServer() || access("/usr/bin/redis-cli", X_OK) != 0) {
+      GTEST_SKIP() << "redis-cli is not installed";
+    }
+    cluster_ = std::make_unique<TestCluster>(std::vector<Kind>(replicas ? 6 : 3, K));
+    ASSERT_TRUE(cluster_->Create(replicas));
+    for (size_t i = 0; i < cluster_->size(); i++) {
+      RespClient c(cluster_->port(i));
+      ASSERT_EQ(c.Raw({"CONFIG", "SET", "repl-rdma-provider", GetParam()}), "+OK\r\n");
+    }
+    ClusterClient cc(cluster_->port(0));
+    for (int i = 0; i < kKeys; i++) {
+      Reply r = (i % 10 == 1) ? cc.Call({"SET", Key(i), Value(i), "PX", "600000"})
+                : (i % 10 == 2) ? cc.Call({"RPUSH", Key(i), "a", "b", Value(i)})
+                : (i % 10 == 3) ? cc.Call({"HSET", Key(i), "f", Value(i), "g", "x"})
+                                : cc.Call({"SET", Key(i), Value(i)});
+      ASSERT_FALSE(r.is_error()) << Key(i) << ": " << r.Debug();
+    }
+  }
+
+  void TearDown() override {
+    if (HasFailure() && cluster_) printf("The cluster at the end:\n%s\n", cluster_->Describe().c_str());
+  }
+
+  Reply MigrateTo(size_t from, size_t to) {
+    RespClient c(cluster_->port(from));
+    return c.Call({"CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", std::to_string(kFirst),
+                   std::to_string(kLast), "NODE", cluster_->NodeId(to)});
+  }
+
+  // Waits until node i's newest job is in a final state; returns it.
+  std::string WaitJobEnd(size_t i, int timeout_ms = 120000) {
+    RespClient c(cluster_->port(i));
+    std::string state;
+    WaitFor(
+        [&] {
+          state = JobField(c, "state");
+          return state == "success" || state == "failed" || state == "cancelled";
+        },
+        timeout_ms, 20);
+    return state;
+  }
+
+  // Waits until node i's newest job has sent some of the slots and is still sending.
+  ::testing::AssertionResult WaitMidSnapshot(size_t i) {
+    RespClient c(cluster_->port(i));
+    std::string state;
+    bool ok = WaitFor(
+        [&] {
+          state = JobField(c, "state");
+          return state == "snapshot" && std::stoll("0" + JobField(c, "slots_sent")) > 100;
+        },
+        60000, 5);
+    if (ok) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "the export never was mid-snapshot: " << state;
+  }
+
+  // Every key reads back as written, through the cluster as a client sees it.
+  void ExpectKeys(size_t via) {
+    ClusterClient cc(cluster_->port(via));
+    for (int i = 0; i < kKeys; i++) {
+      std::string want = Value(i);
+      Reply r = (i % 10 == 2)   ? cc.Call({"LINDEX", Key(i), "2"})
+                : (i % 10 == 3) ? cc.Call({"HGET", Key(i), "f"})
+                                : cc.Call({"GET", Key(i)});
+      ASSERT_EQ(r.str, want) << Key(i) << ": " << r.Debug();
+      if (i % 10 == 1) {
+        Reply ttl = cc.Call({"PTTL", Key(i)});
+        ASSERT_GT(ttl.integer, 0) << Key(i) << " lost its TTL";
+      }
+    }
+  }
+
+  // How many keys of the moving slots node i holds.
+  int64_t KeysInMovingSlots(size_t i) {
+    RespClient c(cluster_->port(i));
+    int64_t n = 0;
+    for (int s = kFirst; s <= kLast; s++) {
+      n += c.Call({"CLUSTER", "COUNTKEYSINSLOT", std::to_string(s)}).integer;
+    }
+    return n;
+  }
+
+  static int ExpectedInMovingSlots() {
+    int n = 0;
+    for (int i = 0; i < kKeys; i++) n += Moving(Key(i));
+    return n;
+  }
+
+  // Whether node `via` sees node `owner` serving slot kFirst.
+  bool Serves(size_t via, size_t owner) {
+    for (const ClusterNodeEntry& e : cluster_->Nodes(via)) {
+      if (e.port != cluster_->port(owner)) continue;
+      for (const std::string& r : e.slots) {
+        size_t dash = r.find('-');
+        int a = std::stoi(r.substr(0, dash));
+        int b = dash == std::string::npos ? a : std::stoi(r.substr(dash + 1));
+        if (a <= kFirst && kFirst <= b) return true;
+      }
+    }
+    return false;
+  }
+
+  // The node that replicates node `primary` (by node 0's view); -1 when none.
+  int ReplicaOf(size_t primary) {
+    std::string id = cluster_->NodeId(primary);
+    for (const ClusterNodeEntry& e : cluster_->Nodes(primary)) {
+      if (e.primary_id == id) return cluster_->IndexOf(e.port);
+    }
+    return -1;
+  }
+
+  std::unique_ptr<TestCluster> cluster_;
+};
+
+// Slots move under a load of counters: every acknowledged INCR is there once, every key with
+// its value, type and TTL, on the target and on its replica; no key is left on the source.
+TEST_P(SlotMigration, MovesSlotsUnderWriteLoad) {
+  ASSERT_NO_FATAL_FAILURE(Start(1));
+  TestCluster& c = *cluster_;
+  std::atomic<bool> stop{false};
+  std::map<std::string, int64_t> acked;  // the writer's
+  std::string writer_error;
+  std::thread writer([&] {
+    ClusterClient cc(c.port(2));
+    for (int n = 0; !stop; n++) {
+      std::string key = "ctr:" + std::to_string(n % 200);
+      Reply r = cc.Call({"INCR", key});
+      if (r.type != ':') {
+        writer_error = key + ": " + r.Debug();
+        return;
+      }
+      if (r.integer != acked[key] + 1) {
+        writer_error = key + " went from " + std::to_string(acked[key]) + " to " +
+                       std::to_string(r.integer);
+        return;
+      }
+      acked[key] = r.integer;
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Reply r = MigrateTo(0, 1);
+  ASSERT_EQ(r.raw, "+OK\r\n") << r.Debug();
+  std::string state = WaitJobEnd(0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // writes after the hand-over
+  stop = true;
+  writer.join();
+  RespClient src(c.port(0)), dst(c.port(1));
+  ASSERT_EQ(state, "success") << JobField(src, "message");
+  EXPECT_EQ(JobField(dst, "state"), "success");
+  EXPECT_EQ(writer_error, "");
+  ASSERT_TRUE(c.WaitHealthy());
+  for (size_t i = 0; i < c.size(); i++) EXPECT_TRUE(Serves(i, 1)) << "node " << i;
+  int moving = 0;
+  for (const auto& [key, v] : acked) moving += Moving(key);
+  EXPECT_GT(moving, 0) << "no counter in the moving slots";
+  ClusterClient cc(c.port(0));
+  for (const auto& [key, v] : acked) {
+    EXPECT_EQ(cc.Call({"GET", key}).str, std::to_string(v)) << key;
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectKeys(0));
+  EXPECT_EQ(KeysInMovingSlots(0), 0);
+  int64_t expected = ExpectedInMovingSlots();
+  for (const auto& [key, v] : acked) expected += Moving(key);
+  EXPECT_EQ(KeysInMovingSlots(1), expected);
+  int replica = ReplicaOf(1);
+  ASSERT_GE(replica, 0);
+  RespClient rep(c.port(replica));
+  ASSERT_TRUE(InSync(dst, rep));
+  EXPECT_EQ(KeysInMovingSlots(replica), expected);
+  // INFO shows the job, and the moved slots' transport.
+  std::string info = src.Call({"INFO", "slot_migration"}).str;
+  EXPECT_NE(info.find("state=success"), std::string::npos) << info;
+  EXPECT_NE(info.find("progress=100.0%"), std::string::npos) << info;
+  CliResult check = c.Check();
+  EXPECT_EQ(check.status, 0) << check.output;
+  printf("hand-over pause %s us over %s\n", JobField(src, "pause_us").c_str(),
+         JobField(src, "link").c_str());
+}
+
+// The source killed mid-snapshot: its replica takes over with every key, and the target drops
+// what it had received.
+TEST_P(SlotMigration, SourceKilledMidSnapshot) {
+  ASSERT_NO_FATAL_FAILURE(Start(1));
+  TestCluster& c = *cluster_;
+  int replica = ReplicaOf(0);
+  ASSERT_GE(replica, 0);
+  {
+    RespClient src(c.port(0)), rep(c.port(replica));
+    ASSERT_TRUE(InSync(src, rep));
+    ASSERT_EQ(src.Raw({"CONFIG", "SET", "rdb-key-save-delay", "2000"}), "+OK\r\n");
+  }
+  ASSERT_EQ(MigrateTo(0, 1).raw, "+OK\r\n");
+  ASSERT_TRUE(WaitMidSnapshot(0));
+  c.Kill(0);
+  EXPECT_EQ(WaitJobEnd(1), "cancelled");
+  ASSERT_TRUE(c.WaitFailed(0));
+  ASSERT_TRUE(WaitFor([&] { return Serves(1, replica) && Serves(2, replica); }, 60000));
+  EXPECT_EQ(KeysInMovingSlots(1), 0);
+  EXPECT_EQ(KeysInMovingSlots(replica), ExpectedInMovingSlots());
+  ASSERT_NO_FATAL_FAILURE(ExpectKeys(1));
+}
+
+// The target killed mid-snapshot: the export fails, and the source goes on serving the slots
+// with every key, its writes not paused.
+TEST_P(SlotMigration, TargetKilledMidSnapshot) {
+  ASSERT_NO_FATAL_FAILURE(Start(0));
+  TestCluster& c = *cluster_;
+  RespClient src(c.port(0));
+  ASSERT_EQ(src.Raw({"CONFIG", "SET", "rdb-key-save-delay", "2000"}), "+OK\r\n");
+  ASSERT_EQ(MigrateTo(0, 1).raw, "+OK\r\n");
+  ASSERT_TRUE(WaitMidSnapshot(0));
+  c.Kill(1);
+  EXPECT_EQ(WaitJobEnd(0), "failed");
+  EXPECT_TRUE(Serves(0, 0));
+  EXPECT_EQ(KeysInMovingSlots(0), ExpectedInMovingSlots());
+  std::string key;
+  for (int i = 0; key.empty(); i++) {
+    if (Moving("w:" + std::to_string(i))) key = "w:" + std::to_string(i);
+  }
+  EXPECT_EQ(src.Raw({"SET", key, "after"}), "+OK\r\n");
+}
+
+// A cancel, and the control connection killed on the target: both ends give up, the source
+// keeps every key and the target none; a second migration then succeeds.
+TEST_P(SlotMigration, CancelAndBrokenControlConnection) {
+  ASSERT_NO_FATAL_FAILURE(Start(0));
+  TestCluster& c = *cluster_;
+  RespClient src(c.port(0)), dst(c.port(1));
+  ASSERT_EQ(src.Raw({"CONFIG", "SET", "rdb-key-save-delay", "2000"}), "+OK\r\n");
+
+  ASSERT_EQ(MigrateTo(0, 1).raw, "+OK\r\n");
+  ASSERT_TRUE(WaitMidSnapshot(0));
+  ASSERT_EQ(src.Raw({"CLUSTER", "CANCELSLOTMIGRATIONS"}), "+OK\r\n");
+  EXPECT_EQ(WaitJobEnd(0), "cancelled");
+  EXPECT_NE(WaitJobEnd(1), "success");
+  EXPECT_EQ(KeysInMovingSlots(1), 0);
+  EXPECT_EQ(KeysInMovingSlots(0), ExpectedInMovingSlots());
+
+  ASSERT_EQ(MigrateTo(0, 1).raw, "+OK\r\n");
+  ASSERT_TRUE(WaitMidSnapshot(0));
+  Reply killed = dst.Call({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+  EXPECT_GE(killed.integer, 1) << killed.Debug();
+  EXPECT_EQ(WaitJobEnd(0), "failed");
+  EXPECT_EQ(WaitJobEnd(1), "cancelled");
+  EXPECT_EQ(KeysInMovingSlots(1), 0);
+  EXPECT_EQ(KeysInMovingSlots(0), ExpectedInMovingSlots());
+  EXPECT_TRUE(Serves(0, 0));
+
+  ASSERT_EQ(src.Raw({"CONFIG", "SET", "rdb-key-save-delay", "0"}), "+OK\r\n");
+  ASSERT_EQ(MigrateTo(0, 1).raw, "+OK\r\n");
+  ASSERT_EQ(WaitJobEnd(0), "success") << JobField(src, "message");
+  ASSERT_TRUE(c.WaitHealthy());
+  ASSERT_NO_FATAL_FAILURE(ExpectKeys(2));
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, SlotMigration, ::testing::Values("shm", "tcp", "sockets"),
+                         [](const auto& info) { return std::string(info.param); });
+
+// The command's errors, before any job starts.
+TEST(SlotMigrationErrors, RefusedWithAReason) {
+  if (!HaveRedisServer() || access("/usr/bin/redis-cli", X_OK) != 0) {
+    GTEST_SKIP() << "redis-cli is not installed";
+  }
+  TestCluster c(std::vector<Kind>(3, K));
+  ASSERT_TRUE(c.Create(0));
+  RespClient n0(c.port(0));
+  std::string other = c.NodeId(1), me = c.NodeId(0);
+  auto err = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"CLUSTER", "MIGRATESLOTS"});
+    return n0.Call(args).str;
+  };
+  EXPECT_EQ(err({"SLOTSRANGE", "0", "10"}), "ERR syntax error");
+  EXPECT_EQ(err({"NODE", other}), "ERR wrong number of arguments for 'cluster|migrateslots' command");
+  EXPECT_EQ(err({"NODE", other, "SLOTSRANGE"}), "ERR syntax error");
+  EXPECT_EQ(err({"SLOTSRANGE", "10", "5", "NODE", other}),
+            "ERR start slot number 10 is greater than end slot number 5");
+  EXPECT_EQ(err({"SLOTSRANGE", "0", "16384", "NODE", other}), "ERR Invalid or out of range slot");
+  EXPECT_EQ(err({"SLOTSRANGE", "0", "5", "3", "8", "NODE", other}),
+            "ERR Slot 3 specified multiple times");
+  EXPECT_EQ(err({"SLOTSRANGE", "6000", "6001", "NODE", other}),
+            "ERR I'm not the owner of hash slot 6000");
+  EXPECT_EQ(err({"SLOTSRANGE", "0", "1", "NODE", "nosuchnode"}), "ERR Unknown node nosuchnode");
+  EXPECT_EQ(err({"SLOTSRANGE", "0", "1", "NODE", me}), "ERR Can't migrate slots to myself");
+  EXPECT_EQ(n0.Call({"CLUSTER", "GETSLOTMIGRATIONS"}).elems.size(), 0u);
+  // The control connection's command checks its peer's claim.
+  RespClient n1(c.port(1));
+  Reply r = n1.Call({"CLUSTER", "SYNCSLOTS", "ESTABLISH", "x", me, "6000-6001", "sockets", "00"});
+  EXPECT_EQ(r.str, "ERR Hash slot 6000 is not served by " + me + " in my view");
+  EXPECT_EQ(n1.Call({"CLUSTER", "SYNCSLOTS", "STATUS", "x"}).str, "ERR No slot import named x");
+}
+
+}  // namespace
+}  // namespace kv::test
