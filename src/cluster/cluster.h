@@ -175,6 +175,9 @@ class Cluster {
   void HandOverSlots(std::span<const SlotRange> ranges, std::string_view target);
   // Whether this node serves `slot`.
   bool ServesSlot(int slot) const;
+  // The key-by-key fallback (a target that is not kvstore): `slot` migrating to `target`, as
+  // CLUSTER SETSLOT MIGRATING sets it (empty `target`: stable again).
+  void SetMigrating(int slot, std::string_view target);
 
   // INFO: the bus connections (both directions) and the memory their buffers hold.
   size_t link_count() const { return links_.size(); }

@@ -34,6 +34,10 @@ int FirstSlotWhere(std::span<const SlotRange> ranges, Pred bad) {
 
 bool Cluster::ServesSlot(int slot) const { return slots_[slot] == myself_; }
 
+void Cluster::SetMigrating(int slot, std::string_view target) {
+  migrating_to_[slot] = target.empty() ? nullptr : Lookup(target);
+}
+
 Status Cluster::CheckExport(std::span<const SlotRange> ranges, std::string_view target,
                             std::string* ip, int* port) {
   if (myself_->is_replica()) return Status::Invalid("Only a primary can migrate slots");

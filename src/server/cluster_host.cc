@@ -70,12 +70,14 @@ size_t Server::DeleteSlotKeys(int slot) {
   store::Db& db = keyspace_->db(0);
   std::vector<std::string> keys;
   for (store::Entry* e : db.SlotKeys(slot)) keys.emplace_back(e->key());
-  for (const std::string& k : keys) {
-    keyspace_->ServerDelete(0, k);
-    KeyModified(0, k);
-    PropagateDeletion(0, k);
-  }
+  for (const std::string& k : keys) DeleteMovedKey(k);
   return keys.size();
+}
+
+void Server::DeleteMovedKey(const std::string& k) {
+  keyspace_->ServerDelete(0, k);
+  KeyModified(0, k);
+  PropagateDeletion(0, k);
 }
 
 void ServerClusterHost::DeleteKeysInSlot(int slot) {

@@ -195,6 +195,8 @@ class Server : public cmd::ServerHooks, public store::KeyspaceObserver {
   bool has_slot_migrations() const { return slot_migrations_ != nullptr; }
   // Deletes every key of `slot` (db 0), each propagated as a DEL; returns how many.
   size_t DeleteSlotKeys(int slot);
+  // Deletes key `k` of db 0, propagated as a DEL (a key that moved to another node).
+  void DeleteMovedKey(const std::string& k);
   Evictor& evictor() { return *evictor_; }
   // maxmemory-clients (client_eviction.h).
   ClientEviction& client_eviction() { return *client_eviction_; }

@@ -160,6 +160,10 @@ std::string SlotMigrations::Export(Job* j) {
                      HexEncode(blob)});
   if (!reply.ok()) return "control connection: " + reply.status().message();
   std::string peer;
+  if (reply->rfind("-ERR unknown subcommand", 0) == 0) {  // not kvstore
+    link.reset();
+    return ExportByMigrate(j, io, myid);
+  }
   if (reply->rfind("+RDMA ", 0) != 0 || !HexDecode(std::string_view(*reply).substr(6), &peer)) {
     return "the target refused the migration: " + reply->substr(0, 200);
   }
@@ -167,6 +171,7 @@ std::string SlotMigrations::Export(Job* j) {
 
   bool tapped = false, paused = false;
   // Whatever ends the export early: the tap and the pause go, the target drops what it got.
+  // Called without the lock.
   auto fail = [&](std::string why) {
     {
       std::lock_guard lock(server_.mu());
@@ -187,6 +192,12 @@ std::string SlotMigrations::Export(Job* j) {
   LOG_NOTICE("Slot migration %.8s: sending %d slots to %s:%d over the data link (%s)",
              j->name.c_str(), j->slots_total, ip.c_str(), port, provider.c_str());
 
+  // Why the export stops here ("" when it goes on), asked with the lock held.
+  auto stopped = [&]() -> std::string {
+    if (j->cancel) return "cancelled";
+    if (tap_flushed_) return "the dataset was flushed during the migration";
+    return "";
+  };
   // The target's word on its import: "" while it goes on, else why it stopped.
   int64_t last_status = MonoMs();
   auto target_trouble = [&]() -> std::string {
@@ -203,19 +214,22 @@ std::string SlotMigrations::Export(Job* j) {
   for (const auto& r : j->ranges) {
     for (int s = r.first; s <= r.last; s++) {
       batch.clear();
-      uint64_t dumped;
+      uint64_t dumped = 0;
+      std::string why;
       {
         std::lock_guard lock(server_.mu());
-        if (j->cancel) return fail("cancelled");
-        if (tap_flushed_) return fail("the dataset was flushed during the migration");
-        dumped = DumpSlot(s, &batch);
-        j->keys += dumped;
-        j->bytes += batch.size();
-        j->slots_sent++;
-        tap_sent_[s] = true;
-        // Enqueued under the lock: the slot's writes from now on come after its keys.
-        if (!batch.empty()) link->Enqueue(batch);
+        why = stopped();
+        if (why.empty()) {
+          dumped = DumpSlot(s, &batch);
+          j->keys += dumped;
+          j->bytes += batch.size();
+          j->slots_sent++;
+          tap_sent_[s] = true;
+          // Enqueued under the lock: the slot's writes from now on come after its keys.
+          if (!batch.empty()) link->Enqueue(batch);
+        }
       }
+      if (!why.empty()) return fail(why);
       link->Kick();
       if (key_delay_us > 0 && dumped > 0) SleepUs(static_cast<int>(key_delay_us * dumped));
       while (link->Unsent() > kMaxUnsent && !link->failed() && !j->cancel) SleepUs(200);
@@ -242,11 +256,12 @@ std::string SlotMigrations::Export(Job* j) {
   if (link->failed()) return fail("data link: " + link->error());
 
   // 3. The hand-over: writes paused, the end mark after the last write, then the target's claim.
-  int64_t pause_start_us;
-  {
+  int64_t pause_start_us = 0;
+  std::string why;
+  do {
     std::lock_guard lock(server_.mu());
-    if (j->cancel) return fail("cancelled");
-    if (tap_flushed_) return fail("the dataset was flushed during the migration");
+    why = stopped();
+    if (!why.empty()) break;
     server_.PauseWritesFor(Server::PausePurpose::kSlotMigration);
     paused = true;
     pause_start_us = MonoUs();
@@ -257,7 +272,8 @@ std::string SlotMigrations::Export(Job* j) {
     RemoveTap();
     tapped = false;
     SetState(*j, "handover");
-  }
+  } while (false);
+  if (!why.empty()) return fail(why);
   link->Kick();
   int64_t deadline = MonoMs() + kHandOverTimeoutMs;
   for (;;) {
@@ -290,6 +306,78 @@ std::string SlotMigrations::Export(Job* j) {
   }
   LOG_NOTICE("Slot migration %.8s: deleted the %llu keys migrated", j->name.c_str(),
              static_cast<unsigned long long>(deleted));
+  return "";
+}
+
+std::string SlotMigrations::ExportByMigrate(Job* j, repl::LinkIo& io, const std::string& myid) {
+  constexpr size_t kBatch = 100;  // keys per round trip
+  auto call = [&](std::initializer_list<std::string_view> argv) -> Result<std::string> {
+    KV_TRY(io.WriteAll(repl::ReplCommand(argv)));
+    return io.ReadLine();
+  };
+  LOG_NOTICE("Slot migration %.8s: the target has no whole-slot migration; moving the keys "
+             "with RESTORE-ASKING, a slot at a time",
+             j->name.c_str());
+  {
+    std::lock_guard lock(server_.mu());
+    j->link = "RESTORE-ASKING over the control connection";
+    SetState(*j, "snapshot");
+  }
+  std::vector<std::string> keys;
+  std::string batch;
+  for (const auto& r : j->ranges) {
+    for (int s = r.first; s <= r.last; s++) {
+      std::string slot = std::to_string(s);
+      auto st = call({"CLUSTER", "SETSLOT", slot, "IMPORTING", myid});
+      if (!st.ok()) return "control connection: " + st.status().message();
+      if (*st != "+OK") return "the target refused SETSLOT IMPORTING: " + st->substr(0, 200);
+      {
+        std::lock_guard lock(server_.mu());
+        if (j->cancel) return "cancelled";
+        if (!server_.cluster()->ServesSlot(s)) return "slot " + slot + " was lost meanwhile";
+        server_.cluster()->SetMigrating(s, j->target);
+      }
+      for (;;) {
+        // The round trip holds the keyspace lock, as MIGRATE holds Redis: no write can come
+        // between a key's copy and its deletion here.
+        std::lock_guard lock(server_.mu());
+        store::Db& db = server_.keyspace().db(0);
+        auto slot_keys = db.SlotKeys(s);
+        if (slot_keys.empty()) break;
+        // Stopped midway, the slot stays open both ways (ASK serves its keys from either
+        // node), as a reshard cut off leaves it: redis-cli --cluster fix closes it.
+        if (j->cancel) return "cancelled with slot " + slot + " open";
+        keys.clear();
+        batch.clear();
+        for (size_t i = 0; i < std::min(kBatch, slot_keys.size()); i++) {
+          store::Entry* e = slot_keys[i];
+          int64_t at = db.GetExpire(e);
+          std::string payload = persist::DumpValue(e->value, server_.keyspace().limits(), false);
+          std::string ttl = at < 0 ? "0" : std::to_string(at);
+          std::string_view argv[] = {"RESTORE-ASKING", e->key(), ttl, payload, "REPLACE", "ABSTTL"};
+          repl::Feed::EncodeCommand(argv, &batch);
+          keys.emplace_back(e->key());
+        }
+        Status w = io.WriteAll(batch);
+        for (size_t i = 0; w.ok() && i < keys.size(); i++) {
+          auto line = io.ReadLine();
+          if (!line.ok()) w = line.status();
+          else if (*line != "+OK") w = Status::Invalid("the target: " + line->substr(0, 200));
+        }
+        if (!w.ok()) return "moving the keys of slot " + slot + ": " + w.message();
+        for (const std::string& k : keys) server_.DeleteMovedKey(k);
+        j->keys += keys.size();
+        j->bytes += batch.size();
+      }
+      st = call({"CLUSTER", "SETSLOT", slot, "NODE", j->target});
+      if (!st.ok()) return "control connection: " + st.status().message();
+      if (*st != "+OK") return "the target refused SETSLOT NODE: " + st->substr(0, 200);
+      std::lock_guard lock(server_.mu());
+      cluster::SlotRange one{s, s};
+      server_.cluster()->HandOverSlots(std::span(&one, 1), j->target);
+      j->slots_sent++;
+    }
+  }
   return "";
 }
 

@@ -41,6 +41,7 @@ class StreamReceiver;
 }
 namespace kv::repl {
 class DataLinkSender;
+class LinkIo;
 }
 
 namespace kv::server {
@@ -99,6 +100,10 @@ class SlotMigrations {
   // slot_export.cc (the job's thread, no lock held unless it says so)
   void RunExport(Job* j);
   std::string Export(Job* j);
+  // A target without whole-slot migration (redis-server): the keys move as redis-cli
+  // --cluster reshard moves them (SETSLOT IMPORTING/MIGRATING, RESTORE-ASKING in batches, the
+  // round trip under the keyspace lock as MIGRATE's, SETSLOT NODE), a slot at a time.
+  std::string ExportByMigrate(Job* j, repl::LinkIo& io, const std::string& myid);
   // Appends slot `slot`'s keys as RESTORE commands (lock held); returns how many.
   uint64_t DumpSlot(int slot, std::string* out);
   // The feed's tap: writes to the slots already sent go down the data link (lock held).

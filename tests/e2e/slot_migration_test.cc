@@ -313,6 +313,45 @@ TEST_P(SlotMigration, CancelAndBrokenControlConnection) {
 INSTANTIATE_TEST_SUITE_P(Providers, SlotMigration, ::testing::Values("shm", "tcp", "sockets"),
                          [](const auto& info) { return std::string(info.param); });
 
+// A redis-server target has no whole-slot migration: the source moves the keys itself, as
+// redis-cli --cluster reshard would, and the cluster ends up agreeing on the new owner.
+TEST(SlotMigrationToRedis, FallsBackToRestoreAsking) {
+  if (!HaveRedisServer() || access("/usr/bin/redis-cli", X_OK) != 0) {
+    GTEST_SKIP() << "redis-server or redis-cli is not installed";
+  }
+  TestCluster c({K, Kind::kRedis, K});
+  ASSERT_TRUE(c.Create(0));
+  ClusterClient cc(c.port(0));
+  std::vector<std::string> keys;
+  for (int i = 0; keys.size() < 500; i++) {
+    std::string k = "fb:" + std::to_string(i);
+    if (KeySlot(k) > 199) continue;
+    keys.push_back(k);
+    ASSERT_EQ(cc.Call({"SET", k, Value(i), "PX", "600000"}).raw, "+OK\r\n");
+  }
+  RespClient src(c.port(0));
+  ASSERT_EQ(src.Raw({"CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", "0", "199", "NODE", c.NodeId(1)}),
+            "+OK\r\n");
+  std::string state;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        state = JobField(src, "state");
+        return state == "success" || state == "failed";
+      },
+      120000));
+  ASSERT_EQ(state, "success") << JobField(src, "message");
+  EXPECT_EQ(JobField(src, "keys"), "500");
+  ASSERT_TRUE(c.WaitHealthy());
+  RespClient dst(c.port(1));
+  EXPECT_EQ(dst.Call({"DBSIZE"}).integer, 500);
+  EXPECT_EQ(src.Call({"DBSIZE"}).integer, 0);
+  for (size_t i = 0; i < keys.size(); i++) {
+    ASSERT_GT(cc.Call({"PTTL", keys[i]}).integer, 0) << keys[i];
+  }
+  CliResult check = c.Check();
+  EXPECT_EQ(check.status, 0) << check.output;
+}
+
 // The command's errors, before any job starts.
 TEST(SlotMigrationErrors, RefusedWithAReason) {
   if (!HaveRedisServer() || access("/usr/bin/redis-cli", X_OK) != 0) {
