@@ -249,7 +249,9 @@ TEST_P(SlotMigration, SourceKilledMidSnapshot) {
   ASSERT_EQ(MigrateTo(0, 1).raw, "+OK\r\n");
   ASSERT_TRUE(WaitMidSnapshot(0));
   c.Kill(0);
-  EXPECT_EQ(WaitJobEnd(1), "cancelled");
+  // Cancelled when the control connection's end is seen first, failed when the data link's.
+  std::string import_state = WaitJobEnd(1);
+  EXPECT_TRUE(import_state == "cancelled" || import_state == "failed") << import_state;
   ASSERT_TRUE(c.WaitFailed(0));
   ASSERT_TRUE(WaitFor([&] { return Serves(1, replica) && Serves(2, replica); }, 60000));
   EXPECT_EQ(KeysInMovingSlots(1), 0);
