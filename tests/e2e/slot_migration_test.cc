@@ -19,6 +19,7 @@
 #include "tests/support/cluster_client.h"
 #include "tests/support/resp_client.h"
 #include "tests/support/wait.h"
+#include "transport/test_providers.h"
 
 namespace kv::test {
 namespace {
@@ -51,7 +52,7 @@ std::string JobField(RespClient& c, const std::string& field) {
   return "";
 }
 
-class SlotMigration : public ::testing::TestWithParam<const char*> {
+class SlotMigration : public ::testing::TestWithParam<std::string> {
  protected:
   // `replicas`: one per primary (six nodes) or none (three).
   void Start(int replicas) {
@@ -312,8 +313,11 @@ TEST_P(SlotMigration, CancelAndBrokenControlConnection) {
   ASSERT_NO_FATAL_FAILURE(ExpectKeys(2));
 }
 
-INSTANTIATE_TEST_SUITE_P(Providers, SlotMigration, ::testing::Values("shm", "tcp", "sockets"),
-                         [](const auto& info) { return std::string(info.param); });
+// verbs in the Soft-RoCE guest (tests/softroce/guest-suite.sh's cluster step).
+INSTANTIATE_TEST_SUITE_P(Providers, SlotMigration,
+                         ::testing::ValuesIn(transport::test::WithVerbs({"shm", "tcp", "sockets"},
+                                                                        {"verbs"})),
+                         [](const auto& info) { return info.param; });
 
 // A redis-server target has no whole-slot migration: the source moves the keys itself, as
 // redis-cli --cluster reshard would, and the cluster ends up agreeing on the new owner.

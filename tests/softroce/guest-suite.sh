@@ -2,13 +2,14 @@
 # The verbs suite, run INSIDE the Soft-RoCE guest (boot.sh sets up rxe0 on dummy0 at
 # $KV_RDMA_IP and rxe1 on loopback): every test that takes a provider, over libfabric's verbs
 # provider (FI_EP_MSG) and verbs;ofi_rxm (FI_EP_RDM) where the data plane can use RDM.
-# usage: guest-suite.sh BUILD_DIR [GROUP...]   groups: transport perf datalink e2e (default: all)
+# usage: guest-suite.sh BUILD_DIR [GROUP...]
+#   groups: transport perf datalink e2e cluster (default: all)
 # Prints one PASS/FAIL line per step and a SUMMARY line; exits 1 when a step failed.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=$(realpath "${1:?usage: guest-suite.sh BUILD_DIR [GROUP...]}")
 shift
-GROUPS_RUN=${*:-transport perf datalink e2e}
+GROUPS_RUN=${*:-transport perf datalink e2e cluster}
 export KVSTORE_BUILD_DIR=$BUILD
 export KV_TEST_VERBS=1
 export KV_TEST_RDMA_ADDR=$KV_RDMA_IP
@@ -61,7 +62,12 @@ for g in $GROUPS_RUN; do case $g in
     # tests that assert how many milliseconds small syncs take (tens, natively), which
     # emulation makes meaningless.
     step replication 1500 "$BUILD/tests/e2e_test" \
-      '--gtest_filter=*verbs*:RdmaReplicationAuto.*:-*ASmallSyncEndsOnceItsSnapshotIsLoaded*:*ADiskBasedSyncSendsItsFileOnceTheChildExits*'
+      '--gtest_filter=*verbs*:RdmaReplicationAuto.*:-*ASmallSyncEndsOnceItsSnapshotIsLoaded*:*ADiskBasedSyncSendsItsFileOnceTheChildExits*:*SlotMigration*'
+    ;;
+  cluster)
+    # Whole-slot migration between kvstore primaries over verbs: under a write load, the source
+    # or the target killed mid-snapshot, a cancel and a killed control connection.
+    step slot-migration 1200 "$BUILD/tests/e2e_test" '--gtest_filter=Providers/SlotMigration.*/verbs'
     ;;
   *) echo "unknown group $g"; FAIL=$((FAIL + 1)); RESULTS+=("FAIL unknown group $g") ;;
 esac; done
