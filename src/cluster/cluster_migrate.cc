@@ -87,8 +87,7 @@ void Cluster::ClaimSlots(std::span<const SlotRange> ranges) {
   }
   // A new epoch makes this node's claim win everywhere, as for a slot imported by hand.
   if (BumpEpochWithoutConsensus()) {
-    LOG_WARNING("configEpoch updated after importing slots %s",
-                FormatSlotRanges(ranges).c_str());
+    LOG_WARNING("configEpoch updated after importing slots %s", FormatSlotRanges(ranges).c_str());
   }
   // On disk before anyone hears of it: a restart must not forget the claim.
   Todo(kTodoSaveConfig | kTodoFsyncConfig | kTodoUpdateState);

@@ -1,11 +1,11 @@
 #include "server/cluster_host.h"
-#include "server/slot_migration.h"
 
 #include "common/clock.h"
 #include "common/logging.h"
 #include "repl/primary/primary.h"
 #include "repl/replica/replica.h"
 #include "server/server.h"
+#include "server/slot_migration.h"
 
 namespace kv::server {
 

@@ -12,8 +12,8 @@
 #include "repl/datalink/link_io.h"
 #include "repl/feed.h"
 #include "repl/primary/primary.h"
-#include "server/slot_migration.h"
 #include "server/server.h"
+#include "server/slot_migration.h"
 
 namespace kv::server {
 
@@ -70,18 +70,27 @@ void SlotMigrations::RemoveTap() {
   tap_sent_.clear();
 }
 
+namespace {
+
+// `restore` (RESTORE or RESTORE-ASKING) of key `e` with its absolute TTL, as RESP.
+void AppendRestore(std::string_view restore, const store::Db& db, const store::Entry* e,
+                   const store::EncodingLimits& limits, std::string* out) {
+  int64_t at = db.GetExpire(e);
+  std::string payload = persist::DumpValue(e->value, limits, /*compression=*/false);
+  std::string ttl = at < 0 ? "0" : std::to_string(at);
+  std::string_view argv[] = {restore, e->key(), ttl, payload, "REPLACE", "ABSTTL"};
+  repl::Feed::EncodeCommand(argv, out);
+}
+
+}  // namespace
+
 uint64_t SlotMigrations::DumpSlot(int slot, std::string* out) {
   store::Db& db = server_.keyspace().db(0);
-  const store::EncodingLimits& limits = server_.keyspace().limits();
   int64_t now_ms = WallMs();
   uint64_t n = 0;
   for (store::Entry* e : db.SlotKeys(slot)) {
     if (db.IsExpired(e, now_ms)) continue;  // its DEL is on its way
-    int64_t at = db.GetExpire(e);
-    std::string payload = persist::DumpValue(e->value, limits, /*compression=*/false);
-    std::string ttl = at < 0 ? "0" : std::to_string(at);
-    std::string_view argv[] = {"RESTORE", e->key(), ttl, payload, "REPLACE", "ABSTTL"};
-    repl::Feed::EncodeCommand(argv, out);
+    AppendRestore("RESTORE", db, e, server_.keyspace().limits(), out);
     n++;
   }
   return n;
@@ -142,12 +151,12 @@ std::string SlotMigrations::Export(Job* j) {
 
   // The data link: this end's setup goes with ESTABLISH, the target's comes back.
   std::string blob;
-  auto created = repl::DataLinkSender::Create(
-      repl::DataLinkOptions(provider, poll_mode, doorbell), &blob);
+  auto created =
+      repl::DataLinkSender::Create(repl::DataLinkOptions(provider, poll_mode, doorbell), &blob);
   if (!created.ok() && provider == "verbs") {  // `auto` and no RDMA device here
     provider = "sockets";
-    created = repl::DataLinkSender::Create(repl::DataLinkOptions(provider, poll_mode, doorbell),
-                                           &blob);
+    created =
+        repl::DataLinkSender::Create(repl::DataLinkOptions(provider, poll_mode, doorbell), &blob);
   }
   if (!created.ok()) return "data link: " + created.status().message();
   std::unique_ptr<repl::DataLinkSender> link = std::move(*created);
@@ -156,8 +165,8 @@ std::string SlotMigrations::Export(Job* j) {
     if (!ranges.empty()) ranges += ',';
     ranges += std::to_string(r.first) + "-" + std::to_string(r.last);
   }
-  auto reply = call({"CLUSTER", "SYNCSLOTS", "ESTABLISH", j->name, myid, ranges, provider,
-                     HexEncode(blob)});
+  auto reply =
+      call({"CLUSTER", "SYNCSLOTS", "ESTABLISH", j->name, myid, ranges, provider, HexEncode(blob)});
   if (!reply.ok()) return "control connection: " + reply.status().message();
   std::string peer;
   if (reply->rfind("-ERR unknown subcommand", 0) == 0) {  // not kvstore
@@ -292,8 +301,8 @@ std::string SlotMigrations::Export(Job* j) {
     j->pause_us = MonoUs() - pause_start_us;
     j->link = link->Describe();
   }
-  LOG_NOTICE("Slot migration %.8s: %s now served by %.40s (writes paused %lld us)",
-             j->name.c_str(), cluster::FormatSlotRanges(j->ranges).c_str(), j->target.c_str(),
+  LOG_NOTICE("Slot migration %.8s: %s now served by %.40s (writes paused %lld us)", j->name.c_str(),
+             cluster::FormatSlotRanges(j->ranges).c_str(), j->target.c_str(),
              static_cast<long long>(j->pause_us));
   link.reset();
   // The keys left here belong to slots this node no longer serves: deleted a slot at a time.
@@ -315,9 +324,10 @@ std::string SlotMigrations::ExportByMigrate(Job* j, repl::LinkIo& io, const std:
     KV_TRY(io.WriteAll(repl::ReplCommand(argv)));
     return io.ReadLine();
   };
-  LOG_NOTICE("Slot migration %.8s: the target has no whole-slot migration; moving the keys "
-             "with RESTORE-ASKING, a slot at a time",
-             j->name.c_str());
+  LOG_NOTICE(
+      "Slot migration %.8s: the target has no whole-slot migration; moving the keys "
+      "with RESTORE-ASKING, a slot at a time",
+      j->name.c_str());
   {
     std::lock_guard lock(server_.mu());
     j->link = "RESTORE-ASKING over the control connection";
@@ -350,19 +360,16 @@ std::string SlotMigrations::ExportByMigrate(Job* j, repl::LinkIo& io, const std:
         keys.clear();
         batch.clear();
         for (size_t i = 0; i < std::min(kBatch, slot_keys.size()); i++) {
-          store::Entry* e = slot_keys[i];
-          int64_t at = db.GetExpire(e);
-          std::string payload = persist::DumpValue(e->value, server_.keyspace().limits(), false);
-          std::string ttl = at < 0 ? "0" : std::to_string(at);
-          std::string_view argv[] = {"RESTORE-ASKING", e->key(), ttl, payload, "REPLACE", "ABSTTL"};
-          repl::Feed::EncodeCommand(argv, &batch);
-          keys.emplace_back(e->key());
+          AppendRestore("RESTORE-ASKING", db, slot_keys[i], server_.keyspace().limits(), &batch);
+          keys.emplace_back(slot_keys[i]->key());
         }
         Status w = io.WriteAll(batch);
         for (size_t i = 0; w.ok() && i < keys.size(); i++) {
           auto line = io.ReadLine();
-          if (!line.ok()) w = line.status();
-          else if (*line != "+OK") w = Status::Invalid("the target: " + line->substr(0, 200));
+          if (!line.ok())
+            w = line.status();
+          else if (*line != "+OK")
+            w = Status::Invalid("the target: " + line->substr(0, 200));
         }
         if (!w.ok()) return "moving the keys of slot " + slot + ": " + w.message();
         for (const std::string& k : keys) server_.DeleteMovedKey(k);

@@ -82,8 +82,9 @@ void SlotMigrations::Establish(cmd::Context& c) {
     c.Error("RDMA data plane disabled (repl-transport tcp)");
     return;
   }
-  transport::ChannelOptions opts = repl::DataLinkOptions(
-      std::string(c.arg(6)), cfg.GetString("repl-rdma-poll-mode"), cfg.GetBool("repl-rdma-doorbell"));
+  transport::ChannelOptions opts =
+      repl::DataLinkOptions(std::string(c.arg(6)), cfg.GetString("repl-rdma-poll-mode"),
+                            cfg.GetBool("repl-rdma-doorbell"));
   opts.bind_addr = net::LocalIp(server_.current_client().fd());
   auto rx = transport::CreateReceiver(opts, 0);
   Result<std::string> blob = rx.ok() ? (*rx)->LocalBlob() : Result<std::string>(rx.status());
@@ -136,8 +137,7 @@ void SlotMigrations::DropImported(Job* j) {
 
 // Applies what the data link brings until the end mark, then claims the slots; "" then, else
 // why it stopped.
-std::string SlotMigrations::Import(Job* j, transport::StreamReceiver& rx,
-                                   const std::string& peer) {
+std::string SlotMigrations::Import(Job* j, transport::StreamReceiver& rx, const std::string& peer) {
   if (Status st = rx.Connect(peer); !st.ok()) return "data link: " + st.message();
   // The source's writes run as this client's: obeyed (no ACL, no redirection), and propagated
   // to this node's replicas and AOF as any write. Its replies are looked at, not sent: an
@@ -201,8 +201,8 @@ std::string SlotMigrations::Import(Job* j, transport::StreamReceiver& rx,
       server_.Execute(*writer, a);
       std::string& out = writer->out();
       if (!out.empty() && out[0] == '-') {
-        return "the source's " + std::string(a[0]) + " failed here: " +
-               out.substr(1, std::min<size_t>(out.find('\r'), 200) - 1);
+        return "the source's " + std::string(a[0]) +
+               " failed here: " + out.substr(1, std::min<size_t>(out.find('\r'), 200) - 1);
       }
       out.clear();
       if (a.size() > 1 && EqualsIgnoreCase(a[0], "restore")) {  // the snapshot, slot by slot

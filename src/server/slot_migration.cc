@@ -106,7 +106,8 @@ void SlotMigrations::MigrateSlots(cmd::Context& c) {
   std::vector<bool> claimed(kClusterSlots, false);
   for (const auto& j : jobs_) {  // slots a job not finished yet moves already
     if (!j->exporting || j->finished()) continue;
-    for (const auto& r : j->ranges) std::fill(claimed.begin() + r.first, claimed.begin() + r.last + 1, true);
+    for (const auto& r : j->ranges)
+      std::fill(claimed.begin() + r.first, claimed.begin() + r.last + 1, true);
   }
   size_t i = 2;
   while (i < c.argc()) {
@@ -123,8 +124,8 @@ void SlotMigrations::MigrateSlots(cmd::Context& c) {
         return;
       }
       if (first > last) {
-        c.Error("start slot number " + std::to_string(first) +
-                " is greater than end slot number " + std::to_string(last));
+        c.Error("start slot number " + std::to_string(first) + " is greater than end slot number " +
+                std::to_string(last));
         return;
       }
       for (int s = first; s <= last; s++) {
@@ -195,9 +196,8 @@ void SlotMigrations::SyncSlots(cmd::Context& c) {
     c.Error("unknown subcommand or wrong number of arguments for 'SYNCSLOTS'");
     return;
   }
-  auto it = std::find_if(jobs_.begin(), jobs_.end(), [&](const auto& j) {
-    return !j->exporting && j->name == c.arg(3);
-  });
+  auto it = std::find_if(jobs_.begin(), jobs_.end(),
+                         [&](const auto& j) { return !j->exporting && j->name == c.arg(3); });
   if (it == jobs_.end()) {
     c.Error("No slot import named " + std::string(c.arg(3)));
     return;

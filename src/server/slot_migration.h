@@ -42,7 +42,7 @@ class StreamReceiver;
 namespace kv::repl {
 class DataLinkSender;
 class LinkIo;
-}
+}  // namespace kv::repl
 
 namespace kv::server {
 
@@ -77,8 +77,8 @@ class SlotMigrations {
     std::atomic<bool> cancel{false};
     int slots_total = 0, slots_sent = 0;
     uint64_t keys = 0, bytes = 0;
-    int64_t pause_us = -1;  // the hand-over's pause of writes (export)
-    std::string link;       // the data link, as it describes itself
+    int64_t pause_us = -1;        // the hand-over's pause of writes (export)
+    std::string link;             // the data link, as it describes itself
     uint64_t control_client = 0;  // import: the source's control connection
     bool finished() const {
       return state == "success" || state == "failed" || state == "cancelled";

@@ -67,7 +67,7 @@ class SlotMigration : public ::testing::TestWithParam<std::string> {
     }
     ClusterClient cc(cluster_->port(0));
     for (int i = 0; i < kKeys; i++) {
-      Reply r = (i % 10 == 1) ? cc.Call({"SET", Key(i), Value(i), "PX", "600000"})
+      Reply r = (i % 10 == 1)   ? cc.Call({"SET", Key(i), Value(i), "PX", "600000"})
                 : (i % 10 == 2) ? cc.Call({"RPUSH", Key(i), "a", "b", Value(i)})
                 : (i % 10 == 3) ? cc.Call({"HSET", Key(i), "f", Value(i), "g", "x"})
                                 : cc.Call({"SET", Key(i), Value(i)});
@@ -76,7 +76,8 @@ class SlotMigration : public ::testing::TestWithParam<std::string> {
   }
 
   void TearDown() override {
-    if (HasFailure() && cluster_) printf("The cluster at the end:\n%s\n", cluster_->Describe().c_str());
+    if (HasFailure() && cluster_)
+      printf("The cluster at the end:\n%s\n", cluster_->Describe().c_str());
   }
 
   Reply MigrateTo(size_t from, size_t to) {
@@ -188,8 +189,8 @@ TEST_P(SlotMigration, MovesSlotsUnderWriteLoad) {
         return;
       }
       if (r.integer != acked[key] + 1) {
-        writer_error = key + " went from " + std::to_string(acked[key]) + " to " +
-                       std::to_string(r.integer);
+        writer_error =
+            key + " went from " + std::to_string(acked[key]) + " to " + std::to_string(r.integer);
         return;
       }
       acked[key] = r.integer;
@@ -372,7 +373,8 @@ TEST(SlotMigrationErrors, RefusedWithAReason) {
     return n0.Call(args).str;
   };
   EXPECT_EQ(err({"SLOTSRANGE", "0", "10"}), "ERR syntax error");
-  EXPECT_EQ(err({"NODE", other}), "ERR wrong number of arguments for 'cluster|migrateslots' command");
+  EXPECT_EQ(err({"NODE", other}),
+            "ERR wrong number of arguments for 'cluster|migrateslots' command");
   EXPECT_EQ(err({"NODE", other, "SLOTSRANGE"}), "ERR syntax error");
   EXPECT_EQ(err({"SLOTSRANGE", "10", "5", "NODE", other}),
             "ERR start slot number 10 is greater than end slot number 5");

@@ -113,8 +113,8 @@ void RegisterClusterConnectionCommands(cmd::CommandTable& t) {
       // Whole-slot migration (server/slot_migration.h), in the form Valkey 9 gives it.
       {"migrateslots", -5, kChange, 0, 0, 0, ClusterDisabled,
        "Migrate whole slots to another node over the data link", "9.0.0"},
-      {"getslotmigrations", 2, kLook, 0, 0, 0, ClusterDisabled,
-       "Get the status of slot migrations", "9.0.0"},
+      {"getslotmigrations", 2, kLook, 0, 0, 0, ClusterDisabled, "Get the status of slot migrations",
+       "9.0.0"},
       {"cancelslotmigrations", 2, kChange, 0, 0, 0, ClusterDisabled,
        "Cancel the slot migrations this node exports", "9.0.0"},
       {"syncslots", -3, kChange, 0, 0, 0, ClusterDisabled,

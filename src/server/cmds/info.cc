@@ -39,8 +39,8 @@
 #include "server/persistence/persistence.h"
 #include "server/poll_group.h"
 #include "server/server.h"
-#include "server/slot_migration.h"
 #include "server/shutdown.h"
+#include "server/slot_migration.h"
 #include "server/tracking.h"
 
 namespace kv::server {
