@@ -284,7 +284,10 @@ void Cluster::UpdateSlotsConfigWith(Node* sender, uint64_t sender_epoch, const S
     // A slot being imported changes hands only by CLUSTER SETSLOT.
     if (importing_from_[s]) continue;
     if (slots_[s] == nullptr || slots_[s]->config_epoch < sender_epoch) {
-      if (slots_[s] == myself_ && host_.keyspace().db(0).KeysInSlot(s) > 0) dirty.push_back(s);
+      // A whole-slot migration's source deletes the keys itself, once its writes resume.
+      if (slots_[s] == myself_ && !exporting_[s] && host_.keyspace().db(0).KeysInSlot(s) > 0) {
+        dirty.push_back(s);
+      }
       if (slots_[s] != nullptr && slots_[s] == curprimary) {
         newprimary = sender;
         migrated_ours++;

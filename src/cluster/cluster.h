@@ -175,6 +175,10 @@ class Cluster {
   void HandOverSlots(std::span<const SlotRange> ranges, std::string_view target);
   // Whether this node serves `slot`.
   bool ServesSlot(int slot) const;
+  // The source's hand-over: while on, a claim of these slots that reaches this node by the bus
+  // leaves their keys for the migration to delete (after its write pause) instead of deleting
+  // them at once.
+  void MarkExporting(std::span<const SlotRange> ranges, bool on);
   // The key-by-key fallback (a target that is not kvstore): `slot` migrating to `target`, as
   // CLUSTER SETSLOT MIGRATING sets it (empty `target`: stable again).
   void SetMigrating(int slot, std::string_view target);
@@ -268,6 +272,7 @@ class Cluster {
   std::array<Node*, kClusterSlots> slots_{};
   std::array<Node*, kClusterSlots> migrating_to_{};
   std::array<Node*, kClusterSlots> importing_from_{};
+  std::array<bool, kClusterSlots> exporting_{};  // MarkExporting
   uint64_t current_epoch_ = 0;
   uint64_t last_vote_epoch_ = 0;
   bool state_ok_ = false;

@@ -2,6 +2,8 @@
 // starts, and the two changes that end it (the target's claim, the source's hand-over). The
 // migration itself (the data link, the snapshot, the stream) is the server's
 // (server/slot_migration.*); docs/cluster.md describes it.
+#include <algorithm>
+
 #include "cluster/cluster.h"
 #include "cluster/cluster_types.h"
 #include "common/logging.h"
@@ -33,6 +35,12 @@ int FirstSlotWhere(std::span<const SlotRange> ranges, Pred bad) {
 }  // namespace
 
 bool Cluster::ServesSlot(int slot) const { return slots_[slot] == myself_; }
+
+void Cluster::MarkExporting(std::span<const SlotRange> ranges, bool on) {
+  for (const SlotRange& r : ranges) {
+    std::fill(exporting_.begin() + r.first, exporting_.begin() + r.last + 1, on);
+  }
+}
 
 void Cluster::SetMigrating(int slot, std::string_view target) {
   migrating_to_[slot] = target.empty() ? nullptr : Lookup(target);
@@ -100,10 +108,10 @@ void Cluster::HandOverSlots(std::span<const SlotRange> ranges, std::string_view 
   if (!n) return;  // forgotten meanwhile: the target's claim will reach us by gossip
   for (const SlotRange& r : ranges) {
     for (int s = r.first; s <= r.last; s++) {
+      migrating_to_[s] = nullptr;
       if (slots_[s] == n) continue;  // its claim came first
       DelSlot(s);
       AddSlot(n, s);
-      migrating_to_[s] = nullptr;
     }
   }
   Todo(kTodoSaveConfig | kTodoFsyncConfig | kTodoUpdateState);

@@ -21,10 +21,13 @@ namespace {
 
 constexpr int kControlTimeoutMs = 10000;
 // Stream bytes queued for the link and not written yet, at most: the snapshot waits beyond it.
-constexpr uint64_t kMaxUnsent = 64ull << 20;
+constexpr uint64_t kMaxUnsent = 4ull << 20;
 // How long the source waits, writes paused, for the target's claim.
 constexpr int64_t kHandOverTimeoutMs = 10000;
 constexpr int64_t kProgressLogMs = 2000;
+// The snapshot takes slots together under one hold of the keyspace lock up to this much.
+constexpr size_t kBatchBytes = 64u << 10;
+constexpr int kBatchSlots = 64;
 // How often the source asks the target how its import goes while it sends (a target that died
 // or gave up is found by its control connection, not by a stalled link).
 constexpr int64_t kStatusEveryMs = 250;
@@ -100,7 +103,8 @@ void SlotMigrations::RunExport(Job* j) {
   std::string error = Export(j);
   std::lock_guard lock(server_.mu());
   if (error.empty()) {
-    SetState(*j, "success");
+    SetState(*j, "success");  // the message about the deletion goes
+    j->deleting = false;
   } else {
     SetState(*j, j->cancel ? "cancelled" : "failed", error);
   }
@@ -185,7 +189,11 @@ std::string SlotMigrations::Export(Job* j) {
     {
       std::lock_guard lock(server_.mu());
       if (tapped) RemoveTap();
-      if (paused) server_.UnpauseFor(Server::PausePurpose::kSlotMigration);
+      if (paused) {
+        server_.UnpauseFor(Server::PausePurpose::kSlotMigration);
+        // A claim that comes after all deletes the keys as any lost slot's.
+        server_.cluster()->MarkExporting(j->ranges, false);
+      }
     }
     link->Break();
     (void)call({"CLUSTER", "SYNCSLOTS", "ABORT", j->name});
@@ -217,40 +225,46 @@ std::string SlotMigrations::Export(Job* j) {
     if (st->empty() || (*st)[0] != '+') return "the target: " + st->substr(1, 200);
     return "";
   };
-  // 1. The snapshot, a slot at a time; from then on the slot's writes follow through the tap.
+  // 1. The snapshot, slot by slot; from the moment a slot is sent, its writes follow through
+  // the tap. Slots are taken together under one lock hold up to kBatchBytes (or kBatchSlots).
+  std::vector<int> slots;
+  for (const auto& r : j->ranges) {
+    for (int s = r.first; s <= r.last; s++) slots.push_back(s);
+  }
   std::string batch;
   int64_t last_log = MonoMs();
-  for (const auto& r : j->ranges) {
-    for (int s = r.first; s <= r.last; s++) {
-      batch.clear();
-      uint64_t dumped = 0;
-      std::string why;
-      {
-        std::lock_guard lock(server_.mu());
-        why = stopped();
-        if (why.empty()) {
-          dumped = DumpSlot(s, &batch);
-          j->keys += dumped;
-          j->bytes += batch.size();
-          j->slots_sent++;
-          tap_sent_[s] = true;
-          // Enqueued under the lock: the slot's writes from now on come after its keys.
-          if (!batch.empty()) link->Enqueue(batch);
-        }
+  for (size_t next = 0; next < slots.size();) {
+    batch.clear();
+    uint64_t dumped = 0;
+    std::string why;
+    {
+      std::lock_guard lock(server_.mu());
+      why = stopped();
+      for (int n = 0;
+           why.empty() && next < slots.size() && n < kBatchSlots && batch.size() < kBatchBytes;
+           n++) {
+        int s = slots[next++];
+        dumped += DumpSlot(s, &batch);
+        j->slots_sent++;
+        tap_sent_[s] = true;
       }
-      if (!why.empty()) return fail(why);
-      link->Kick();
-      if (key_delay_us > 0 && dumped > 0) SleepUs(static_cast<int>(key_delay_us * dumped));
-      while (link->Unsent() > kMaxUnsent && !link->failed() && !j->cancel) SleepUs(200);
-      if (link->failed()) return fail("data link: " + link->error());
-      if (std::string why = target_trouble(); !why.empty()) return fail(why);
-      if (MonoMs() - last_log >= kProgressLogMs) {
-        last_log = MonoMs();
-        std::lock_guard lock(server_.mu());
-        LOG_NOTICE("Slot migration %.8s: %d/%d slots, %llu keys, %s sent", j->name.c_str(),
-                   j->slots_sent, j->slots_total, static_cast<unsigned long long>(j->keys),
-                   repl::HumanMB(static_cast<int64_t>(j->bytes)).c_str());
-      }
+      j->keys += dumped;
+      j->bytes += batch.size();
+      // Enqueued under the lock: the slots' writes from now on come after their keys.
+      if (!batch.empty()) link->Enqueue(batch);
+    }
+    if (!why.empty()) return fail(why);
+    link->Kick();
+    if (key_delay_us > 0 && dumped > 0) SleepUs(static_cast<int>(key_delay_us * dumped));
+    while (link->Unsent() > kMaxUnsent && !link->failed() && !j->cancel) SleepUs(200);
+    if (link->failed()) return fail("data link: " + link->error());
+    if (std::string trouble = target_trouble(); !trouble.empty()) return fail(trouble);
+    if (MonoMs() - last_log >= kProgressLogMs) {
+      last_log = MonoMs();
+      std::lock_guard lock(server_.mu());
+      LOG_NOTICE("Slot migration %.8s: %d/%d slots, %llu keys, %s sent", j->name.c_str(),
+                 j->slots_sent, j->slots_total, static_cast<unsigned long long>(j->keys),
+                 repl::HumanMB(static_cast<int64_t>(j->bytes)).c_str());
     }
   }
   {
@@ -273,6 +287,7 @@ std::string SlotMigrations::Export(Job* j) {
     if (!why.empty()) break;
     server_.PauseWritesFor(Server::PausePurpose::kSlotMigration);
     paused = true;
+    server_.cluster()->MarkExporting(j->ranges, true);
     pause_start_us = MonoUs();
     std::string_view end[] = {"CLUSTER", "SYNCSLOTS", "END"};
     std::string mark;
@@ -300,6 +315,9 @@ std::string SlotMigrations::Export(Job* j) {
     server_.UnpauseFor(Server::PausePurpose::kSlotMigration);
     j->pause_us = MonoUs() - pause_start_us;
     j->link = link->Describe();
+    // Done for the cluster: the target serves the slots. What is left is this node's copy.
+    SetState(*j, "success", "deleting the keys migrated");
+    j->deleting = true;
   }
   LOG_NOTICE("Slot migration %.8s: %s now served by %.40s (writes paused %lld us)", j->name.c_str(),
              cluster::FormatSlotRanges(j->ranges).c_str(), j->target.c_str(),
@@ -312,6 +330,10 @@ std::string SlotMigrations::Export(Job* j) {
       std::lock_guard lock(server_.mu());
       if (!server_.cluster()->ServesSlot(s)) deleted += server_.DeleteSlotKeys(s);
     }
+  }
+  {
+    std::lock_guard lock(server_.mu());
+    server_.cluster()->MarkExporting(j->ranges, false);
   }
   LOG_NOTICE("Slot migration %.8s: deleted the %llu keys migrated", j->name.c_str(),
              static_cast<unsigned long long>(deleted));

@@ -86,6 +86,8 @@ void SlotMigrations::Establish(cmd::Context& c) {
       repl::DataLinkOptions(std::string(c.arg(6)), cfg.GetString("repl-rdma-poll-mode"),
                             cfg.GetBool("repl-rdma-doorbell"));
   opts.bind_addr = net::LocalIp(server_.current_client().fd());
+  opts.credits = 16;
+  opts.adaptive = false;
   auto rx = transport::CreateReceiver(opts, 0);
   Result<std::string> blob = rx.ok() ? (*rx)->LocalBlob() : Result<std::string>(rx.status());
   if (!blob.ok()) {
@@ -177,19 +179,21 @@ std::string SlotMigrations::Import(Job* j, transport::StreamReceiver& rx, const 
       continue;
     }
     persist::AofCommandReader reader(pending);
-    cmds.clear();
-    std::vector<std::string_view> argv;
+    size_t n = 0, end = 0;
     persist::AofCommandReader::Next next;
-    size_t end = 0;
-    while ((next = reader.Read(&argv)) == persist::AofCommandReader::Next::kCommand) {
-      cmds.push_back(argv);
+    // The arguments' vectors are kept from batch to batch: no allocation per command.
+    while (true) {
+      if (n == cmds.size()) cmds.emplace_back();
+      if ((next = reader.Read(&cmds[n])) != persist::AofCommandReader::Next::kCommand) break;
+      n++;
       end = reader.offset();
     }
     if (next == persist::AofCommandReader::Next::kFormatError) {
       return "malformed stream: " + reader.error();
     }
     std::lock_guard lock(server_.mu());
-    for (const auto& a : cmds) {
+    for (size_t i = 0; i < n; i++) {
+      const std::vector<std::string_view>& a = cmds[i];
       if (IsEndMark(a)) {
         server_.cluster()->ClaimSlots(j->ranges);
         SetState(*j, "success");

@@ -270,11 +270,11 @@ void SlotMigrations::Info(std::string* out) {
     double pct = j->slots_total ? 100.0 * j->slots_sent / j->slots_total : 0;
     char line[512];
     snprintf(line, sizeof(line),
-             "slot_migration_%d:name=%s,operation=%s,slots=%s,state=%s,slots_sent=%d,"
+             "slot_migration_%d:name=%s,operation=%s,slots=%s,state=%s,deleting=%d,slots_sent=%d,"
              "slots_total=%d,progress=%.1f%%,keys=%llu,bytes=%llu,pause_us=%lld,link=%s\r\n",
              n++, j->name.c_str(), j->exporting ? "export" : "import",
-             cluster::FormatSlotRanges(j->ranges).c_str(), j->state.c_str(), j->slots_sent,
-             j->slots_total, pct, static_cast<unsigned long long>(j->keys),
+             cluster::FormatSlotRanges(j->ranges).c_str(), j->state.c_str(), j->deleting ? 1 : 0,
+             j->slots_sent, j->slots_total, pct, static_cast<unsigned long long>(j->keys),
              static_cast<unsigned long long>(j->bytes), static_cast<long long>(j->pause_us),
              j->link.empty() ? "-" : j->link.c_str());
     *out += line;

@@ -78,6 +78,7 @@ class SlotMigrations {
     int slots_total = 0, slots_sent = 0;
     uint64_t keys = 0, bytes = 0;
     int64_t pause_us = -1;        // the hand-over's pause of writes (export)
+    bool deleting = false;        // export: handed over, its copy here still being deleted
     std::string link;             // the data link, as it describes itself
     uint64_t control_client = 0;  // import: the source's control connection
     bool finished() const {
