@@ -35,6 +35,14 @@ bool ParseRanges(std::string_view text, std::vector<cluster::SlotRange>* out, in
   return !out->empty();
 }
 
+// The commands of a migration's stream that name no key: a unit's MULTI and EXEC, and the
+// SELECT 0 the stream starts with.
+bool IsFraming(std::span<const std::string_view> argv) {
+  return (argv.size() == 1 &&
+          (EqualsIgnoreCase(argv[0], "multi") || EqualsIgnoreCase(argv[0], "exec"))) ||
+         (argv.size() == 2 && EqualsIgnoreCase(argv[0], "select") && argv[1] == "0");
+}
+
 bool IsEndMark(std::span<const std::string_view> argv) {
   return argv.size() == 3 && EqualsIgnoreCase(argv[0], "cluster") &&
          EqualsIgnoreCase(argv[1], "syncslots") && EqualsIgnoreCase(argv[2], "end");
@@ -86,8 +94,6 @@ void SlotMigrations::Establish(cmd::Context& c) {
       repl::DataLinkOptions(std::string(c.arg(6)), cfg.GetString("repl-rdma-poll-mode"),
                             cfg.GetBool("repl-rdma-doorbell"));
   opts.bind_addr = net::LocalIp(server_.current_client().fd());
-  opts.credits = 16;
-  opts.adaptive = false;
   auto rx = transport::CreateReceiver(opts, 0);
   Result<std::string> blob = rx.ok() ? (*rx)->LocalBlob() : Result<std::string>(rx.status());
   if (!blob.ok()) {
@@ -164,12 +170,18 @@ std::string SlotMigrations::Import(Job* j, transport::StreamReceiver& rx, const 
   std::string pending;
   std::vector<std::vector<std::string_view>> cmds;
   int last_slot = -1;
+  std::vector<bool> importing(kClusterSlots, false);
+  for (const auto& r : j->ranges) {
+    for (int s = r.first; s <= r.last; s++) importing[s] = true;
+  }
+  bool whole = true;  // `pending` holds no incomplete command (one may outgrow kMaxPending)
   for (;;) {
     if (j->cancel) return "cancelled (the source went away or gave up)";
     auto r = rx.Wait(100);
     if (!r.ok()) return "data link: " + r.status().message();
     bool got = false;
-    for (auto span = rx.Peek(); !span.empty() && pending.size() < kMaxPending; span = rx.Peek()) {
+    for (auto span = rx.Peek(); !span.empty() && (pending.size() < kMaxPending || !whole);
+         span = rx.Peek()) {
       pending.append(reinterpret_cast<const char*>(span.data()), span.size());
       if (Status st = rx.Consume(span.size()); !st.ok()) return "data link: " + st.message();
       got = true;
@@ -191,6 +203,8 @@ std::string SlotMigrations::Import(Job* j, transport::StreamReceiver& rx, const 
     if (next == persist::AofCommandReader::Next::kFormatError) {
       return "malformed stream: " + reader.error();
     }
+    whole = end == pending.size();
+    if (n == 0) continue;  // the rest of a command is on its way
     std::lock_guard lock(server_.mu());
     for (size_t i = 0; i < n; i++) {
       const std::vector<std::string_view>& a = cmds[i];
@@ -201,6 +215,13 @@ std::string SlotMigrations::Import(Job* j, transport::StreamReceiver& rx, const 
                    cluster::FormatSlotRanges(j->ranges).c_str(),
                    static_cast<unsigned long long>(j->keys));
         return "";
+      }
+      // Only writes to the slots it imports: a stream that says more is not a migration's.
+      if (!IsFraming(a)) {
+        std::string_view key = server_.FirstKey(a);
+        if (key.empty() || !importing[KeyHashSlot(key)]) {
+          return "the stream wrote outside the slots it imports (" + std::string(a[0]) + ")";
+        }
       }
       server_.Execute(*writer, a);
       std::string& out = writer->out();

@@ -73,6 +73,17 @@ class SlotMigration : public ::testing::TestWithParam<std::string> {
                                 : cc.Call({"SET", Key(i), Value(i)});
       ASSERT_FALSE(r.is_error()) << Key(i) << ": " << r.Debug();
     }
+    // A value larger than the data link's chunks and the target's parse buffer.
+    for (int i = 0; big_key_.empty(); i++) {
+      if (Moving("big:" + std::to_string(i))) big_key_ = "big:" + std::to_string(i);
+    }
+    ASSERT_EQ(cc.Call({"SET", big_key_, BigValue()}).raw, "+OK\r\n");
+  }
+
+  static std::string BigValue() {
+    std::string v(6 << 20, 'x');
+    for (size_t i = 0; i < v.size(); i += 4096) v[i] = static_cast<char>('a' + (i / 4096) % 26);
+    return v;
   }
 
   void TearDown() override {
@@ -127,6 +138,7 @@ class SlotMigration : public ::testing::TestWithParam<std::string> {
         ASSERT_GT(ttl.integer, 0) << Key(i) << " lost its TTL";
       }
     }
+    ASSERT_TRUE(cc.Call({"GET", big_key_}).str == BigValue()) << big_key_;
   }
 
   // How many keys of the moving slots node i holds.
@@ -140,7 +152,7 @@ class SlotMigration : public ::testing::TestWithParam<std::string> {
   }
 
   static int ExpectedInMovingSlots() {
-    int n = 0;
+    int n = 1;  // the big value's key
     for (int i = 0; i < kKeys; i++) n += Moving(Key(i));
     return n;
   }
@@ -169,6 +181,7 @@ class SlotMigration : public ::testing::TestWithParam<std::string> {
   }
 
   std::unique_ptr<TestCluster> cluster_;
+  std::string big_key_;
 };
 
 // Slots move under a load of counters: every acknowledged INCR is there once, every key with
