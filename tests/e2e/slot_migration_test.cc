@@ -15,10 +15,12 @@
 #include <thread>
 #include <vector>
 
+#include "common/strutil.h"
 #include "tests/support/cluster.h"
 #include "tests/support/cluster_client.h"
 #include "tests/support/resp_client.h"
 #include "tests/support/wait.h"
+#include "transport/channel.h"
 #include "transport/test_providers.h"
 
 namespace kv::test {
@@ -372,6 +374,85 @@ TEST(SlotMigrationToRedis, FallsBackToRestoreAsking) {
   }
   CliResult check = c.Check();
   EXPECT_EQ(check.status, 0) << check.output;
+}
+
+// A source whose stream is not a migration's: a write outside the slots it imports, a keyless
+// write (FLUSHALL), bytes that are not RESP. The target gives up, deletes what it imported and
+// keeps serving with its view of the cluster unchanged.
+TEST(SlotMigrationHostileSource, StreamsThatAreNotAMigrationsAreRefused) {
+  if (!HaveRedisServer() || access("/usr/bin/redis-cli", X_OK) != 0) {
+    GTEST_SKIP() << "redis-cli is not installed";
+  }
+  TestCluster c(std::vector<Kind>(3, K));
+  ASSERT_TRUE(c.Create(0));
+  RespClient src(c.port(0));
+  std::string key;  // a key of slots 0-99, which node 0 serves
+  for (int i = 0; key.empty(); i++) {
+    if (KeySlot("h:" + std::to_string(i)) < 100) key = "h:" + std::to_string(i);
+  }
+  ASSERT_EQ(src.Raw({"SET", key, "v"}), "+OK\r\n");
+  std::string payload = src.Call({"DUMP", key}).str;
+  std::string outside;  // a key of slot 6000, which node 1 serves
+  for (int i = 0; outside.empty(); i++) {
+    if (KeySlot("o:" + std::to_string(i)) > 5460) outside = "o:" + std::to_string(i);
+  }
+  auto resp = [](std::vector<std::string> argv) {
+    std::string out = "*" + std::to_string(argv.size()) + "\r\n";
+    for (const auto& a : argv) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+    return out;
+  };
+  std::string restore = resp({"SELECT", "0"}) + resp({"RESTORE", key, "0", payload, "REPLACE"});
+  struct Case {
+    std::string stream, why;
+  } cases[] = {
+      {restore + resp({"SET", outside, "x"}), "wrote outside the slots it imports (SET)"},
+      {restore + resp({"FLUSHALL"}), "wrote outside the slots it imports (FLUSHALL)"},
+      {restore + "*2\r\n$3\r\nSET\r\n:12\r\n", "malformed stream"},
+  };
+  RespClient dst(c.port(1));
+  std::string mine;  // a key the target serves: no stream may touch it
+  for (int i = 0; mine.empty(); i++) {
+    std::string k = "m:" + std::to_string(i);
+    if (KeySlot(k) > 5460 && KeySlot(k) < 10923 && k != outside) mine = k;
+  }
+  ASSERT_EQ(dst.Raw({"SET", mine, "kept"}), "+OK\r\n");
+  std::string source_id = c.NodeId(0);
+  std::string view = dst.Call({"CLUSTER", "NODES"}).str;
+  int n = 0;
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.why);
+    RespClient control(c.port(1));
+    transport::ChannelOptions opts;
+    opts.transport = "tcp";
+    auto sender = transport::CreateSender(opts);
+    ASSERT_TRUE(sender.ok()) << sender.status().message();
+    auto blob = (*sender)->LocalBlob();
+    ASSERT_TRUE(blob.ok());
+    std::string name = "hostile" + std::to_string(n++);
+    Reply r = control.Call({"CLUSTER", "SYNCSLOTS", "ESTABLISH", name, source_id, "0-99", "sockets",
+                            HexEncode(*blob)});
+    ASSERT_EQ(r.str.rfind("RDMA ", 0), 0u) << r.Debug();
+    std::string peer;
+    ASSERT_TRUE(HexDecode(r.str.substr(5), &peer));
+    ASSERT_TRUE((*sender)->Connect(peer).ok());
+    Status sent = transport::SendAll(
+        **sender, std::span(reinterpret_cast<const uint8_t*>(tc.stream.data()), tc.stream.size()),
+        10000);
+    ASSERT_TRUE(sent.ok()) << sent.message();
+    std::string state;
+    ASSERT_TRUE(WaitFor([&] {
+      state = JobField(dst, "state");
+      return state == "failed" || state == "success";
+    }));
+    EXPECT_EQ(state, "failed");
+    EXPECT_NE(JobField(dst, "message").find(tc.why), std::string::npos) << JobField(dst, "message");
+    EXPECT_EQ(dst.Call({"CLUSTER", "COUNTKEYSINSLOT", std::to_string(KeySlot(key))}).integer, 0);
+    EXPECT_EQ(dst.Call({"EXISTS", outside}).integer, 0);
+  }
+  EXPECT_EQ(dst.Call({"CLUSTER", "NODES"}).str.size(), view.size());
+  EXPECT_TRUE(c.WaitHealthy());
+  EXPECT_EQ(src.Call({"GET", key}).str, "v");
+  EXPECT_EQ(dst.Call({"GET", mine}).str, "kept");
 }
 
 // The command's errors, before any job starts.
