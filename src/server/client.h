@@ -47,6 +47,9 @@ class Client final : public net::FdHandler, public repl::ClientConn {
     kMulti = 1u << 2,
     kMaster = 1u << 3,
     kReplica = 1u << 4,
+    // A whole-slot migration's writer on the target (slot_import.cc): no connection, never
+    // held by a pause (its thread applies the source's stream in order, as it arrives).
+    kSlotImport = 1u << 5,
   };
 
   Client(Server& server, PollGroup& group, net::Fd fd, uint64_t id);

@@ -171,7 +171,7 @@ size_t Server::ReleasableCount() const {
 bool Server::HoldForPause(Client& c, const cmd::CommandSpec& spec,
                           std::span<const std::string_view> args, uint32_t flags) {
   if (pause_type_ == PauseType::kOff && held_.empty() && resuming_ == nullptr) return false;
-  if (c.flags() & Client::kReplica) return false;
+  if (c.flags() & (Client::kReplica | Client::kSlotImport)) return false;
   EndPauseIfDue();
   HoldKind kind;
   bool writes = pause_type_ != PauseType::kOff && MayReplicate(c, spec, args, flags);

@@ -188,6 +188,7 @@ std::string SlotMigrations::Export(Job* j) {
   auto fail = [&](std::string why) {
     {
       std::lock_guard lock(server_.mu());
+      export_link_ = nullptr;
       if (tapped) RemoveTap();
       if (paused) {
         server_.UnpauseFor(Server::PausePurpose::kSlotMigration);
@@ -202,6 +203,7 @@ std::string SlotMigrations::Export(Job* j) {
   {
     std::lock_guard lock(server_.mu());
     j->link = link->Describe();
+    export_link_ = link.get();
     InstallTap(j, link.get());
     tapped = true;
     SetState(*j, "snapshot");
@@ -315,6 +317,7 @@ std::string SlotMigrations::Export(Job* j) {
     server_.UnpauseFor(Server::PausePurpose::kSlotMigration);
     j->pause_us = MonoUs() - pause_start_us;
     j->link = link->Describe();
+    export_link_ = nullptr;
     // Done for the cluster: the target serves the slots. What is left is this node's copy.
     SetState(*j, "success", "deleting the keys migrated");
     j->deleting = true;

@@ -157,6 +157,7 @@ std::string SlotMigrations::Import(Job* j, transport::StreamReceiver& rx, const 
     writer = std::make_unique<Client>(server_, server_.group(0), net::Fd(), server_.NextClientId());
     writer->session().authenticated = true;
     writer->session().obey = true;
+    writer->set_flag(Client::kSlotImport, true);
   }
   struct Forget {  // the writer goes after this thread's last command
     Server& s;

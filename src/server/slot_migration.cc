@@ -7,6 +7,7 @@
 #include "common/key_slot.h"
 #include "common/logging.h"
 #include "common/strutil.h"
+#include "repl/datalink/data_link.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -255,6 +256,10 @@ void SlotMigrations::OnClientClosed(uint64_t id) {
       importing_->state != "claimed") {
     importing_->cancel = true;
   }
+}
+
+void SlotMigrations::BreakDataLink(uint64_t after) {
+  if (export_link_) export_link_->FailAfter(after);
 }
 
 void SlotMigrations::Info(std::string* out) {

@@ -63,6 +63,9 @@ class SlotMigrations {
   void OnClientClosed(uint64_t id);
   // INFO slot_migration's lines.
   void Info(std::string* out);
+  // DEBUG REPLICATION-BREAK-DATA-LINK: the running export's data link fails once `after` more
+  // bytes are sent (0: now).
+  void BreakDataLink(uint64_t after);
 
  private:
   struct Job {
@@ -141,6 +144,7 @@ class SlotMigrations {
   }
   std::vector<Runner> runners_;
   Job* exporting_ = nullptr;  // the export whose thread runs
+  repl::DataLinkSender* export_link_ = nullptr;  // its data link, once started
   Job* importing_ = nullptr;  // the import whose thread runs
   // The tap (export): slots of the running export, and of them those already sent.
   std::vector<bool> tap_slots_, tap_sent_;

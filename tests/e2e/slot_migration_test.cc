@@ -298,9 +298,9 @@ TEST_P(SlotMigration, TargetKilledMidSnapshot) {
   EXPECT_EQ(src.Raw({"SET", key, "after"}), "+OK\r\n");
 }
 
-// A cancel, and the control connection killed on the target: both ends give up, the source
-// keeps every key and the target none; a second migration then succeeds.
-TEST_P(SlotMigration, CancelAndBrokenControlConnection) {
+// A cancel, the control connection killed on the target, the data link broken: both ends give
+// up each time, the source keeps every key and the target none; a last migration succeeds.
+TEST_P(SlotMigration, CancelAndBrokenLinks) {
   ASSERT_NO_FATAL_FAILURE(Start(0));
   TestCluster& c = *cluster_;
   RespClient src(c.port(0)), dst(c.port(1));
@@ -324,9 +324,24 @@ TEST_P(SlotMigration, CancelAndBrokenControlConnection) {
   EXPECT_EQ(KeysInMovingSlots(0), ExpectedInMovingSlots());
   EXPECT_TRUE(Serves(0, 0));
 
+  // The data link broken mid-snapshot (not rebuilt: the migration fails and can start again).
+  ASSERT_EQ(MigrateTo(0, 1).raw, "+OK\r\n");
+  ASSERT_TRUE(WaitMidSnapshot(0));
+  ASSERT_EQ(src.Raw({"DEBUG", "REPLICATION-BREAK-DATA-LINK"}), "+OK\r\n");
+  EXPECT_EQ(WaitJobEnd(0), "failed");
+  EXPECT_NE(JobField(src, "message").find("data link"), std::string::npos)
+      << JobField(src, "message");
+  EXPECT_NE(WaitJobEnd(1), "success");
+  EXPECT_EQ(KeysInMovingSlots(1), 0);
+  EXPECT_EQ(KeysInMovingSlots(0), ExpectedInMovingSlots());
+  EXPECT_TRUE(Serves(0, 0));
+
+  // The target's clients' writes paused (CLIENT PAUSE WRITE) do not hold the import's.
   ASSERT_EQ(src.Raw({"CONFIG", "SET", "rdb-key-save-delay", "0"}), "+OK\r\n");
+  ASSERT_EQ(dst.Raw({"CLIENT", "PAUSE", "120000", "WRITE"}), "+OK\r\n");
   ASSERT_EQ(MigrateTo(0, 1).raw, "+OK\r\n");
   ASSERT_EQ(WaitJobEnd(0), "success") << JobField(src, "message");
+  ASSERT_EQ(dst.Raw({"CLIENT", "UNPAUSE"}), "+OK\r\n");
   ASSERT_TRUE(c.WaitHealthy());
   ASSERT_NO_FATAL_FAILURE(ExpectKeys(2));
 }

@@ -30,6 +30,7 @@
 #include "server/crash.h"
 #include "server/persistence/persistence.h"
 #include "server/server.h"
+#include "server/slot_migration.h"
 #include "store/digest.h"
 #include "store/list_type.h"
 
@@ -236,6 +237,7 @@ bool ParseAfterBytes(Context& c, uint64_t* after) {
 // DEBUG REPLICATION-BREAK-DATA-LINK [AFTER <bytes>]: fails the RDMA data links of this server
 // (both sides), now or once that many more bytes have moved over them. A link broken while it
 // streams is resumed with PSYNC; one broken mid-snapshot is rebuilt and the snapshot goes on.
+// A whole-slot migration's link (this node the source) fails the migration.
 void DebugBreakDataLink(Context& c) {
   uint64_t after = 0;
   if (c.argc() == 3) {  // the action table allows 2 to 4 arguments
@@ -245,6 +247,7 @@ void DebugBreakDataLink(Context& c) {
   if (c.argc() == 4 && !ParseAfterBytes(c, &after)) return;
   ServerOf(c).primary().BreakDataLinks(after);
   ServerOf(c).replica().BreakDataLink(after);
+  if (ServerOf(c).has_slot_migrations()) ServerOf(c).slot_migrations().BreakDataLink(after);
   c.out.Ok();
 }
 
