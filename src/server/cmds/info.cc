@@ -424,6 +424,9 @@ struct Section {
   const char* title;  // the "# Title" line
   bool in_default;    // part of plain INFO / INFO default
   void (*generate)(Server&, std::string*);
+  // kvstore's own: given when named, and by INFO everything where `present` says it applies
+  // (not by INFO all, whose sections are Redis').
+  bool (*present)(Server&) = nullptr;
 };
 
 // In Redis' order.
@@ -440,17 +443,20 @@ constexpr Section kSections[] = {
     {"errorstats", "Errorstats", true, ErrorStatsSection},
     {"latencystats", "Latencystats", false, LatencyStatsSection},
     {"cluster", "Cluster", true, ClusterSection},
-    {"slot_migration", "Slot_migration", false, SlotMigrationSection},
+    {"slot_migration", "Slot_migration", false, SlotMigrationSection,
+     [](Server& s) { return s.has_slot_migrations(); }},
     {"keyspace", "Keyspace", true, KeyspaceSection},
 };
 
 // Which sections INFO's arguments ask for (Redis' genInfoSectionDict).
 struct Selection {
-  bool all = false;
+  bool all = false, everything = false;
   std::set<std::string> names;
 
-  bool Wants(const Section& s) const {
-    if (all || names.count(s.name)) return true;
+  bool Wants(const Section& s, Server& server) const {
+    if (names.count(s.name)) return true;
+    if (s.present) return everything && s.present(server);
+    if (all) return true;
     return std::string_view(s.name) == "modules" && names.count("module_list");
   }
 };
@@ -465,12 +471,14 @@ Selection SelectSections(std::span<const std::string_view> args) {
   if (args.empty()) add_defaults();
   for (std::string_view a : args) {
     std::string name = ToLower(a);
-    if (name == "default")
+    if (name == "default") {
       add_defaults();
-    else if (name == "all" || name == "everything")
+    } else if (name == "all" || name == "everything") {
       sel.all = true;
-    else
+      if (name == "everything") sel.everything = true;
+    } else {
       sel.names.insert(std::move(name));
+    }
   }
   return sel;
 }
@@ -481,7 +489,7 @@ void Info(cmd::Context& c) {
   std::string out;
   int emitted = 0;
   for (const Section& sec : kSections) {
-    if (!sel.Wants(sec)) continue;
+    if (!sel.Wants(sec, s)) continue;
     if (emitted++) out += "\r\n";
     Appendf(&out, "# %s\r\n", sec.title);
     sec.generate(s, &out);
