@@ -104,11 +104,12 @@ void SlotMigrations::Command(cmd::Context& c) {
 void SlotMigrations::MigrateSlots(cmd::Context& c) {
   cluster::Cluster* cl = server_.cluster();
   std::vector<std::shared_ptr<Job>> jobs;
-  std::vector<bool> claimed(kClusterSlots, false);
+  std::vector<bool> claimed(kClusterSlots, false), busy(kClusterSlots, false);
   for (const auto& j : jobs_) {  // slots a job not finished yet moves already
     if (!j->exporting || j->finished()) continue;
-    for (const auto& r : j->ranges)
-      std::fill(claimed.begin() + r.first, claimed.begin() + r.last + 1, true);
+    for (const auto& r : j->ranges) {
+      std::fill(busy.begin() + r.first, busy.begin() + r.last + 1, true);
+    }
   }
   size_t i = 2;
   while (i < c.argc()) {
@@ -130,6 +131,10 @@ void SlotMigrations::MigrateSlots(cmd::Context& c) {
         return;
       }
       for (int s = first; s <= last; s++) {
+        if (busy[s]) {
+          c.Error("Slot " + std::to_string(s) + " is already being migrated");
+          return;
+        }
         if (claimed[s]) {
           c.Error("Slot " + std::to_string(s) + " specified multiple times");
           return;

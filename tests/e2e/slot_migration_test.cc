@@ -312,6 +312,7 @@ TEST_P(SlotMigrationFaults, CancelAndBrokenLinks) {
 
   ASSERT_EQ(MigrateTo(0, 1).raw, "+OK\r\n");
   ASSERT_TRUE(WaitMidSnapshot(0));
+  EXPECT_EQ(MigrateTo(0, 2).str, "ERR Slot 0 is already being migrated");
   ASSERT_EQ(src.Raw({"CLUSTER", "CANCELSLOTMIGRATIONS"}), "+OK\r\n");
   EXPECT_EQ(WaitJobEnd(0), "cancelled");
   EXPECT_NE(WaitJobEnd(1), "success");
