@@ -264,7 +264,7 @@ void Cluster::SetMyPrimary(Node* n) {
   }
   myself_->primary = n;
   AddReplica(n, myself_);
-  host_.Follow(n->ip, n->port);
+  host_.Follow(n->ip, ReplicationPort(*n));
   ResetManualFailover();
 }
 
@@ -449,6 +449,12 @@ int Cluster::ClientPort(const Node& n, bool tls) const {
   return n.port;
 }
 
+int Cluster::ReplicationPort(const Node& n) const {
+  // The port for the link tls-replication makes (Redis 7.2's choice: 7.0 takes the announced
+  // port, the TLS one with tls-cluster, even for a plain-text link).
+  return ClientPort(n, host_.ConfigBool("tls-replication"));
+}
+
 std::string Cluster::Endpoint(const Node& n, bool tls) const {
   std::string type = host_.ConfigString("cluster-preferred-endpoint-type");
   std::string host;
@@ -554,7 +560,7 @@ void Cluster::WriteConfigOrDie(const std::string& text, uint64_t gen, bool fsync
 void Cluster::AfterEvent() {
   int todo = todo_;
   todo_ = 0;
-  if (myself_->is_replica()) {
+  if (myself_->is_replica() && !host_.LoadingSync()) {
     if (todo & kTodoHandleManualFailover) {
       HandleManualFailover();
       HandleReplicaFailover();
@@ -621,7 +627,7 @@ Status Cluster::VerifyWithData() {
 void Cluster::StartReplication() {
   if (myself_->is_replica() && myself_->primary && myself_->primary->has_addr() &&
       !myself_->primary->ip.empty()) {
-    host_.Follow(myself_->primary->ip, myself_->primary->port);
+    host_.Follow(myself_->primary->ip, ReplicationPort(*myself_->primary));
   }
 }
 

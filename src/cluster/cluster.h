@@ -29,6 +29,7 @@
 #include "common/status.h"
 #include "net/event_loop.h"
 #include "net/socket.h"
+#include "net/tls.h"
 #include "store/keyspace.h"
 
 namespace kv::cluster {
@@ -46,6 +47,9 @@ class Host {
   // The client ports this server listens on (0 when none).
   virtual int port() = 0;
   virtual int tls_port() = 0;
+  // The server's TLS context, for the bus's links with tls-cluster (null while TLS is not set
+  // up). Read once per link: a CONFIG SET's new context serves the next links.
+  virtual std::shared_ptr<net::TlsContext> TlsContext() = 0;
   // The replication offset this node announces: its own stream's as a primary, what it has
   // processed of its primary's as a replica.
   virtual int64_t ReplOffset() = 0;
@@ -59,6 +63,9 @@ class Host {
   // Whether a primary is set (REPLICAOF's host), and for how long (ms) the replica has had no
   // data from it: since its last byte while the link is up, since the link went down when not.
   virtual bool Following() = 0;
+  // A full sync being loaded (clients get -LOADING): no failover starts meanwhile, as Redis
+  // runs no cluster cron while it loads.
+  virtual bool LoadingSync() = 0;
   virtual int64_t PrimaryDataAgeMs() = 0;
   // A manual failover's pause of writes on this primary, until `end_ms` (wall clock) or until
   // ended.
@@ -145,7 +152,8 @@ class Cluster {
   // imported), else the error that unblocks it (Redis' clusterRedirectBlockedClientIfNeeded).
   Route RouteBlocked(std::string_view key, bool readonly, bool write, bool tls);
   // The CLUSTER command (every subcommand), ASKING's and READONLY's checks are the caller's.
-  void Command(cmd::Context& c);
+  // `tls`: the client's connection is TLS (the ports CLUSTER NODES, SLOTS... give it).
+  void Command(cmd::Context& c, bool tls);
   // INFO's cluster section lines after cluster_enabled.
   bool state_ok() const { return state_ok_; }
   const std::string& myid() const;
@@ -230,6 +238,7 @@ class Cluster {
   void AnnouncedPorts(int* port, int* pport, int* cport);
   int ClientPort(const Node& n, bool tls) const;
   std::string Endpoint(const Node& n, bool tls) const;
+  int ReplicationPort(const Node& n) const;
   void ResetNode(bool hard);
 
   // cluster_bus.cc: links and messages.
@@ -241,6 +250,11 @@ class Cluster {
   void FreeLink(Link* l);
   void OnLinkEvents(Link* l, uint32_t events);
   void ReadFromLink(Link* l);
+  // read(2) and write(2) on a link, through its TLS session where it has one.
+  ssize_t LinkRead(Link* l, char* buf, size_t n);
+  ssize_t LinkWrite(Link* l, const char* buf, size_t n);
+  // Sets what the loop watches the link for by its output and what TLS waits for.
+  void WatchLink(Link* l);
   bool ProcessMessage(Link* l, std::string_view bytes);  // false when the link was freed
   void ProcessGossip(const BusMessage& m, Link* l, Node* sender);
   bool UpdateAddressIfNeeded(Node* n, Link* l, const BusHeader& h);

@@ -98,10 +98,21 @@ void Cluster::OnAccept(int listen_fd) {
       break;
     }
     net::SetNoDelay(fd->get());
+    std::unique_ptr<net::TlsConn> tls;
+    if (host_.ConfigBool("tls-cluster")) {
+      // As Redis: a node must present a certificate the CA accepts, whatever tls-auth-clients.
+      std::shared_ptr<net::TlsContext> ctx = host_.TlsContext();
+      if (ctx) tls = net::TlsConn::Accept(ctx, fd->get(), net::TlsClientAuth::kYes);
+      if (!tls) {
+        LOG_VERBOSE("Error creating an accepting connection for cluster node: no TLS context");
+        continue;
+      }
+    }
     LOG_VERBOSE("Accepting cluster node connection from %s", net::PeerName(fd->get()).c_str());
     auto l = std::make_unique<Link>();
     l->cluster = this;
     l->fd = std::move(*fd);
+    l->tls = std::move(tls);
     l->inbound = true;
     l->ctime = WallMs();
     l->handler = std::make_unique<LinkHandler>(this, l.get());
@@ -182,6 +193,18 @@ void Cluster::OnLinkEvents(Link* l, uint32_t events) {
     }
     l->connecting = false;
     net::SetNoDelay(l->fd.get());
+    if (host_.ConfigBool("tls-cluster")) {
+      // The handshake runs in the first reads and writes; the PING below waits for it.
+      std::shared_ptr<net::TlsContext> ctx = host_.TlsContext();
+      if (ctx) l->tls = net::TlsConn::Connect(ctx, l->fd.get());
+      if (!l->tls) {
+        LOG_VERBOSE("Connection with Node %.40s at %s:%d failed: no TLS context", n->name.c_str(),
+                    n->ip.c_str(), n->cport);
+        FreeLink(l);
+        AfterEvent();
+        return;
+      }
+    }
     l->events = net::EventLoop::kReadable;
     loop_.ModifyFd(l->fd.get(), l->events, l->handler.get());
     // A PING at once on a new link, so failure detection has one in flight; a MEET to a node
@@ -194,20 +217,45 @@ void Cluster::OnLinkEvents(Link* l, uint32_t events) {
     AfterEvent();
     return;
   }
-  if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ReadFromLink(l);
-  if (!l->dead && (events & EPOLLOUT)) FlushLink(l);
+  // TLS may need the other direction: a read that waits for the socket to take a handshake
+  // record, a write that waits for one to arrive.
+  bool readable = (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ||
+                  (l->tls && (events & EPOLLOUT) && l->tls->read_wants_write());
+  bool writable =
+      (events & EPOLLOUT) || (l->tls && (events & EPOLLIN) && l->tls->write_wants_read());
+  if (readable) ReadFromLink(l);
+  if (!l->dead && writable) FlushLink(l);
+  if (!l->dead && l->write_errno != 0) {
+    LOG_DEBUG("I/O error writing to node link: %s", l->tls && !l->tls->error().empty()
+                                                        ? l->tls->error().c_str()
+                                                        : strerror(l->write_errno));
+    FreeLink(l);
+  }
   AfterEvent();
+}
+
+ssize_t Cluster::LinkRead(Link* l, char* buf, size_t n) {
+  return l->tls ? l->tls->Read(buf, n) : read(l->fd.get(), buf, n);
+}
+
+ssize_t Cluster::LinkWrite(Link* l, const char* buf, size_t n) {
+  return l->tls ? l->tls->Write(buf, n) : write(l->fd.get(), buf, n);
 }
 
 void Cluster::ReadFromLink(Link* l) {
   char buf[16384];
   while (!l->dead) {
-    ssize_t n = read(l->fd.get(), buf, sizeof(buf));
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    ssize_t n = LinkRead(l, buf, sizeof(buf));
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (l->tls) WatchLink(l);  // the handshake may wait for the socket to take its record
+      return;
+    }
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      LOG_DEBUG("I/O error reading from node link: %s",
-                n == 0 ? "connection closed" : strerror(errno));
+      LOG_DEBUG("I/O error reading from node link: %s", n == 0 ? "connection closed"
+                                                        : l->tls && !l->tls->error().empty()
+                                                            ? l->tls->error().c_str()
+                                                            : strerror(errno));
       FreeLink(l);
       return;
     }
@@ -255,13 +303,15 @@ void Cluster::Send(Link* l, const std::string& bytes, MsgType type) {
 void Cluster::FlushLink(Link* l) {
   if (l->connecting || l->dead) return;
   while (l->wpos < l->wbuf.size()) {
-    ssize_t n = write(l->fd.get(), l->wbuf.data() + l->wpos, l->wbuf.size() - l->wpos);
+    ssize_t n = LinkWrite(l, l->wbuf.data() + l->wpos, l->wbuf.size() - l->wpos);
     if (n > 0) {
       l->wpos += static_cast<size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    // Full, or an error the loop reports next (EPOLLERR): wait for the socket.
+    // Failed: the link goes at its next event (a caller of Send may still use it), which
+    // watching for writability brings at once.
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) l->write_errno = errno;
     break;
   }
   if (l->wpos == l->wbuf.size()) {
@@ -272,7 +322,15 @@ void Cluster::FlushLink(Link* l) {
     l->wbuf.erase(0, l->wpos);
     l->wpos = 0;
   }
-  uint32_t want = net::EventLoop::kReadable | (l->wbuf.empty() ? 0 : net::EventLoop::kWritable);
+  WatchLink(l);
+}
+
+void Cluster::WatchLink(Link* l) {
+  // Writable while output waits (unless TLS waits for input first), or while a TLS read waits
+  // for the socket to take a record.
+  bool out = (!l->wbuf.empty() && !(l->tls && l->tls->write_wants_read())) || l->write_errno != 0 ||
+             (l->tls && l->tls->read_wants_write());
+  uint32_t want = net::EventLoop::kReadable | (out ? net::EventLoop::kWritable : 0);
   if (want != l->events) {
     l->events = want;
     loop_.ModifyFd(l->fd.get(), want, l->handler.get());
@@ -400,7 +458,7 @@ bool Cluster::UpdateAddressIfNeeded(Node* n, Link* l, const BusHeader& h) {
   if (n->link) FreeLink(n->link);
   n->flags &= ~kFlagNoAddr;
   LOG_WARNING("Address updated for node %.40s, now %s:%d", n->name.c_str(), n->ip.c_str(), n->port);
-  if (myself_->is_replica() && myself_->primary == n) host_.Follow(n->ip, n->port);
+  if (myself_->is_replica() && myself_->primary == n) host_.Follow(n->ip, ReplicationPort(*n));
   return true;
 }
 

@@ -92,11 +92,10 @@ constexpr std::string_view kHelp[] = {
 
 }  // namespace
 
-void Cluster::Command(cmd::Context& c) {
+void Cluster::Command(cmd::Context& c, bool tls) {
   resp::ReplyWriter& w = c.out;
   std::string_view sub = c.arg(1);
   size_t argc = c.argc();
-  bool tls = false;  // TODO(cluster): the client's connection type when tls-cluster comes
   store::Db& db0 = host_.keyspace().db(0);
   // The node argument 2 names, or null with Redis' error replied.
   auto named_node = [&]() -> Node* {

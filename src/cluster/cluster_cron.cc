@@ -126,13 +126,13 @@ void Cluster::Cron() {
   // A replica that knows its primary's address but replicates nothing starts now.
   if (myself_->is_replica() && !host_.Following() && myself_->primary &&
       myself_->primary->has_addr()) {
-    host_.Follow(myself_->primary->ip, myself_->primary->port);
+    host_.Follow(myself_->primary->ip, ReplicationPort(*myself_->primary));
   }
   if (mf_end_ && mf_end_ < WallMs()) {
     LOG_WARNING("Manual failover timed out.");
     ResetManualFailover();
   }
-  if (myself_->is_replica()) {
+  if (myself_->is_replica() && !host_.LoadingSync()) {
     HandleManualFailover();
     HandleReplicaFailover();
     if (orphaned && max_replicas >= 2 && my_replicas == max_replicas &&

@@ -64,9 +64,11 @@ struct Cluster::Node {
 struct Cluster::Link {
   Cluster* cluster = nullptr;
   net::Fd fd;
+  std::unique_ptr<net::TlsConn> tls;  // tls-cluster: the link's session (on `fd`)
   bool inbound = false;
   bool connecting = false;  // a non-blocking connect not finished yet
   bool dead = false;        // freed: waits in dead_links_ for the event to end
+  int write_errno = 0;      // a write failed (errno): the link goes at its next event
   Node* node = nullptr;
   int64_t ctime = 0;
   std::string rbuf;

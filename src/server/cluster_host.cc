@@ -18,6 +18,7 @@ std::string ServerClusterHost::ConfigString(const char* name) {
 bool ServerClusterHost::ConfigBool(const char* name) { return server_.config().GetBool(name); }
 int ServerClusterHost::port() { return server_.port(); }
 int ServerClusterHost::tls_port() { return server_.tls_port(); }
+std::shared_ptr<net::TlsContext> ServerClusterHost::TlsContext() { return server_.tls_context(); }
 
 Result<std::vector<net::Fd>> ServerClusterHost::ListenTcp(int port) {
   return server_.ListenTcpOn(port, server_.config().GetString("bind"));
@@ -45,6 +46,8 @@ void ServerClusterHost::StopFollowing() {
 }
 
 bool ServerClusterHost::Following() { return server_.replica().is_replica(); }
+
+bool ServerClusterHost::LoadingSync() { return server_.replica().loading(); }
 
 int64_t ServerClusterHost::PrimaryDataAgeMs() { return server_.replica().data_age_ms(WallMs()); }
 

@@ -19,11 +19,13 @@ class ServerClusterHost final : public cluster::Host {
   bool ConfigBool(const char* name) override;
   int port() override;
   int tls_port() override;
+  std::shared_ptr<net::TlsContext> TlsContext() override;
   Result<std::vector<net::Fd>> ListenTcp(int port) override;
   int64_t ReplOffset() override;
   void Follow(const std::string& ip, int port) override;
   void StopFollowing() override;
   bool Following() override;
+  bool LoadingSync() override;
   int64_t PrimaryDataAgeMs() override;
   void PauseWritesForFailover(int64_t end_ms) override;
   void EndFailoverPause() override;

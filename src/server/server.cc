@@ -209,7 +209,14 @@ void Server::WireConfig() {
     return Status::Ok();
   });
   c.OnApply("repl-backlog-size", [this](const std::string& v) {
-    primary_->ResizeBacklog(static_cast<size_t>(ParseInt64(v).value_or(1 << 20)));
+    // As Redis: a backlog is never under 16 KB, and CONFIG GET says what it is.
+    constexpr int64_t kMinBacklog = 16 * 1024;
+    int64_t size = std::max(ParseInt64(v).value_or(1 << 20), kMinBacklog);
+    // (Redis' startup keeps a smaller value from the config file in CONFIG GET.)
+    if (listening_ && std::to_string(size) != v) {
+      config_->SetInternal("repl-backlog-size", std::to_string(size));
+    }
+    primary_->ResizeBacklog(static_cast<size_t>(size));
     return Status::Ok();
   });
   c.OnApply("dir", [](const std::string& v) {
@@ -486,11 +493,6 @@ Status Server::StartCluster() {
   if (!config_->GetString("replicaof").empty()) {
     return Status::Invalid("replicaof directive not allowed in cluster mode");
   }
-  if (config_->GetBool("tls-cluster")) {
-    return Status::Invalid(
-        "tls-cluster yes: kvstore's cluster bus has no TLS yet; set tls-cluster no (the client "
-        "ports may still use TLS)");
-  }
   keyspace_->EnableSlotIndex();
   cluster_host_ = std::make_unique<ServerClusterHost>(*this);
   auto c = cluster::Cluster::Create(*cluster_host_);
@@ -577,7 +579,9 @@ int64_t Server::Cron() {
   if (shutdown_requested_) return period_ms;      // saved and exiting: nothing more goes out
   WatchdogSchedule(static_cast<int>(period_ms));  // re-armed even when paused, as in Redis
   if (debug_state_.pause_cron) return period_ms;  // DEBUG PAUSE-CRON
-  if (startup_loading_) return period_ms;         // the data is not all in yet
+  // The data is not all in yet (at startup, or a replica's load into the live dataset, which
+  // lets the lock go now and then): nothing that would change or save it runs, as in Redis.
+  if (startup_loading_ || replica_->loading_in_place()) return period_ms;
   int64_t now = WallMs();
   keyspace_->TickClock(now);
   EndPauseIfDue();  // CLIENT PAUSE's timer ends it; this catches a wall clock that jumped
@@ -738,6 +742,8 @@ bool Server::AnyChild() const {
 }
 
 Status Server::PrepareShutdown(bool save, bool nosave, bool force) {
+  // As Redis: no final save of a dataset half loaded (a replica's full sync).
+  if (replica_->loading_in_place()) nosave = true;
   Status st = aof_->PrepareShutdown(force);
   if (!st.ok() && !force) return st;
   st = persistence_->PrepareShutdown(save, nosave);

@@ -7,6 +7,7 @@
 #include "common/logging.h"
 #include "common/strutil.h"
 #include "net/socket.h"
+#include "net/tls.h"
 #include "persist/dump.h"
 #include "repl/datalink/data_link.h"
 #include "repl/datalink/link_io.h"
@@ -120,6 +121,7 @@ std::string SlotMigrations::Export(Job* j) {
   int port = 0;
   bool doorbell = true;
   int64_t key_delay_us = 0;
+  std::shared_ptr<net::TlsContext> tls_ctx;
   {
     std::lock_guard lock(server_.mu());
     if (j->cancel) return "cancelled";
@@ -136,13 +138,26 @@ std::string SlotMigrations::Export(Job* j) {
     pass = cfg.GetString("masterauth");
     // As a snapshot child sleeps per key saved (tests use it to slow a migration down).
     key_delay_us = std::max<int64_t>(0, cfg.GetInt("rdb-key-save-delay"));
+    // With tls-cluster the target's announced port is its TLS one, as for MIGRATE.
+    if (cfg.GetBool("tls-cluster")) {
+      tls_ctx = server_.tls_context();
+      if (!tls_ctx) return "tls-cluster is on but TLS is not configured";
+    }
     SetState(*j, "connecting");
   }
 
   // The control connection, authenticated as a replica would be (masteruser, masterauth).
   auto fd = net::ConnectTcp(ip, port, kControlTimeoutMs);
   if (!fd.ok()) return "connecting to the target: " + fd.status().message();
-  repl::LinkIo io(fd->get(), kControlTimeoutMs);
+  std::unique_ptr<net::TlsConn> tls;
+  if (tls_ctx) {
+    tls = net::TlsConn::Connect(tls_ctx, fd->get());
+    if (!tls) return "connecting to the target: no TLS session";
+    if (Status st = tls->HandshakeUntil(MonoMs() + kControlTimeoutMs); !st.ok()) {
+      return "connecting to the target: " + st.message();
+    }
+  }
+  repl::LinkIo io(fd->get(), kControlTimeoutMs, tls.get());
   auto call = [&](std::initializer_list<std::string_view> argv) -> Result<std::string> {
     KV_TRY(io.WriteAll(repl::ReplCommand(argv)));
     return io.ReadLine();

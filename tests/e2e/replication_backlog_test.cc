@@ -123,5 +123,23 @@ TEST_P(PsyncArgs, AnOffsetThatIsNoIntegerIsAnError) {
 INSTANTIATE_TEST_SUITE_P(Servers, PsyncArgs, ::testing::Values(Kind::kKvstore, Kind::kRedis),
                          [](const auto& info) { return Name(info.param); });
 
+// CONFIG SET repl-backlog-size under 16 KB gives a 16 KB backlog, and CONFIG GET says so (Redis'
+// minimum; its cluster tests set 100 to force full resyncs).
+class BacklogSize : public ::testing::TestWithParam<Kind> {};
+
+TEST_P(BacklogSize, HasASixteenKilobyteFloor) {
+  if (!HaveRedisServer()) GTEST_SKIP() << "redis-server is not installed";
+  ServerProcess server(GetParam());
+  RespClient c(server.port());
+  ASSERT_EQ(c.Raw({"CONFIG", "SET", "repl-backlog-size", "100"}), "+OK\r\n");
+  EXPECT_EQ(c.Call({"CONFIG", "GET", "repl-backlog-size"}).elems.at(1).str, "16384");
+  ASSERT_EQ(c.Raw({"CONFIG", "SET", "repl-backlog-size", "20000"}), "+OK\r\n");
+  EXPECT_EQ(c.Call({"CONFIG", "GET", "repl-backlog-size"}).elems.at(1).str, "20000");
+  EXPECT_EQ(InfoField(c, "replication", "repl_backlog_size"), "20000");
+}
+
+INSTANTIATE_TEST_SUITE_P(Servers, BacklogSize, ::testing::Values(Kind::kKvstore, Kind::kRedis),
+                         [](const auto& info) { return Name(info.param); });
+
 }  // namespace
 }  // namespace kv::test

@@ -177,11 +177,17 @@ std::vector<ClusterNodeEntry> ParseClusterNodes(const std::string& text) {
   return out;
 }
 
-TestCluster::TestCluster(const std::vector<Kind>& kinds) {
+TestCluster::TestCluster(const std::vector<Kind>& kinds,
+                         const std::function<std::vector<std::string>()>& extra_args) {
   for (Kind k : kinds) {
     // Chosen just before the node starts, so that no other node's ports can be picked.
     int bus_port = FreePort();
-    nodes_.push_back({k, bus_port, std::make_unique<ServerProcess>(k, ClusterNodeArgs(bus_port))});
+    std::vector<std::string> args = ClusterNodeArgs(bus_port);
+    if (extra_args) {
+      std::vector<std::string> more = extra_args();
+      args.insert(args.end(), more.begin(), more.end());
+    }
+    nodes_.push_back({k, bus_port, std::make_unique<ServerProcess>(k, std::move(args))});
   }
 }
 

@@ -61,8 +61,10 @@ class TestCluster {
   using Kind = ServerProcess::Kind;
 
   // Starts one node per entry of `kinds`, in that order, each on its own ports and directory;
-  // they know no other node until Create.
-  explicit TestCluster(const std::vector<Kind>& kinds);
+  // they know no other node until Create. `extra_args`, when given, is called once per node,
+  // in order, for more arguments (a TLS port of its own...).
+  explicit TestCluster(const std::vector<Kind>& kinds,
+                       const std::function<std::vector<std::string>()>& extra_args = nullptr);
   TestCluster(const TestCluster&) = delete;
   TestCluster& operator=(const TestCluster&) = delete;
 
@@ -70,6 +72,7 @@ class TestCluster {
   ServerProcess& node(size_t i) { return *nodes_[i].process; }
   Kind kind(size_t i) const { return nodes_[i].kind; }
   int port(size_t i) const { return nodes_[i].process->port(); }
+  int bus_port(size_t i) const { return nodes_[i].bus_port; }
   // The index of the node serving `port`; -1 when none does.
   int IndexOf(int port) const;
 

@@ -43,7 +43,9 @@ class Primary;
 // which it passes its primary's stream on to its own replicas.
 class Replica {
  public:
-  enum class Loading { kNone, kBlocking, kAsync };
+  // kBlocking: from the socket into a second dataset; kInPlace: a snapshot received to disk,
+  // loaded into the live dataset; kAsync: see async_loading().
+  enum class Loading { kNone, kBlocking, kInPlace, kAsync };
   // The link's states, as ROLE and INFO report them.
   enum class State {
     kNone,        // not a replica
@@ -72,7 +74,14 @@ class Replica {
   // primary's data, or on-empty-db) clients get -LOADING, as during Redis' blocking load, and
   // the old dataset stays only in case the load fails. Any thread.
   bool async_loading() const { return loading_ == Loading::kAsync; }
-  bool loading() const { return loading_ == Loading::kBlocking; }
+  bool loading() const {
+    Loading l = loading_;
+    return l == Loading::kBlocking || l == Loading::kInPlace;
+  }
+  // The load into the live dataset: the keyspace lock is let go now and then (clients get
+  // -LOADING, INFO shows loading:1, the cluster bus goes on), and nothing else may change the
+  // dataset meanwhile (no cron, no save). Any thread.
+  bool loading_in_place() const { return loading_ == Loading::kInPlace; }
   uint64_t master_client_id() const { return master_id_; }
   // The db the primary's stream has selected (where the next unprefixed command applies).
   int stream_db() const;
@@ -191,16 +200,16 @@ class Replica {
   int port_ = 0;
   std::atomic<State> state_{State::kNone};
   std::atomic<Loading> loading_{Loading::kNone};
-  // Marks a load into a second dataset for its scope (see async_loading()); InstallSide ends
-  // it under the keyspace lock, as the loaded dataset takes over.
+  // Marks a load for its scope (see loading()); for a load into a second dataset InstallSide
+  // ends it under the keyspace lock, as the loaded dataset takes over.
   class LoadingScope {
    public:
-    LoadingScope(Replica& r, bool async);
+    LoadingScope(Replica& r, Loading kind);
     ~LoadingScope();
 
    private:
     Replica& r_;
-    bool async_;
+    Loading kind_;
   };
   uint64_t master_id_ = 0;
   int master_db_ = 0;  // the stream's selected db when the last master client went away

@@ -390,7 +390,7 @@ Status Replica::LoadFromDataLink(const Target& t, int fd, const std::string& rep
   uint64_t keys = 0;
   std::vector<std::string> functions;
   ChannelSource src(*this, t, fd);
-  LoadingScope loading(*this, LoadsAsync(replid));
+  LoadingScope loading(*this, LoadsAsync(replid) ? Loading::kAsync : Loading::kBlocking);
   Status st = LoadSide(fd, src, "over the data link", &side, &keys, &functions);
   src.Stop();
   if (st.ok() && !src.ControlInStep()) {

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <memory>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/logging.h"
@@ -186,15 +188,15 @@ bool Replica::LoadsAsync(const std::string& replid) {
   return server_.ConfigString("repl-diskless-load") == "swapdb" && replid == primary_.replid();
 }
 
-Replica::LoadingScope::LoadingScope(Replica& r, bool async) : r_(r), async_(async) {
-  r_.loading_ = async ? Loading::kAsync : Loading::kBlocking;
+Replica::LoadingScope::LoadingScope(Replica& r, Loading kind) : r_(r), kind_(kind) {
+  r_.loading_ = kind;
   LOG_NOTICE("MASTER <-> REPLICA sync: Loading DB in memory");
 }
 
 Replica::LoadingScope::~LoadingScope() {
   bool loaded = r_.loading_ == Loading::kNone;  // InstallSide took the new dataset
   r_.loading_ = Loading::kNone;
-  if (async_) {
+  if (kind_ == Loading::kAsync) {
     LOG_NOTICE("MASTER <-> REPLICA sync: Discarding %s DB in background",
                loaded ? "old" : "temporary");
   }
@@ -247,7 +249,7 @@ Status Replica::ReceiveAndLoad(int fd, const Target& t, const std::string& repli
   uint64_t keys = 0;
   std::vector<std::string> functions;
   SocketSource src(*this, fd, timeout_ms, std::move(io.pending()), total);
-  LoadingScope loading(*this, LoadsAsync(replid));
+  LoadingScope loading(*this, LoadsAsync(replid) ? Loading::kAsync : Loading::kBlocking);
   Status st = LoadSide(fd, src, "from the socket", &side, &keys, &functions);
   if (st.ok() && !mark.empty()) {
     auto m = src.Read(mark.size());
@@ -290,12 +292,25 @@ Status Replica::LoadSnapshot(int fd, const std::string& path, const std::string&
   LOG_NOTICE("MASTER <-> REPLICA sync: Flushing old data");
   server_.DatasetReplaced();
   server_.keyspace().FlushAll(server_.ConfigBool("replica-lazy-flush"));
-  LOG_NOTICE("MASTER <-> REPLICA sync: Loading DB in memory");
+  LoadingScope loading(*this, Loading::kInPlace);
   persist::RdbLoadOptions opts = SyncLoadOptions(
       fd, link_tls_.get(), "loaded", "from disk",
       static_cast<int>(server_.ConfigInt("key-load-delay")), server_.VerifyRdbChecksum());
   opts.progress_bytes =
       static_cast<uint64_t>(server_.ConfigInt("loading-process-events-interval-bytes"));
+  // As Redis processes events while it loads: the lock (held by the caller) is let go every
+  // 10 ms at most, so clients get -LOADING and INFO, and the cluster bus announces the loading
+  // replica (offset 0). A Stop (or the end of following) ends the load.
+  opts.progress = [this, progress = std::move(opts.progress),
+                   last_yield = MonoMs()](uint64_t off) mutable {
+    progress(off);
+    if (MonoMs() - last_yield < 10) return;
+    server_.mu().unlock();
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    server_.mu().lock();
+    last_yield = MonoMs();
+  };
+  opts.stop = [this, generation = generation_.load()] { return generation_.load() != generation; };
   persist::RdbLoadResult res;
   int64_t start = MonoMs();
   Status st = persist::LoadRdbFile(dbfile, server_.keyspace(), opts, &res);

@@ -5,6 +5,7 @@
 #include "cluster/cluster.h"
 #include "cmd/command.h"
 #include "cmd/context.h"
+#include "server/client.h"
 #include "server/server.h"
 
 namespace kv::server {
@@ -12,7 +13,8 @@ namespace {
 
 void ClusterDisabled(cmd::Context& c) {
   if (cluster::Cluster* cl = ServerOf(c).cluster()) {
-    cl->Command(c);
+    Client* client = ServerOf(c).current_client_if_any();
+    cl->Command(c, client != nullptr && client->tls());
     return;
   }
   c.Error("This instance has cluster support disabled");
