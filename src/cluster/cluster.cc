@@ -626,7 +626,7 @@ Status Cluster::VerifyWithData() {
 
 void Cluster::StartReplication() {
   if (myself_->is_replica() && myself_->primary && myself_->primary->has_addr() &&
-      !myself_->primary->ip.empty()) {
+      !myself_->primary->ip.empty() && ReplicationPort(*myself_->primary) != 0) {
     host_.Follow(myself_->primary->ip, ReplicationPort(*myself_->primary));
   }
 }

@@ -451,6 +451,8 @@ bool Cluster::UpdateAddressIfNeeded(Node* n, Link* l, const BusHeader& h) {
   if (l == n->link) return false;
   std::string ip = h.myip.empty() ? PeerIp(l->fd.get()) : h.myip;
   if (n->port == h.port && n->cport == h.cport && n->pport == h.pport && ip == n->ip) return false;
+  std::string old_ip = n->ip;
+  int old_replication_port = ReplicationPort(*n);
   n->ip = ip;
   n->port = h.port;
   n->pport = h.pport;
@@ -458,7 +460,12 @@ bool Cluster::UpdateAddressIfNeeded(Node* n, Link* l, const BusHeader& h) {
   if (n->link) FreeLink(n->link);
   n->flags &= ~kFlagNoAddr;
   LOG_WARNING("Address updated for node %.40s, now %s:%d", n->name.c_str(), n->ip.c_str(), n->port);
-  if (myself_->is_replica() && myself_->primary == n) host_.Follow(n->ip, ReplicationPort(*n));
+  // A sync under way goes on unless the primary's address for it changed (the plain port, which
+  // nodes.conf does not keep, arrives with the first PING after a restart).
+  if (myself_->is_replica() && myself_->primary == n &&
+      (n->ip != old_ip || ReplicationPort(*n) != old_replication_port)) {
+    host_.Follow(n->ip, ReplicationPort(*n));
+  }
   return true;
 }
 

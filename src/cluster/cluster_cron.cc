@@ -125,7 +125,7 @@ void Cluster::Cron() {
 
   // A replica that knows its primary's address but replicates nothing starts now.
   if (myself_->is_replica() && !host_.Following() && myself_->primary &&
-      myself_->primary->has_addr()) {
+      myself_->primary->has_addr() && ReplicationPort(*myself_->primary) != 0) {
     host_.Follow(myself_->primary->ip, ReplicationPort(*myself_->primary));
   }
   if (mf_end_ && mf_end_ < WallMs()) {

@@ -198,6 +198,9 @@ Evictor::Outcome Evictor::Perform() {
   if (maxmemory_ == 0) return Outcome::kOk;
   // CLIENT PAUSE keeps the data set still: nothing is evicted, and nothing refused for memory.
   if (server_.clients_paused()) return Outcome::kOk;
+  // Nor while a dataset loads (Redis' isSafeToPerformEvictions): a replica's load into its live
+  // dataset lets the lock go now and then, and must not lose what it has loaded.
+  if (server_.replica().loading() || server_.loading_at_startup()) return Outcome::kOk;
   // A replica leaves eviction to its primary (whose DELs it applies): replica-ignore-maxmemory.
   if (ignore_on_replica_ && server_.replica().is_replica()) {
     return Outcome::kOk;

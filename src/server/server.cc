@@ -580,8 +580,13 @@ int64_t Server::Cron() {
   WatchdogSchedule(static_cast<int>(period_ms));  // re-armed even when paused, as in Redis
   if (debug_state_.pause_cron) return period_ms;  // DEBUG PAUSE-CRON
   // The data is not all in yet (at startup, or a replica's load into the live dataset, which
-  // lets the lock go now and then): nothing that would change or save it runs, as in Redis.
-  if (startup_loading_ || replica_->loading_in_place()) return period_ms;
+  // lets the lock go now and then): nothing that would change or save it runs, as in Redis;
+  // a shutdown (SIGTERM) goes on, and stops the load.
+  if (startup_loading_) return period_ms;
+  if (replica_->loading_in_place()) {
+    shutdown_wait_->Cron(WallMs());
+    return period_ms;
+  }
   int64_t now = WallMs();
   keyspace_->TickClock(now);
   EndPauseIfDue();  // CLIENT PAUSE's timer ends it; this catches a wall clock that jumped

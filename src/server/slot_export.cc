@@ -289,7 +289,7 @@ std::string SlotMigrations::Export(Job* j) {
     SetState(*j, "streaming");
   }
   // 2. The stream catches up: little is left to send once writes stop.
-  while (link->Unsent() > 0 && !link->failed() && !j->cancel) {
+  while ((link->Unsent() > 0 || hold_ == kHoldStreaming) && !link->failed() && !j->cancel) {
     if (std::string why = target_trouble(); !why.empty()) return fail(why);
     SleepUs(200);
   }
@@ -306,15 +306,22 @@ std::string SlotMigrations::Export(Job* j) {
     paused = true;
     server_.cluster()->MarkExporting(j->ranges, true);
     pause_start_us = MonoUs();
+    SetState(*j, "handover");
+  } while (false);
+  if (!why.empty()) return fail(why);
+  while (hold_ == kHoldHandover && !j->cancel) {
+    if (std::string trouble = target_trouble(); !trouble.empty()) return fail(trouble);
+    SleepUs(1000);
+  }
+  {
+    std::lock_guard lock(server_.mu());
     std::string_view end[] = {"CLUSTER", "SYNCSLOTS", "END"};
     std::string mark;
     repl::Feed::EncodeCommand(end, &mark);
     link->Enqueue(mark);
     RemoveTap();
     tapped = false;
-    SetState(*j, "handover");
-  } while (false);
-  if (!why.empty()) return fail(why);
+  }
   link->Kick();
   int64_t deadline = MonoMs() + kHandOverTimeoutMs;
   for (;;) {
@@ -326,6 +333,7 @@ std::string SlotMigrations::Export(Job* j) {
     if (MonoMs() > deadline) return fail("the target did not claim the slots in time");
     SleepUs(100);
   }
+  while (hold_ == kHoldClaimed) SleepUs(1000);  // the target serves the slots already
   {
     std::lock_guard lock(server_.mu());
     server_.cluster()->HandOverSlots(j->ranges, j->target);

@@ -1,6 +1,9 @@
 // Whole-slot migration, the target's side: CLUSTER SYNCSLOTS ESTABLISH and an import job's
 // thread (see slot_migration.h).
 #include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/key_slot.h"
@@ -9,6 +12,7 @@
 #include "net/socket.h"
 #include "persist/aof_file.h"
 #include "repl/datalink/data_link.h"
+#include "repl/primary/primary.h"
 #include "server/client.h"
 #include "server/server.h"
 #include "server/slot_migration.h"
@@ -50,6 +54,8 @@ bool IsEndMark(std::span<const std::string_view> argv) {
 
 // Bytes taken off the link before they are applied, at most (then they are applied first).
 constexpr size_t kMaxPending = 4u << 20;
+// How long the claim waits for this node's replicas to acknowledge the imported keys.
+constexpr int64_t kReplicaAckTimeoutMs = 5000;
 
 }  // namespace
 
@@ -143,6 +149,27 @@ void SlotMigrations::DropImported(Job* j) {
   }
 }
 
+std::string SlotMigrations::AwaitReplicas(Job* j, int64_t offset,
+                                          std::unique_lock<std::timed_mutex>& lock) {
+  auto behind = [&] {
+    int n = 0;
+    for (const auto& r : server_.primary().ReplicaStatuses())
+      n += r.online && r.ack_offset < offset;
+    return n;
+  };
+  if (behind() == 0) return "";
+  server_.primary().SendGetack();
+  int64_t deadline = MonoMs() + kReplicaAckTimeoutMs;
+  while (behind() > 0) {
+    if (j->cancel) return "cancelled (the source went away or gave up)";
+    if (MonoMs() > deadline) return "this node's replicas did not acknowledge the slots in time";
+    lock.unlock();
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    lock.lock();
+  }
+  return "";
+}
+
 // Applies what the data link brings until the end mark, then claims the slots; "" then, else
 // why it stopped.
 std::string SlotMigrations::Import(Job* j, transport::StreamReceiver& rx, const std::string& peer) {
@@ -206,10 +233,13 @@ std::string SlotMigrations::Import(Job* j, transport::StreamReceiver& rx, const 
     }
     whole = end == pending.size();
     if (n == 0) continue;  // the rest of a command is on its way
-    std::lock_guard lock(server_.mu());
+    std::unique_lock lock(server_.mu());
     for (size_t i = 0; i < n; i++) {
       const std::vector<std::string_view>& a = cmds[i];
       if (IsEndMark(a)) {
+        if (std::string why = AwaitReplicas(j, writer->write_offset(), lock); !why.empty()) {
+          return why;
+        }
         server_.cluster()->ClaimSlots(j->ranges);
         SetState(*j, "success");
         LOG_NOTICE("Slot import %.8s: %s served here now (%llu keys)", j->name.c_str(),

@@ -267,6 +267,20 @@ void SlotMigrations::BreakDataLink(uint64_t after) {
   if (export_link_) export_link_->FailAfter(after);
 }
 
+bool SlotMigrations::Hold(std::string_view step) {
+  constexpr std::pair<std::string_view, HoldStep> kSteps[] = {{"none", kHoldNone},
+                                                              {"streaming", kHoldStreaming},
+                                                              {"handover", kHoldHandover},
+                                                              {"claimed", kHoldClaimed}};
+  for (const auto& [name, s] : kSteps) {
+    if (EqualsIgnoreCase(step, name)) {
+      hold_ = s;
+      return true;
+    }
+  }
+  return false;
+}
+
 void SlotMigrations::Info(std::string* out) {
   int exports = 0, imports = 0;
   for (const auto& j : jobs_) {

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,6 +67,11 @@ class SlotMigrations {
   // DEBUG REPLICATION-BREAK-DATA-LINK: the running export's data link fails once `after` more
   // bytes are sent (0: now).
   void BreakDataLink(uint64_t after);
+  // DEBUG SLOT-MIGRATION-HOLD: this node's exports stop at `step` ("streaming": the snapshot
+  // sent, the stream flowing; "handover": writes paused, the end mark not sent; "claimed": the
+  // target has claimed the slots, this node has not yet recorded it) until another step or
+  // "none" is set; tests kill nodes there. False for an unknown step.
+  bool Hold(std::string_view step);
 
  private:
   struct Job {
@@ -119,6 +125,11 @@ class SlotMigrations {
   void Establish(cmd::Context& c);
   void RunImport(Job* j, std::unique_ptr<transport::StreamReceiver> rx, std::string peer);
   std::string Import(Job* j, transport::StreamReceiver& rx, const std::string& peer);
+  // At the end mark: waits (letting `lock` go) until this node's online replicas have
+  // acknowledged the stream up to `offset`, the import's last write, so that a target that dies
+  // right after its claim leaves the slots' keys to the replica that takes over (the source
+  // deletes its copy once it learns of the claim). "" then, else why not.
+  std::string AwaitReplicas(Job* j, int64_t offset, std::unique_lock<std::timed_mutex>& lock);
   // An import that did not end with the claim: the keys it brought of slots this node does
   // not serve are deleted (lock held).
   void DropImported(Job* j);
@@ -149,6 +160,8 @@ class SlotMigrations {
   // The tap (export): slots of the running export, and of them those already sent.
   std::vector<bool> tap_slots_, tap_sent_;
   bool tap_flushed_ = false;  // FLUSHALL or FLUSHDB ran meanwhile: the export fails
+  enum HoldStep { kHoldNone, kHoldStreaming, kHoldHandover, kHoldClaimed };
+  std::atomic<int> hold_{kHoldNone};  // DEBUG SLOT-MIGRATION-HOLD (read by the export thread)
 };
 
 }  // namespace kv::server

@@ -61,7 +61,10 @@ TEST(ClusterReplicaLoading, HiddenWhileItLoadsAndBackAfter) {
   if (!HaveRedisServer() || access("/usr/bin/redis-cli", X_OK) != 0) {
     GTEST_SKIP() << "redis-cli is not installed";
   }
-  TestCluster c(std::vector<Kind>(6, K));
+  // The data link's shm provider (the default, verbs, has no device here).
+  TestCluster c(std::vector<Kind>(6, K), [](Kind) {
+    return std::vector<std::string>{"--repl-rdma-provider", "shm"};
+  });
   ASSERT_TRUE(c.Create(1));
   // The primary of the keys "{t}..." and its replica.
   int primary = -1;
@@ -92,6 +95,8 @@ TEST(ClusterReplicaLoading, HiddenWhileItLoadsAndBackAfter) {
   }
   ASSERT_TRUE(WaitFor([&] { return r.Call({"DBSIZE"}).integer == 400; }, 60000));
   ASSERT_TRUE(WaitFor([&] { return InSlots(p, replica_id); }, 60000));
+  // Between kvstore nodes a shard's replication runs over the data link.
+  EXPECT_EQ(Field(r.Call({"INFO", "replication"}).str, "master_link_transport"), "rdma");
 
   // A full resync (the 16 KB backlog cannot hold the 100 KB written meanwhile), loaded at
   // 10 ms a key.
@@ -130,6 +135,7 @@ TEST(ClusterReplicaLoading, HiddenWhileItLoadsAndBackAfter) {
       << info;
   EXPECT_EQ(Field(r.Call({"INFO", "persistence"}).str, "loading"), "0");
   EXPECT_EQ(r.Call({"DBSIZE"}).integer, 500);
+  EXPECT_EQ(Field(r.Call({"INFO", "replication"}).str, "master_link_transport"), "rdma");
   EXPECT_TRUE(WaitFor([&] { return InSlots(p, replica_id); }, 60000));
   EXPECT_TRUE(WaitFor([&] { return Health(p, replica_id) == "online"; }, 60000));
   EXPECT_TRUE(c.WaitHealthy());

@@ -40,12 +40,15 @@ class ClusterTls : public ::testing::Test {
     if (!HaveRedisServer() || access("/usr/bin/redis-cli", X_OK) != 0) {
       GTEST_SKIP() << "redis-server or redis-cli is not installed";
     }
-    // Primaries kvstore, kvstore, redis-server; their replicas by redis-cli's choice.
-    cluster_ = std::make_unique<TestCluster>(std::vector<Kind>{K, K, R, R, K, R}, [this] {
+    // Primaries kvstore, kvstore, redis-server; replicas kvstore, kvstore, redis-server, one per
+    // primary by redis-cli's choice: some kvstore replica has a kvstore primary. kvstore nodes
+    // have a data link (shm here).
+    cluster_ = std::make_unique<TestCluster>(std::vector<Kind>{K, K, R, K, K, R}, [this](Kind k) {
       int tls_port = FreePort();
       tls_ports_.push_back(tls_port);
       std::vector<std::string> args = TlsServerArgs(tls_port);
       args.insert(args.end(), {"--tls-cluster", "yes", "--tls-replication", "yes"});
+      if (k == K) args.insert(args.end(), {"--repl-rdma-provider", "shm"});
       return args;
     });
     ASSERT_TRUE(cluster_->Create(1));
@@ -90,7 +93,8 @@ class ClusterTls : public ::testing::Test {
           return state == "success" || state == "failed" || state == "cancelled";
         },
         120000, 20);
-    return state + (message.empty() ? "" : ": " + message);
+    // (A success's message says the source is still deleting its copy.)
+    return state == "success" || message.empty() ? state : state + ": " + message;
   }
 
   std::unique_ptr<TestCluster> cluster_;
@@ -152,8 +156,10 @@ TEST_F(ClusterTls, MixedClusterRunsOverTls) {
   }
 
   // Every replica replicates its primary through the primary's TLS port.
+  int data_links = 0;
   for (size_t i = 0; i < c.size(); i++) {
     std::string info, want;
+    bool over_data_link = false;
     EXPECT_TRUE(WaitFor(
         [&] {
           RespClient conn(c.port(i));
@@ -164,15 +170,27 @@ TEST_F(ClusterTls, MixedClusterRunsOverTls) {
             if (e.HasFlag("myself")) primary_id = e.primary_id;
           }
           want = "?";
+          size_t primary = c.size();
           for (size_t j = 0; j < c.size(); j++) {
-            if (c.NodeId(j) == primary_id) want = std::to_string(tls_ports_[j]);
+            if (c.NodeId(j) == primary_id) primary = j;
           }
-          return Field(info, "master_port") == want && Field(info, "master_link_status") == "up";
+          if (primary == c.size()) return false;
+          want = std::to_string(tls_ports_[primary]);
+          // A kvstore replica of a kvstore primary moves the data over the data link, its
+          // setup through the TLS connection; of a redis-server primary, over TLS alone.
+          std::string transport = Field(info, "master_link_transport");
+          if (c.kind(i) == K) want += c.kind(primary) == K ? " rdma" : " tcp";
+          over_data_link = c.kind(i) == K && c.kind(primary) == K;
+          if (c.kind(i) == K) transport = " " + transport;
+          return Field(info, "master_port") + transport == want &&
+                 Field(info, "master_link_status") == "up";
         },
         60000))
-        << "node " << i << " wants master_port " << want << ":\n"
+        << "node " << i << " wants master_port (and transport) " << want << ":\n"
         << info;
+    data_links += over_data_link ? 1 : 0;
   }
+  EXPECT_GE(data_links, 1) << "no kvstore replica of a kvstore primary";
 
   // Keys written, then whole slots moved over TLS control connections: kvstore to kvstore
   // (the data link's setup goes through the TLS connection), then kvstore to redis-server

@@ -56,8 +56,10 @@ std::string JobField(RespClient& c, const std::string& field) {
 
 class SlotMigration : public ::testing::TestWithParam<std::string> {
  protected:
-  // `replicas`: one per primary (six nodes) or none (three).
-  void Start(int replicas) {
+  // `replicas`: one per primary (six nodes) or none (three). The data link's provider is the
+  // test's parameter unless given.
+  void Start(int replicas, std::string provider = "") {
+    if (provider.empty()) provider = GetParam();
     if (!HaveRedisServer() || access("/usr/bin/redis-cli", X_OK) != 0) {
       GTEST_SKIP() << "redis-cli is not installed";
     }
@@ -65,7 +67,7 @@ class SlotMigration : public ::testing::TestWithParam<std::string> {
     ASSERT_TRUE(cluster_->Create(replicas));
     for (size_t i = 0; i < cluster_->size(); i++) {
       RespClient c(cluster_->port(i));
-      ASSERT_EQ(c.Raw({"CONFIG", "SET", "repl-rdma-provider", GetParam()}), "+OK\r\n");
+      ASSERT_EQ(c.Raw({"CONFIG", "SET", "repl-rdma-provider", provider}), "+OK\r\n");
     }
     ClusterClient cc(cluster_->port(0));
     for (int i = 0; i < kKeys; i++) {
@@ -350,6 +352,108 @@ TEST_P(SlotMigrationFaults, CancelAndBrokenLinks) {
   ASSERT_TRUE(c.WaitHealthy());
   ASSERT_NO_FATAL_FAILURE(ExpectKeys(2));
 }
+
+// The source's export held at a step (DEBUG SLOT-MIGRATION-HOLD), then the source or the target
+// killed (the parameter: "<step>_<victim>"). Until the target's claim the source's side (the
+// source, or its replica once promoted) serves the slots with every key and the target's import
+// is dropped; from the claim on the target's side does. Every key, and every write acknowledged
+// during the stream, reads back from the owner; the owner's copy is complete.
+class SlotMigrationKills : public SlotMigration {};
+
+TEST_P(SlotMigrationKills, EveryKeyServedByOneOwner) {
+  const std::string& param = GetParam();
+  std::string step = param.substr(0, param.find('_')), victim = param.substr(param.find('_') + 1);
+  ASSERT_NO_FATAL_FAILURE(Start(1, "shm"));
+  TestCluster& c = *cluster_;
+  int src_replica = ReplicaOf(0), dst_replica = ReplicaOf(1);
+  ASSERT_GE(src_replica, 0);
+  ASSERT_GE(dst_replica, 0);
+  {
+    RespClient s(c.port(0)), sr(c.port(src_replica)), d(c.port(1)), dr(c.port(dst_replica));
+    ASSERT_TRUE(InSync(s, sr));
+    ASSERT_TRUE(InSync(d, dr));
+  }
+  RespClient src(c.port(0)), dst(c.port(1));
+  ASSERT_EQ(src.Raw({"DEBUG", "SLOT-MIGRATION-HOLD", step}), "+OK\r\n");
+  ASSERT_EQ(MigrateTo(0, 1).raw, "+OK\r\n");
+  // "claimed": the target's import has ended with its claim; the source waits to record it.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return step == "claimed" ? JobField(dst, "state") == "success"
+                                 : JobField(src, "state") == step;
+      },
+      60000, 10))
+      << JobField(src, "state") << " / " << JobField(dst, "state");
+  std::map<std::string, std::string> written;  // acknowledged during the stream
+  if (step == "streaming") {
+    for (int i = 0; written.size() < 50; i++) {
+      std::string k = "late:" + std::to_string(i);
+      if (!Moving(k)) continue;
+      ASSERT_EQ(src.Raw({"SET", k, "v" + std::to_string(i)}), "+OK\r\n");
+      written[k] = "v" + std::to_string(i);
+    }
+  }
+  size_t victim_i = victim == "source" ? 0 : 1;
+  c.Kill(victim_i);
+  if (victim == "target") {
+    ASSERT_EQ(src.Raw({"DEBUG", "SLOT-MIGRATION-HOLD", "none"}), "+OK\r\n");
+  }
+  bool claimed = step == "claimed";
+  size_t owner =
+      claimed ? (victim == "target" ? dst_replica : 1) : (victim == "source" ? src_replica : 0);
+  ASSERT_TRUE(c.WaitFailed(victim_i));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (size_t i = 0; i < c.size(); i++) {
+          if (i != victim_i && !Serves(i, owner)) return false;
+        }
+        return true;
+      },
+      60000))
+      << "node " << owner << " never served the slots everywhere";
+  // The victim's other slots are served again once its replica has taken over.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (size_t i = 0; i < c.size(); i++) {
+          if (i == victim_i) continue;
+          RespClient n(c.port(i));
+          if (n.Call({"CLUSTER", "INFO"}).str.find("cluster_state:ok") == std::string::npos) {
+            return false;
+          }
+        }
+        return true;
+      },
+      60000));
+  ASSERT_NO_FATAL_FAILURE(ExpectKeys(2));
+  ClusterClient cc(c.port(2));
+  for (const auto& [k, v] : written) EXPECT_EQ(cc.Call({"GET", k}).str, v) << k;
+  EXPECT_EQ(KeysInMovingSlots(owner),
+            ExpectedInMovingSlots() + static_cast<int64_t>(written.size()));
+  if (!claimed && victim == "source") {
+    EXPECT_TRUE(WaitFor([&] { return KeysInMovingSlots(1) == 0; }, 30000));  // import dropped
+  }
+  if (claimed && victim == "target") {
+    EXPECT_EQ(WaitJobEnd(0), "success");
+    EXPECT_TRUE(WaitFor([&] { return KeysInMovingSlots(0) == 0; }, 30000));  // copy deleted
+  }
+  if (!claimed && victim == "target") {
+    EXPECT_EQ(WaitJobEnd(0), "failed");
+    std::string key = "after:0";
+    for (int i = 1; !Moving(key); i++) key = "after:" + std::to_string(i);
+    EXPECT_EQ(src.Raw({"SET", key, "x"}), "+OK\r\n");  // not paused
+  }
+  for (size_t i = 0; i < c.size(); i++) {
+    if (i == victim_i || i == owner) continue;
+    printf("node %zu keeps %lld keys of the moved slots\n", i,
+           static_cast<long long>(KeysInMovingSlots(i)));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Steps, SlotMigrationKills,
+                         ::testing::Values("streaming_source", "streaming_target",
+                                           "handover_source", "handover_target", "claimed_source",
+                                           "claimed_target"),
+                         [](const auto& info) { return std::string(info.param); });
 
 // verbs in the Soft-RoCE guest (tests/softroce/guest-suite.sh's cluster step).
 INSTANTIATE_TEST_SUITE_P(Providers, SlotMigration,

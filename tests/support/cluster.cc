@@ -178,13 +178,13 @@ std::vector<ClusterNodeEntry> ParseClusterNodes(const std::string& text) {
 }
 
 TestCluster::TestCluster(const std::vector<Kind>& kinds,
-                         const std::function<std::vector<std::string>()>& extra_args) {
+                         const std::function<std::vector<std::string>(Kind)>& extra_args) {
   for (Kind k : kinds) {
     // Chosen just before the node starts, so that no other node's ports can be picked.
     int bus_port = FreePort();
     std::vector<std::string> args = ClusterNodeArgs(bus_port);
     if (extra_args) {
-      std::vector<std::string> more = extra_args();
+      std::vector<std::string> more = extra_args(k);
       args.insert(args.end(), more.begin(), more.end());
     }
     nodes_.push_back({k, bus_port, std::make_unique<ServerProcess>(k, std::move(args))});

@@ -62,9 +62,9 @@ class TestCluster {
 
   // Starts one node per entry of `kinds`, in that order, each on its own ports and directory;
   // they know no other node until Create. `extra_args`, when given, is called once per node,
-  // in order, for more arguments (a TLS port of its own...).
+  // in order, with its kind, for more arguments (a TLS port of its own...).
   explicit TestCluster(const std::vector<Kind>& kinds,
-                       const std::function<std::vector<std::string>()>& extra_args = nullptr);
+                       const std::function<std::vector<std::string>(Kind)>& extra_args = nullptr);
   TestCluster(const TestCluster&) = delete;
   TestCluster& operator=(const TestCluster&) = delete;
 

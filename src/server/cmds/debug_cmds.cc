@@ -251,6 +251,21 @@ void DebugBreakDataLink(Context& c) {
   c.out.Ok();
 }
 
+// DEBUG SLOT-MIGRATION-HOLD <streaming|handover|claimed|none>: this node's slot migrations
+// (exports) stop at that step until another is set (docs/cluster.md); tests kill nodes there.
+void DebugSlotMigrationHold(Context& c) {
+  Server& s = ServerOf(c);
+  if (!s.has_slot_migrations()) {
+    c.Error("This instance has cluster support disabled");
+    return;
+  }
+  if (!s.slot_migrations().Hold(c.arg(2))) {
+    c.Error("unknown step (streaming, handover, claimed or none)");
+    return;
+  }
+  c.out.Ok();
+}
+
 // DEBUG REPLICATION-FAIL-SNAPSHOT AFTER <bytes>: the next diskless replication snapshot child
 // fails once it has written that many bytes of the RDB to a replica (a test hook, like the
 // above): the replicas of that sync drop it and sync again.
@@ -315,6 +330,7 @@ constexpr DebugAction kDebugActions[] = {
     // kvstore's own (docs/replication-rdma.md).
     {"replication-break-data-link", 2, 4, DebugBreakDataLink},
     {"replication-fail-snapshot", 4, 4, DebugFailSnapshot},
+    {"slot-migration-hold", 3, 3, DebugSlotMigrationHold},
 };
 
 void Debug(Context& c) {
