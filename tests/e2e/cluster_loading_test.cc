@@ -22,13 +22,6 @@ namespace {
 using Kind = ServerProcess::Kind;
 constexpr Kind K = Kind::kKvstore;
 
-std::string Field(const std::string& info, const std::string& name) {
-  size_t at = info.find("\r\n" + name + ":");
-  if (at == std::string::npos) return "";
-  at += name.size() + 3;
-  return info.substr(at, info.find("\r\n", at) - at);
-}
-
 // Whether CLUSTER SLOTS (from `c`) lists node `id` among the nodes of some range.
 bool InSlots(RespClient& c, const std::string& id) {
   for (const Reply& range : c.Call({"CLUSTER", "SLOTS"}).elems) {
@@ -96,7 +89,7 @@ TEST(ClusterReplicaLoading, HiddenWhileItLoadsAndBackAfter) {
   ASSERT_TRUE(WaitFor([&] { return r.Call({"DBSIZE"}).integer == 400; }, 60000));
   ASSERT_TRUE(WaitFor([&] { return InSlots(p, replica_id); }, 60000));
   // Between kvstore nodes a shard's replication runs over the data link.
-  EXPECT_EQ(Field(r.Call({"INFO", "replication"}).str, "master_link_transport"), "rdma");
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
 
   // A full resync (the 16 KB backlog cannot hold the 100 KB written meanwhile), loaded at
   // 10 ms a key.
@@ -113,29 +106,29 @@ TEST(ClusterReplicaLoading, HiddenWhileItLoadsAndBackAfter) {
   ASSERT_TRUE(WaitFor(
       [&] {
         info = r.Call({"INFO", "persistence"}).str;
-        return Field(info, "loading") == "1";
+        return InfoTextField(info, "loading") == "1";
       },
       60000, 5))
       << info;
   // (A key's command gets -MOVED first, as in Redis: redirection comes before the loading check.)
   EXPECT_EQ(r.Raw({"DBSIZE"}), "-LOADING Redis is loading the dataset in memory\r\n");
-  EXPECT_EQ(Field(r.Call({"INFO", "replication"}).str, "role"), "slave");
+  EXPECT_EQ(InfoField(r, "replication", "role"), "slave");
   // The primary learns of it through the bus: out of CLUSTER SLOTS, "loading" in SHARDS.
   EXPECT_TRUE(WaitFor([&] { return !InSlots(p, replica_id); }, 60000, 20));
   EXPECT_EQ(Health(p, replica_id), "loading");
-  EXPECT_EQ(Field(r.Call({"INFO", "persistence"}).str, "loading"), "1");
+  EXPECT_EQ(InfoField(r, "persistence", "loading"), "1");
 
   ASSERT_EQ(r.Raw({"CONFIG", "SET", "key-load-delay", "0"}), "+OK\r\n");
   ASSERT_TRUE(WaitFor(
       [&] {
         info = r.Call({"INFO", "replication"}).str;
-        return Field(info, "master_link_status") == "up";
+        return InfoTextField(info, "master_link_status") == "up";
       },
       120000))
       << info;
-  EXPECT_EQ(Field(r.Call({"INFO", "persistence"}).str, "loading"), "0");
+  EXPECT_EQ(InfoField(r, "persistence", "loading"), "0");
   EXPECT_EQ(r.Call({"DBSIZE"}).integer, 500);
-  EXPECT_EQ(Field(r.Call({"INFO", "replication"}).str, "master_link_transport"), "rdma");
+  EXPECT_EQ(InfoField(r, "replication", "master_link_transport"), "rdma");
   EXPECT_TRUE(WaitFor([&] { return InSlots(p, replica_id); }, 60000));
   EXPECT_TRUE(WaitFor([&] { return Health(p, replica_id) == "online"; }, 60000));
   EXPECT_TRUE(c.WaitHealthy());

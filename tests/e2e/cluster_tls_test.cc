@@ -27,13 +27,6 @@ using Kind = ServerProcess::Kind;
 constexpr Kind K = Kind::kKvstore;
 constexpr Kind R = Kind::kRedis;
 
-std::string Field(const std::string& info, const std::string& name) {
-  size_t at = info.find("\r\n" + name + ":");
-  if (at == std::string::npos) return "";
-  at += name.size() + 3;
-  return info.substr(at, info.find("\r\n", at) - at);
-}
-
 class ClusterTls : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -164,7 +157,7 @@ TEST_F(ClusterTls, MixedClusterRunsOverTls) {
         [&] {
           RespClient conn(c.port(i));
           info = conn.Call({"INFO", "replication"}).str;
-          if (Field(info, "role") != "slave") return true;
+          if (InfoTextField(info, "role") != "slave") return true;
           std::string primary_id;
           for (const ClusterNodeEntry& e : c.Nodes(i)) {
             if (e.HasFlag("myself")) primary_id = e.primary_id;
@@ -178,12 +171,12 @@ TEST_F(ClusterTls, MixedClusterRunsOverTls) {
           want = std::to_string(tls_ports_[primary]);
           // A kvstore replica of a kvstore primary moves the data over the data link, its
           // setup through the TLS connection; of a redis-server primary, over TLS alone.
-          std::string transport = Field(info, "master_link_transport");
+          std::string transport = InfoTextField(info, "master_link_transport");
           if (c.kind(i) == K) want += c.kind(primary) == K ? " rdma" : " tcp";
           over_data_link = c.kind(i) == K && c.kind(primary) == K;
           if (c.kind(i) == K) transport = " " + transport;
-          return Field(info, "master_port") + transport == want &&
-                 Field(info, "master_link_status") == "up";
+          return InfoTextField(info, "master_port") + transport == want &&
+                 InfoTextField(info, "master_link_status") == "up";
         },
         60000))
         << "node " << i << " wants master_port (and transport) " << want << ":\n"

@@ -14,13 +14,17 @@
 
 namespace kv::test {
 
-// The value of `name` in INFO `section`, or "".
-inline std::string InfoField(RespClient& c, const std::string& section, const std::string& name) {
-  std::string info = c.Call({"INFO", section}).str;
+// The value of `name` in INFO's text `info` (a section after its title), or "".
+inline std::string InfoTextField(const std::string& info, const std::string& name) {
   size_t at = info.find("\r\n" + name + ":");
   if (at == std::string::npos) return "";
   at += name.size() + 3;
   return info.substr(at, info.find("\r\n", at) - at);
+}
+
+// The value of `name` in INFO `section`, or "".
+inline std::string InfoField(RespClient& c, const std::string& section, const std::string& name) {
+  return InfoTextField(c.Call({"INFO", section}).str, name);
 }
 
 // The integer value of `name` in INFO `section`, or -1 when it is missing.
