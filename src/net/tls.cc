@@ -229,6 +229,14 @@ std::unique_ptr<TlsConn> TlsConn::Connect(std::shared_ptr<TlsContext> ctx, int f
   return std::unique_ptr<TlsConn>(new TlsConn(std::move(ctx), ssl, fd));
 }
 
+Result<std::unique_ptr<TlsConn>> TlsConn::ConnectUntil(std::shared_ptr<TlsContext> ctx, int fd,
+                                                       int64_t deadline_ms) {
+  std::unique_ptr<TlsConn> conn = Connect(std::move(ctx), fd);
+  if (!conn) return Status::IoError("cannot start a TLS session");
+  KV_TRY(conn->HandshakeUntil(deadline_ms));
+  return conn;
+}
+
 ssize_t TlsConn::Fail(int ret, bool reading) {
   int err = SSL_get_error(ssl_, ret);
   switch (err) {

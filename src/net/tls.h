@@ -76,6 +76,9 @@ class TlsConn {
                                          TlsClientAuth auth);
   // The client's end (replication): verifies the server's certificate against the CA.
   static std::unique_ptr<TlsConn> Connect(std::shared_ptr<TlsContext> ctx, int fd);
+  // Connect, then the handshake waited for up to the deadline (a steady-clock time in ms).
+  static Result<std::unique_ptr<TlsConn>> ConnectUntil(std::shared_ptr<TlsContext> ctx, int fd,
+                                                       int64_t deadline_ms);
 
   enum class Step { kDone, kWantRead, kWantWrite, kFailed };
   // Advances the handshake without blocking. kFailed: error() says why.

@@ -151,11 +151,9 @@ std::string SlotMigrations::Export(Job* j) {
   if (!fd.ok()) return "connecting to the target: " + fd.status().message();
   std::unique_ptr<net::TlsConn> tls;
   if (tls_ctx) {
-    tls = net::TlsConn::Connect(tls_ctx, fd->get());
-    if (!tls) return "connecting to the target: no TLS session";
-    if (Status st = tls->HandshakeUntil(MonoMs() + kControlTimeoutMs); !st.ok()) {
-      return "connecting to the target: " + st.message();
-    }
+    auto conn = net::TlsConn::ConnectUntil(tls_ctx, fd->get(), MonoMs() + kControlTimeoutMs);
+    if (!conn.ok()) return "connecting to the target: " + conn.status().message();
+    tls = std::move(*conn);
   }
   repl::LinkIo io(fd->get(), kControlTimeoutMs, tls.get());
   auto call = [&](std::initializer_list<std::string_view> argv) -> Result<std::string> {
@@ -333,7 +331,7 @@ std::string SlotMigrations::Export(Job* j) {
     if (MonoMs() > deadline) return fail("the target did not claim the slots in time");
     SleepUs(100);
   }
-  while (hold_ == kHoldClaimed) SleepUs(1000);  // the target serves the slots already
+  while (hold_ == kHoldClaimed && !j->cancel) SleepUs(1000);  // the target serves them already
   {
     std::lock_guard lock(server_.mu());
     server_.cluster()->HandOverSlots(j->ranges, j->target);

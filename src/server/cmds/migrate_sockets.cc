@@ -137,8 +137,9 @@ MigrateSockets::Conn* MigrateSockets::Get(std::string_view host, std::string_vie
   setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   std::unique_ptr<net::TlsConn> session;
   if (tls) {
-    session = net::TlsConn::Connect(std::move(tls), fd.get());
-    if (!session || !session->HandshakeUntil(MonoMs() + timeout_ms).ok()) return nullptr;
+    auto connected = net::TlsConn::ConnectUntil(std::move(tls), fd.get(), MonoMs() + timeout_ms);
+    if (!connected.ok()) return nullptr;
+    session = std::move(*connected);
   }
   auto conn = std::make_unique<Conn>(std::move(fd), std::move(session));
   conn->last_use_s = now_s;
